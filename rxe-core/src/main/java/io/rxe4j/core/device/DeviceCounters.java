@@ -1,0 +1,82 @@
+package io.rxe4j.core.device;
+
+import io.rxe4j.core.wire.DropReason;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Device counters, named like {@code rdma_rxe}'s hardware counters where one exists
+ * ({@code sent_pkts}, {@code rcvd_pkts}, {@code duplicate_request}, …), plus drops by
+ * {@link DropReason}. Written only by the device loop; reads from other threads may be slightly
+ * stale (plain 64-bit fields, no tearing on a 64-bit JVM).
+ */
+public final class DeviceCounters {
+    /** Packets handed to the transport. */
+    public long sentPkts;
+    /** Packets received from the transport. */
+    public long rcvdPkts;
+    /** Duplicate requests seen by responders. */
+    public long duplicateRequest;
+    /** Out-of-sequence requests seen by responders. */
+    public long outOfSeqRequest;
+    /** RNR NAKs received by requesters. */
+    public long rcvdRnrErr;
+    /** RNR NAKs sent by responders. */
+    public long sendRnrErr;
+    /** PSN-sequence NAKs received by requesters. */
+    public long rcvdSeqErr;
+    /** WQEs failed with RETRY_EXC_ERR. */
+    public long retryExceededErr;
+    /** WQEs failed with RNR_RETRY_EXC_ERR. */
+    public long retryRnrExceededErr;
+    /** Retries started by the completer (sequence NAK or lost response). */
+    public long completerRetryErr;
+    /** Local ACK timeouts that started a retry. */
+    public long retransmitTimeouts;
+    /** Requester rewinds (every retry). */
+    public long rewinds;
+    /** Duplicate or stale responses dropped by completers. */
+    public long duplicateResponse;
+    /** Responses ahead of the expected PSN dropped by completers. */
+    public long outOfSeqResponse;
+    /** Completions lost to a full CQ. */
+    public long cqOverflow;
+    private final long[] drops = new long[DropReason.values().length];
+
+    /** Creates zeroed counters. */
+    public DeviceCounters() {}
+
+    /** Counts one dropped packet. */
+    public void drop(DropReason reason) {
+        drops[reason.ordinal()]++;
+    }
+
+    /** @return how many packets were dropped for {@code reason} */
+    public long drops(DropReason reason) {
+        return drops[reason.ordinal()];
+    }
+
+    /** @return every counter by its rxe-style name (drops as {@code drop_<reason>}), in a stable order */
+    public Map<String, Long> snapshot() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("sent_pkts", sentPkts);
+        m.put("rcvd_pkts", rcvdPkts);
+        m.put("duplicate_request", duplicateRequest);
+        m.put("out_of_seq_request", outOfSeqRequest);
+        m.put("rcvd_rnr_err", rcvdRnrErr);
+        m.put("send_rnr_err", sendRnrErr);
+        m.put("rcvd_seq_err", rcvdSeqErr);
+        m.put("retry_exceeded_err", retryExceededErr);
+        m.put("retry_rnr_exceeded_err", retryRnrExceededErr);
+        m.put("completer_retry_err", completerRetryErr);
+        m.put("retransmit_timeouts", retransmitTimeouts);
+        m.put("rewinds", rewinds);
+        m.put("duplicate_response", duplicateResponse);
+        m.put("out_of_seq_response", outOfSeqResponse);
+        m.put("cq_overflow", cqOverflow);
+        for (DropReason r : DropReason.values()) {
+            m.put("drop_" + r.name().toLowerCase(java.util.Locale.ROOT), drops[r.ordinal()]);
+        }
+        return m;
+    }
+}

@@ -1,0 +1,381 @@
+package io.rxe4j.core.device;
+
+import io.netty.buffer.ByteBuf;
+import io.rxe4j.core.cq.CompletionQueue;
+import io.rxe4j.core.memory.MemoryRegion;
+import io.rxe4j.core.memory.MrTable;
+import io.rxe4j.core.memory.ProtectionDomain;
+import io.rxe4j.core.qp.QpCaps;
+import io.rxe4j.core.qp.QueuePair;
+import io.rxe4j.core.spi.PacketReceiver;
+import io.rxe4j.core.spi.Scheduler;
+import io.rxe4j.core.spi.Transport;
+import io.rxe4j.core.verbs.Access;
+import io.rxe4j.core.verbs.QpState;
+import io.rxe4j.core.wire.DropReason;
+import io.rxe4j.core.wire.Icrc;
+import io.rxe4j.core.wire.Opcode;
+import io.rxe4j.core.wire.PacketView;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A soft-RoCE device bound to one {@link Transport}: it owns the QP and MR tables, the counters,
+ * and the receive path. All protocol work runs on the transport's {@link Scheduler} loop.
+ *
+ * <p>Receive path ({@code rxe-facts.md} §4.1 "Receive filtering"): structure
+ * ({@link PacketView#parse}), ICRC, P_Key (0xFFFF or 0x7FFF), DestQP, QP type, the sender being
+ * the QP's peer, QP state (requests need RTR or later, responses RTS or later; nothing in ERR).
+ * A packet failing any check is counted by {@link DropReason} and dropped; no exception leaves
+ * {@link #onPacket}.
+ */
+public final class RxeDevice implements PacketReceiver, AutoCloseable {
+    /** The first QPN handed out ({@code rxe-facts.md} §6.4: QPNs are pool indices from 16). */
+    public static final int FIRST_QPN = 16;
+    private static final Logger LOG = LoggerFactory.getLogger(RxeDevice.class);
+
+    private final Transport transport;
+    private final Scheduler scheduler;
+    private final DeviceConfig config;
+    private final InetSocketAddress address;
+    private final MrTable mrs;
+    private final DeviceCounters counters = new DeviceCounters();
+    private final AtomicReferenceArray<QueuePair> qps;
+    private final Icrc icrc;
+    private final PacketView view = new PacketView();
+    private final AtomicInteger pdHandles = new AtomicInteger();
+    private final AtomicInteger cqHandles = new AtomicInteger();
+    private int nextQpIndex;
+    private boolean needFlush;
+    private volatile boolean closed;
+
+    /**
+     * Creates the device and starts receiving on {@code transport}.
+     *
+     * @param transport the transport; the device takes ownership and closes it
+     * @param config options
+     */
+    public RxeDevice(Transport transport, DeviceConfig config) {
+        this.transport = transport;
+        this.scheduler = transport.scheduler();
+        this.config = config;
+        this.address = transport.localAddress();
+        this.mrs = new MrTable(config.maxMr(), config.seed());
+        this.qps = new AtomicReferenceArray<>(config.maxQp());
+        this.icrc = new Icrc().rxeFlushCompat(config.rxeFlushCompat());
+        transport.start(this);
+    }
+
+    /** @return the loop the device runs on */
+    public Scheduler scheduler() {
+        return scheduler;
+    }
+
+    /** @return the (IP, UDP port) peers address this device by */
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    /** @return the configuration */
+    public DeviceConfig config() {
+        return config;
+    }
+
+    /** @return the MR key table */
+    public MrTable mrs() {
+        return mrs;
+    }
+
+    /** @return the counters */
+    public DeviceCounters counters() {
+        return counters;
+    }
+
+    // ------------------------------------------------------------------ resources
+
+    /** @return a new protection domain */
+    public ProtectionDomain allocPd() {
+        checkOpen();
+        return new ProtectionDomain(pdHandles.incrementAndGet());
+    }
+
+    /**
+     * Registers {@code segment} as an MR ({@code ibv_reg_mr}).
+     *
+     * @param arena the arena to close when the MR is deregistered, or null if the caller keeps
+     *     ownership of the memory (it must then stay alive until {@link #deregisterMr} returns)
+     * @param access {@link Access} bits
+     * @throws IllegalArgumentException for a heap segment, REMOTE_WRITE/REMOTE_ATOMIC without
+     *     LOCAL_WRITE, FLUSH_PERSISTENT on non-persistent memory, or unknown access bits
+     * @throws IllegalStateException when the MR table is full
+     */
+    public MemoryRegion registerMr(ProtectionDomain pd, MemorySegment segment, Arena arena, int access) {
+        checkOpen();
+        if (!segment.isNative()) {
+            throw new IllegalArgumentException("MR memory must be a native (off-heap) segment, got " + segment);
+        }
+        if ((access & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) != 0 && (access & Access.LOCAL_WRITE) == 0) {
+            throw new IllegalArgumentException("REMOTE_WRITE or REMOTE_ATOMIC requires LOCAL_WRITE, got "
+                    + Access.toString(access));
+        }
+        if ((access & Access.FLUSH_PERSISTENT) != 0) {
+            throw new IllegalArgumentException("FLUSH_PERSISTENT needs persistent (file-backed) memory; "
+                    + "this MR is ordinary memory");
+        }
+        int supported = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC
+                | Access.MW_BIND | Access.FLUSH_GLOBAL | Access.OPTIONAL_RANGE;
+        if ((access & ~supported) != 0) {
+            throw new IllegalArgumentException("unsupported MR access flags " + Access.toString(access & ~supported));
+        }
+        return mrs.register(key -> new MemoryRegion(pd, segment, arena, access, key));
+    }
+
+    /**
+     * Deregisters an MR ({@code ibv_dereg_mr}): later accesses fail (remote: NAK 0x62), and the
+     * memory (if the MR owns it) is freed on the device loop after any packet in progress.
+     */
+    public void deregisterMr(MemoryRegion mr) {
+        mrs.unregister(mr);
+        if (closed) {
+            mr.release();
+            return;
+        }
+        callOnLoop(() -> {
+            mr.release();
+            return null;
+        });
+    }
+
+    /**
+     * @param cqe capacity in completions, 1..maxCqe
+     * @return a new CQ
+     * @throws IllegalArgumentException if {@code cqe} is out of range
+     */
+    public CompletionQueue createCq(int cqe) {
+        checkOpen();
+        if (cqe < 1 || cqe > config.maxCqe()) {
+            throw new IllegalArgumentException("cqe must be 1.." + config.maxCqe() + ", got " + cqe);
+        }
+        return new CompletionQueue(cqHandles.incrementAndGet(), cqe);
+    }
+
+    /**
+     * Creates an RC QP in RESET ({@code ibv_create_qp}).
+     *
+     * @throws IllegalStateException when every QPN is in use
+     */
+    public synchronized QueuePair createQp(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+            QpCaps caps, boolean sqSigAll) {
+        checkOpen();
+        int n = qps.length();
+        for (int i = 0; i < n; i++) {
+            int idx = (nextQpIndex + i) % n;
+            if (qps.get(idx) == null) {
+                QueuePair qp = new QueuePair(this, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll);
+                qps.set(idx, qp);
+                nextQpIndex = (idx + 1) % n;
+                return qp;
+            }
+        }
+        throw new IllegalStateException("no free QPN: " + n + " QPs exist");
+    }
+
+    /** Destroys a QP: it stops on the loop, and its QPN is freed. */
+    public void destroyQp(QueuePair qp) {
+        if (!closed) {
+            callOnLoop(() -> {
+                qp.destroyOnLoop();
+                return null;
+            });
+        }
+        int idx = qp.qpn() - FIRST_QPN;
+        if (idx >= 0 && idx < qps.length()) {
+            qps.compareAndSet(idx, qp, null);
+        }
+    }
+
+    /** @return the QP with this QPN, or null */
+    public QueuePair qp(int qpn) {
+        int idx = qpn - FIRST_QPN;
+        return idx >= 0 && idx < qps.length() ? qps.get(idx) : null;
+    }
+
+    // ------------------------------------------------------------------ loop helpers
+
+    /**
+     * Runs {@code task} on the device loop and returns its result; runs it directly when called
+     * on the loop. Exceptions of the task are rethrown as they are (unchecked) or wrapped.
+     */
+    public <T> T callOnLoop(Callable<T> task) {
+        if (scheduler.inLoop()) {
+            try {
+                return task.call();
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new CompletionException(e);
+            }
+        }
+        CompletableFuture<T> f = new CompletableFuture<>();
+        scheduler.execute(() -> {
+            try {
+                f.complete(task.call());
+            } catch (Throwable t) {
+                f.completeExceptionally(t);
+            }
+        });
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted waiting for the device loop", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
+            throw new CompletionException(e.getCause());
+        }
+    }
+
+    /** @return a pooled buffer for an outgoing packet of {@code length} bytes (ICRC included). Loop only. */
+    public ByteBuf allocPacket(int length) {
+        return transport.allocator().directBuffer(length, length);
+    }
+
+    /**
+     * Writes the ICRC of a built packet ({@code writerIndex} = length including the ICRC) and
+     * hands it to the transport, addressed to the QP's peer. Loop only.
+     */
+    public void transmit(QueuePair qp, ByteBuf packet) {
+        InetSocketAddress peer = qp.av();
+        icrc.write(packet, 0, packet.writerIndex(), address, peer);
+        counters.sentPkts++;
+        transport.send(packet, peer);
+        needFlush = true;
+    }
+
+    /** Flushes packets queued in the transport. Loop only. */
+    public void flushTransport() {
+        if (needFlush) {
+            needFlush = false;
+            transport.flush();
+        }
+    }
+
+    // ------------------------------------------------------------------ receive path
+
+    @Override
+    public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient) {
+        try {
+            receive(packet, sender, recipient);
+        } catch (RuntimeException e) {
+            counters.drop(DropReason.OTHER);
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("packet from {} dropped by an unexpected error", sender, e);
+            }
+        } finally {
+            flushTransport();
+        }
+    }
+
+    private void receive(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient) {
+        counters.rcvdPkts++;
+        if (closed) {
+            return;
+        }
+        int at = packet.readerIndex();
+        int len = packet.readableBytes();
+        DropReason reason = view.parse(packet, at, len);
+        if (reason != null) {
+            counters.drop(reason);
+            return;
+        }
+        if (config.checkIcrc() && !icrc.check(packet, at, len, sender, recipient)) {
+            counters.drop(DropReason.BAD_ICRC);
+            return;
+        }
+        if ((view.pkey() & 0x7FFF) != 0x7FFF) {
+            counters.drop(DropReason.BAD_PKEY);
+            return;
+        }
+        QueuePair qp = qp(view.destQp());
+        if (qp == null || qp.isDestroyed()) {
+            counters.drop(DropReason.NO_QP);
+            return;
+        }
+        Opcode op = view.opcode();
+        if (op.transport() != Opcode.Transport.RC) {
+            counters.drop(DropReason.WRONG_TRANSPORT);
+            return;
+        }
+        if (!sender.equals(qp.av())) {
+            counters.drop(DropReason.WRONG_PEER);
+            return;
+        }
+        QpState s = qp.state();
+        if (op.isRequest()) {
+            if (s != QpState.RTR && s != QpState.RTS && s != QpState.SQD && s != QpState.SQE) {
+                counters.drop(DropReason.QP_STATE);
+                return;
+            }
+            qp.onRequest(view);
+        } else {
+            if (s != QpState.RTS && s != QpState.SQD && s != QpState.SQE) {
+                counters.drop(DropReason.QP_STATE);
+                return;
+            }
+            qp.onResponse(view);
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("device " + address + " is closed");
+        }
+    }
+
+    /** Stops every QP and closes the transport. Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        try {
+            callOnLoop(() -> {
+                for (int i = 0; i < qps.length(); i++) {
+                    QueuePair qp = qps.get(i);
+                    if (qp != null) {
+                        qp.destroyOnLoop();
+                    }
+                }
+                closed = true;
+                return null;
+            });
+        } catch (RuntimeException e) {
+            closed = true;
+        }
+        transport.close();
+    }
+
+    /** @return whether {@link #close()} ran */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public String toString() {
+        return "RxeDevice{" + address + '}';
+    }
+}

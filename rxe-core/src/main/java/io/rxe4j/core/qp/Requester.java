@@ -1,0 +1,466 @@
+package io.rxe4j.core.qp;
+
+import io.netty.buffer.ByteBuf;
+import io.rxe4j.core.device.DeviceCounters;
+import io.rxe4j.core.memory.MemoryCopy;
+import io.rxe4j.core.memory.MemoryRegion;
+import io.rxe4j.core.spi.Scheduler;
+import io.rxe4j.core.verbs.QpState;
+import io.rxe4j.core.verbs.SendFlags;
+import io.rxe4j.core.verbs.WcStatus;
+import io.rxe4j.core.verbs.WrOpcode;
+import io.rxe4j.core.wire.AtomicEth;
+import io.rxe4j.core.wire.Bth;
+import io.rxe4j.core.wire.Header;
+import io.rxe4j.core.wire.Icrc;
+import io.rxe4j.core.wire.ImmDt;
+import io.rxe4j.core.wire.Opcode;
+import io.rxe4j.core.wire.Psn;
+import io.rxe4j.core.wire.Reth;
+
+/**
+ * The requester ({@code rxe_req.c}; {@code rxe-facts.md} §4.2, §5.2–§5.4, §9.1): turns send WQEs
+ * into packets (segmentation by path MTU, PSN assignment, AckReq, padding), honours the 128-PSN
+ * window, max_rd_atomic credits and IB_SEND_FENCE, owns the retransmit and RNR timers, and
+ * rewinds on a retry. Loop only.
+ */
+final class Requester {
+    /** {@code RXE_MAX_UNACKED_PSNS}. */
+    static final int MAX_UNACKED_PSNS = 128;
+    /** {@code RXE_MAX_PKT_PER_ACK}. */
+    static final int MAX_PKT_PER_ACK = 64;
+    /** 4.096 µs in nanoseconds: the unit of the local ACK timeout. */
+    static final long TIMEOUT_UNIT_NANOS = 4096;
+    /** RNR timer codes in microseconds ({@code rxe-facts.md} §2.3; code 0 = 655.36 ms). */
+    static final long[] RNR_USEC = {655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280,
+        1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760,
+        327680, 491520};
+
+    private final QueuePair qp;
+    private final Scheduler scheduler;
+    private final DeviceCounters counters;
+
+    /** Next PSN to send (req.psn). */
+    int psn;
+    private int credits;
+    private int noAckPkts;
+    int retryLeft;
+    int rnrLeft;
+    private boolean rnrWaiting;
+
+    private boolean timerScheduled;
+    private long retransDeadline;
+    private Scheduler.Cancellable retransTimer;
+    private Scheduler.Cancellable rnrTimer;
+    private final Runnable retransTask = this::onRetransmitTimer;
+    private final Runnable rnrTask = this::onRnrTimer;
+
+    Requester(QueuePair qp) {
+        this.qp = qp;
+        this.scheduler = qp.scheduler;
+        this.counters = qp.device.counters();
+    }
+
+    void setPsn(int p) {
+        psn = p;
+        qp.completer.compPsn = p;
+    }
+
+    void resetCredits(int n) {
+        credits = n;
+    }
+
+    void resetRetryCounters() {
+        retryLeft = qp.retryCnt;
+        rnrLeft = qp.rnrRetry;
+    }
+
+    void reset() {
+        stop();
+        noAckPkts = 0;
+        rnrWaiting = false;
+        credits = qp.maxRdAtomic;
+    }
+
+    void stop() {
+        if (retransTimer != null) {
+            retransTimer.cancel();
+            retransTimer = null;
+        }
+        if (rnrTimer != null) {
+            rnrTimer.cancel();
+            rnrTimer = null;
+        }
+        timerScheduled = false;
+        rnrWaiting = false;
+    }
+
+    void returnCredit() {
+        credits++;
+    }
+
+    /** @return whether some sent PSN is not yet acknowledged */
+    boolean outstanding() {
+        return Psn.diff(psn, qp.completer.compPsn) > 0;
+    }
+
+    /** Sends as many packets as the window, credits and fences allow. */
+    void run() {
+        QpState s = qp.state;
+        if (s != QpState.RTS && s != QpState.SQD) {
+            return;
+        }
+        if (rnrWaiting) {
+            return;
+        }
+        long prod = qp.sqProducer();
+        while (qp.sqReq != prod) {
+            SendWqe w = qp.sqAt(qp.sqReq);
+            if (s == QpState.SQD && w.state == SendWqe.State.POSTED) {
+                break;
+            }
+            if (w.state == SendWqe.State.POSTED && (w.sendFlags & SendFlags.FENCE) != 0 && readOrAtomicPendingBefore()) {
+                break;
+            }
+            if (w.isReadOrAtomic() && !w.creditHeld) {
+                if (credits <= 0) {
+                    break;
+                }
+                credits--;
+                w.creditHeld = true;
+            }
+            if (Psn.diff(psn, qp.completer.compPsn) >= MAX_UNACKED_PSNS) {
+                break;
+            }
+            if (!sendPacket(w)) {
+                return; // QP went to ERR
+            }
+        }
+    }
+
+    private boolean readOrAtomicPendingBefore() {
+        for (long i = qp.sqCompleted(); i != qp.sqReq; i++) {
+            SendWqe w = qp.sqAt(i);
+            if (w.isReadOrAtomic() && w.state != SendWqe.State.DONE) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Builds and sends the next packet of {@code w}; advances sqReq after its last packet. */
+    private boolean sendPacket(SendWqe w) {
+        int pmtu = qp.pmtu();
+        switch (w.opcode) {
+            case RDMA_READ -> {
+                return sendRead(w, pmtu);
+            }
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> {
+                return sendAtomic(w);
+            }
+            default -> {
+                return sendSendOrWrite(w, pmtu);
+            }
+        }
+    }
+
+    private boolean sendSendOrWrite(SendWqe w, int pmtu) {
+        if (w.state == SendWqe.State.POSTED) {
+            long npkts = Math.max(1, (w.length + pmtu - 1) / pmtu);
+            w.firstPsn = psn;
+            w.lastPsn = Psn.add(psn, (int) npkts - 1);
+            w.sentBytes = 0;
+            w.state = SendWqe.State.PROCESSING;
+        }
+        long remaining = w.length - w.sentBytes;
+        int payload = (int) Math.min(remaining, pmtu);
+        boolean first = w.sentBytes == 0;
+        boolean last = remaining <= pmtu;
+        Opcode op = pickOpcode(w.opcode, first, last);
+        boolean se = last && (w.sendFlags & SendFlags.SOLICITED) != 0
+                && (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
+                    || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM);
+        int pad = -payload & 3;
+        int hdr = op.headerLength();
+        int total = hdr + payload + pad + Icrc.LENGTH;
+        boolean ackReq = ackReq(last);
+        ByteBuf b = qp.device.allocPacket(total);
+        try {
+            Bth.write(b, 0, op.code(), se, pad, Bth.DEFAULT_PKEY, qp.destQpn, ackReq, psn);
+            if (op.has(Header.RETH)) {
+                Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, w.length);
+            }
+            if (op.has(Header.IMM_DT)) {
+                ImmDt.write(b, op.offset(Header.IMM_DT), w.immData);
+            }
+            if (!gather(w, w.sentBytes, b, hdr, payload)) {
+                b.release();
+                fail(w, WcStatus.LOC_PROT_ERR);
+                return false;
+            }
+            for (int i = 0; i < pad; i++) {
+                b.setByte(hdr + payload + i, 0);
+            }
+        } catch (RuntimeException e) {
+            b.release();
+            throw e;
+        }
+        transmit(b, total);
+        psn = Psn.next(psn);
+        w.sentBytes += payload;
+        if (last) {
+            w.state = SendWqe.State.PENDING;
+            qp.sqReq++;
+        }
+        return true;
+    }
+
+    private boolean ackReq(boolean last) {
+        boolean ackReq = last || noAckPkts > MAX_PKT_PER_ACK;
+        if (ackReq) {
+            noAckPkts = 0;
+        } else {
+            noAckPkts++;
+        }
+        return ackReq;
+    }
+
+    private static Opcode pickOpcode(WrOpcode op, boolean first, boolean last) {
+        return switch (op) {
+            case SEND -> first ? (last ? Opcode.RC_SEND_ONLY : Opcode.RC_SEND_FIRST)
+                    : (last ? Opcode.RC_SEND_LAST : Opcode.RC_SEND_MIDDLE);
+            case SEND_WITH_IMM -> first ? (last ? Opcode.RC_SEND_ONLY_WITH_IMMEDIATE : Opcode.RC_SEND_FIRST)
+                    : (last ? Opcode.RC_SEND_LAST_WITH_IMMEDIATE : Opcode.RC_SEND_MIDDLE);
+            case RDMA_WRITE -> first ? (last ? Opcode.RC_RDMA_WRITE_ONLY : Opcode.RC_RDMA_WRITE_FIRST)
+                    : (last ? Opcode.RC_RDMA_WRITE_LAST : Opcode.RC_RDMA_WRITE_MIDDLE);
+            case RDMA_WRITE_WITH_IMM -> first
+                    ? (last ? Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE : Opcode.RC_RDMA_WRITE_FIRST)
+                    : (last ? Opcode.RC_RDMA_WRITE_LAST_WITH_IMMEDIATE : Opcode.RC_RDMA_WRITE_MIDDLE);
+            default -> throw new IllegalStateException("not a SEND/WRITE opcode: " + op);
+        };
+    }
+
+    /** Copies {@code len} message bytes starting at {@code msgOffset} from the WQE's SGEs. */
+    private boolean gather(SendWqe w, long msgOffset, ByteBuf b, int index, int len) {
+        if (len == 0) {
+            return true;
+        }
+        if (w.inlineLength > 0 || w.numSge == 0) {
+            b.setBytes(index, w.inline, (int) msgOffset, len);
+            return true;
+        }
+        long skip = msgOffset;
+        int done = 0;
+        for (int i = 0; i < w.numSge && done < len; i++) {
+            int sl = w.sgeLength[i];
+            if (skip >= sl) {
+                skip -= sl;
+                continue;
+            }
+            int n = (int) Math.min(sl - skip, len - done);
+            MemoryRegion mr = qp.device.mrs().lookup(w.sgeLkey[i]);
+            long va = w.sgeAddr[i] + skip;
+            if (mr == null || mr.pd() != qp.pd || !mr.allows(va, n, 0)) {
+                return false;
+            }
+            try {
+                MemoryCopy.toBuf(mr.segment(), mr.offset(va), b, index + done, n);
+            } catch (IllegalStateException closed) {
+                return false; // MR memory released concurrently
+            }
+            done += n;
+            skip = 0;
+        }
+        return done == len;
+    }
+
+    private boolean sendRead(SendWqe w, int pmtu) {
+        long remaining = w.length - w.readBytes;
+        int npkts = (int) Math.max(1, (remaining + pmtu - 1) / pmtu);
+        w.firstPsn = psn;
+        w.lastPsn = Psn.add(psn, npkts - 1);
+        Opcode op = Opcode.RC_RDMA_READ_REQUEST;
+        int total = op.headerLength() + Icrc.LENGTH;
+        ByteBuf b = qp.device.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, true, psn);
+        Reth.write(b, op.offset(Header.RETH), w.remoteAddr + w.readBytes, w.rkey, remaining);
+        noAckPkts = 0;
+        transmit(b, total);
+        psn = Psn.add(psn, npkts);
+        w.state = SendWqe.State.PENDING;
+        qp.sqReq++;
+        return true;
+    }
+
+    private boolean sendAtomic(SendWqe w) {
+        Opcode op = w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP ? Opcode.RC_COMPARE_SWAP : Opcode.RC_FETCH_ADD;
+        w.firstPsn = psn;
+        w.lastPsn = psn;
+        int total = op.headerLength() + Icrc.LENGTH;
+        ByteBuf b = qp.device.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, true, psn);
+        if (w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP) {
+            AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.swap, w.compareAdd);
+        } else {
+            AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.compareAdd, 0);
+        }
+        noAckPkts = 0;
+        transmit(b, total);
+        psn = Psn.next(psn);
+        w.state = SendWqe.State.PENDING;
+        qp.sqReq++;
+        return true;
+    }
+
+    private void transmit(ByteBuf b, int total) {
+        b.writerIndex(total);
+        qp.device.transmit(qp, b);
+        armRetransmit(false);
+    }
+
+    /** A local failure while building a packet: the WQE completes in error and the QP enters ERR. */
+    private void fail(SendWqe w, WcStatus status) {
+        if (qp.completer.head() == w) {
+            qp.completer.completeHeadUpTo(w, status, 0);
+        } else {
+            w.failStatus = status; // earlier WQEs are flushed first, then this one with its status
+            qp.moveToError();
+        }
+    }
+
+    // ---------------------------------------------------------------- timers and retry
+
+    /**
+     * Arms the retransmit timer (local ACK timeout, 4.096 µs × 2^timeout). With {@code refresh}
+     * the deadline moves even when the timer is already pending (the completer made progress).
+     */
+    void armRetransmit(boolean refresh) {
+        if (qp.timeout == 0) {
+            return;
+        }
+        long period = TIMEOUT_UNIT_NANOS << qp.timeout;
+        long now = scheduler.nanoTime();
+        if (!timerScheduled) {
+            retransDeadline = now + period;
+            timerScheduled = true;
+            retransTimer = scheduler.schedule(retransTask, period);
+        } else if (refresh) {
+            retransDeadline = now + period;
+        }
+    }
+
+    private void onRetransmitTimer() {
+        timerScheduled = false;
+        retransTimer = null;
+        if (qp.state != QpState.RTS && qp.state != QpState.SQD) {
+            return;
+        }
+        if (!outstanding()) {
+            return;
+        }
+        long now = scheduler.nanoTime();
+        if (now - retransDeadline < 0) {
+            timerScheduled = true;
+            retransTimer = scheduler.schedule(retransTask, retransDeadline - now);
+            return;
+        }
+        if (rnrWaiting) {
+            return; // the RNR timer restarts the requester
+        }
+        counters.retransmitTimeouts++;
+        retry(true);
+        qp.device.flushTransport();
+    }
+
+    /**
+     * Starts a retry from comp.psn, charging retry_cnt ({@code rxe-facts.md} §5.3; 7 = infinite).
+     *
+     * @param timeout whether a timeout (rather than a sequence NAK or a lost response) caused it
+     */
+    void retry(boolean timeout) {
+        if (qp.retryCnt != 7) {
+            if (retryLeft <= 0) {
+                counters.retryExceededErr++;
+                SendWqe head = qp.completer.head();
+                if (head != null) {
+                    qp.completer.completeHeadUpTo(head, WcStatus.RETRY_EXC_ERR, 0);
+                }
+                return;
+            }
+            retryLeft--;
+        }
+        if (!timeout) {
+            counters.completerRetryErr++;
+        }
+        rewind();
+        run();
+    }
+
+    /** RNR NAK received: wait the responder's RNR time, then retry ({@code rxe-facts.md} §5.3). */
+    void onRnrNak(int timerCode) {
+        counters.rcvdRnrErr++;
+        if (qp.rnrRetry != 7) {
+            if (rnrLeft <= 0) {
+                counters.retryRnrExceededErr++;
+                SendWqe head = qp.completer.head();
+                if (head != null) {
+                    qp.completer.completeHeadUpTo(head, WcStatus.RNR_RETRY_EXC_ERR, 0);
+                }
+                return;
+            }
+            rnrLeft--;
+        }
+        rnrWaiting = true;
+        if (rnrTimer != null) {
+            rnrTimer.cancel();
+        }
+        rnrTimer = scheduler.schedule(rnrTask, RNR_USEC[timerCode & 0x1F] * 1000L);
+    }
+
+    private void onRnrTimer() {
+        rnrTimer = null;
+        rnrWaiting = false;
+        if (qp.state != QpState.RTS && qp.state != QpState.SQD) {
+            return;
+        }
+        rewind();
+        run();
+        qp.device.flushTransport();
+    }
+
+    /**
+     * Goes back to the oldest uncompleted WQE and PSN comp.psn ({@code rxe-facts.md} §5.4): a
+     * SEND/WRITE resumes after its acknowledged packets, a READ re-requests only the missing tail,
+     * later WQEs are resent whole.
+     */
+    void rewind() {
+        int compPsn = qp.completer.compPsn;
+        int pmtu = qp.pmtu();
+        long from = qp.sqCompleted();
+        long prod = qp.sqProducer();
+        for (long i = from; i != prod; i++) {
+            SendWqe w = qp.sqAt(i);
+            if (w.state == SendWqe.State.POSTED) {
+                break;
+            }
+            if (i == from && (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
+                    || w.opcode == WrOpcode.RDMA_WRITE || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM)) {
+                int acked = Psn.diff(compPsn, w.firstPsn);
+                if (acked > 0) {
+                    w.sentBytes = (long) acked * pmtu;
+                    w.state = SendWqe.State.PROCESSING;
+                    continue;
+                }
+            }
+            w.state = SendWqe.State.POSTED;
+            w.sentBytes = 0;
+            if (i != from) {
+                w.readBytes = 0;
+            }
+        }
+        qp.sqReq = from;
+        psn = compPsn;
+        noAckPkts = 0;
+        counters.rewinds++;
+    }
+}

@@ -1,0 +1,63 @@
+package io.rxe4j.core.qp;
+
+import io.rxe4j.core.verbs.SendWr;
+import io.rxe4j.core.verbs.WrOpcode;
+
+/**
+ * A send queue entry: a copy of the posted {@link SendWr} plus the requester/completer progress.
+ * Preallocated per SQ slot and reused; only the device loop reads it after posting.
+ */
+final class SendWqe {
+    enum State { POSTED, PROCESSING, PENDING, DONE }
+
+    // --- copied from the WR at post time ---
+    long wrId;
+    WrOpcode opcode;
+    int sendFlags;
+    int numSge;
+    final long[] sgeAddr;
+    final int[] sgeLength;
+    final int[] sgeLkey;
+    int immData;
+    long remoteAddr;
+    int rkey;
+    long compareAdd;
+    long swap;
+    long compareAddMask;
+    long swapMask;
+    /** Total message length in bytes. */
+    long length;
+    /** Inline payload (IBV_SEND_INLINE), copied at post time, or null. */
+    byte[] inline;
+    int inlineLength;
+
+    // --- progress ---
+    State state;
+    /** PSN of the first packet (READ: of the current request, after a rewind). */
+    int firstPsn;
+    /** PSN of the last packet (READ: last expected response). */
+    int lastPsn;
+    /** Bytes of the message sent so far (SEND/WRITE). */
+    long sentBytes;
+    /** READ: bytes of response data received and placed so far. */
+    long readBytes;
+    /** Holds a max_rd_atomic credit. */
+    boolean creditHeld;
+    /** A local error found while sending it; its completion status when the QP is flushed. */
+    io.rxe4j.core.verbs.WcStatus failStatus;
+
+    SendWqe(int maxSge, int maxInline) {
+        sgeAddr = new long[maxSge];
+        sgeLength = new int[maxSge];
+        sgeLkey = new int[maxSge];
+        inline = maxInline > 0 ? new byte[maxInline] : null;
+    }
+
+    boolean isReadOrAtomic() {
+        return opcode == WrOpcode.RDMA_READ || opcode.isAtomic();
+    }
+
+    boolean signaled(boolean sqSigAll) {
+        return sqSigAll || (sendFlags & io.rxe4j.core.verbs.SendFlags.SIGNALED) != 0;
+    }
+}

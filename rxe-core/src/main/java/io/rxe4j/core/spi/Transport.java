@@ -1,0 +1,46 @@
+package io.rxe4j.core.spi;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.net.InetSocketAddress;
+
+/**
+ * Moves RoCEv2 UDP payloads (BTH through ICRC) between devices. A transport does no protocol
+ * logic: bytes in, bytes out, addresses.
+ *
+ * <p>Each transport owns the event loop ({@link #scheduler()}) that the device bound to it runs
+ * on; received packets are delivered on that loop, and {@link #send} / {@link #flush} must be
+ * called on it.
+ */
+public interface Transport extends AutoCloseable {
+
+    /** @return the concrete local (IP, UDP port) packets are sent from and received on. */
+    InetSocketAddress localAddress();
+
+    /** @return the loop that delivers packets and on which the device runs. */
+    Scheduler scheduler();
+
+    /** @return the allocator for outgoing packets (pooled). */
+    ByteBufAllocator allocator();
+
+    /**
+     * Starts delivering received packets to {@code receiver}. Called once.
+     *
+     * @throws IllegalStateException if already started
+     */
+    void start(PacketReceiver receiver);
+
+    /**
+     * Queues one packet to {@code peer}. Ownership of {@code packet} passes to the transport,
+     * which releases it. Must be called on {@link #scheduler()}'s loop. The packet may be held
+     * until {@link #flush()}.
+     */
+    void send(ByteBuf packet, InetSocketAddress peer);
+
+    /** Pushes queued packets to the network. Must be called on the loop. */
+    void flush();
+
+    /** Stops the transport and releases its resources. Idempotent. */
+    @Override
+    void close();
+}

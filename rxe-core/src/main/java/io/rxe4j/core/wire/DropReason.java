@@ -1,0 +1,30 @@
+package io.rxe4j.core.wire;
+
+/**
+ * Why a received packet was dropped before reaching a QP's engines. Each reason has a counter
+ * on the device. Source: {@code rxe-facts.md} §4.1 "Receive filtering".
+ */
+public enum DropReason {
+    /** Shorter than BTH + ICRC, or than the opcode's headers + pad + ICRC. */
+    TOO_SHORT,
+    /** BTH TVer is not 0. */
+    BAD_TVER,
+    /** Opcode not in the opcode table. */
+    UNKNOWN_OPCODE,
+    /** PadCnt on a packet without payload, or larger than the bytes after the headers. */
+    BAD_PAD,
+    /** ICRC mismatch. */
+    BAD_ICRC,
+    /** P_Key is neither 0xFFFF nor 0x7FFF. */
+    BAD_PKEY,
+    /** DestQP is 0, or no such QP exists. */
+    NO_QP,
+    /** Opcode transport does not match the QP type. */
+    WRONG_TRANSPORT,
+    /** Request while the QP is not at least RTR, or response while not at least RTS. */
+    QP_STATE,
+    /** Sender address is not the QP's peer. */
+    WRONG_PEER,
+    /** Anything else the engine refused without a NAK. */
+    OTHER
+}

@@ -1,0 +1,286 @@
+package io.rxe4j.core.wire;
+
+import static io.rxe4j.core.wire.Header.AETH;
+import static io.rxe4j.core.wire.Header.ATOMIC_ACK_ETH;
+import static io.rxe4j.core.wire.Header.ATOMIC_ETH;
+import static io.rxe4j.core.wire.Header.DETH;
+import static io.rxe4j.core.wire.Header.FETH;
+import static io.rxe4j.core.wire.Header.IETH;
+import static io.rxe4j.core.wire.Header.IMM_DT;
+import static io.rxe4j.core.wire.Header.MASKED_CMP_SWAP_ETH;
+import static io.rxe4j.core.wire.Header.RETH;
+
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * The opcode table: for every BTH opcode rxe4j speaks, its headers in order, their offsets from
+ * the start of the BTH, its payload rule and its position flags. Code asks this table instead of
+ * switching on opcode values (as {@code rdma_rxe}'s {@code rxe_opcode[]} does).
+ *
+ * <p>Source: {@code rxe-facts.md} §1.1–§1.2; masked atomics {@code extensions.md} §2.
+ */
+public enum Opcode {
+    // ---- RC ----
+    RC_SEND_FIRST(0x00, Transport.RC, Operation.SEND, Payload.PMTU, F.FIRST | F.RWR),
+    RC_SEND_MIDDLE(0x01, Transport.RC, Operation.SEND, Payload.PMTU, F.MIDDLE),
+    RC_SEND_LAST(0x02, Transport.RC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP),
+    RC_SEND_LAST_WITH_IMMEDIATE(0x03, Transport.RC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP, IMM_DT),
+    RC_SEND_ONLY(0x04, Transport.RC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP),
+    RC_SEND_ONLY_WITH_IMMEDIATE(0x05, Transport.RC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, IMM_DT),
+    RC_RDMA_WRITE_FIRST(0x06, Transport.RC, Operation.WRITE, Payload.PMTU, F.FIRST, RETH),
+    RC_RDMA_WRITE_MIDDLE(0x07, Transport.RC, Operation.WRITE, Payload.PMTU, F.MIDDLE),
+    RC_RDMA_WRITE_LAST(0x08, Transport.RC, Operation.WRITE, Payload.NON_EMPTY, F.LAST),
+    RC_RDMA_WRITE_LAST_WITH_IMMEDIATE(0x09, Transport.RC, Operation.WRITE, Payload.NON_EMPTY, F.LAST | F.RWR | F.COMP, IMM_DT),
+    RC_RDMA_WRITE_ONLY(0x0A, Transport.RC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST, RETH),
+    RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE(0x0B, Transport.RC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, RETH, IMM_DT),
+    RC_RDMA_READ_REQUEST(0x0C, Transport.RC, Operation.READ, Payload.NONE, F.FIRST | F.LAST, RETH),
+    RC_RDMA_READ_RESPONSE_FIRST(0x0D, Transport.RC, Operation.READ_RESPONSE, Payload.PMTU, F.FIRST | F.RESPONSE, AETH),
+    RC_RDMA_READ_RESPONSE_MIDDLE(0x0E, Transport.RC, Operation.READ_RESPONSE, Payload.PMTU, F.MIDDLE | F.RESPONSE),
+    RC_RDMA_READ_RESPONSE_LAST(0x0F, Transport.RC, Operation.READ_RESPONSE, Payload.NON_EMPTY, F.LAST | F.RESPONSE, AETH),
+    RC_RDMA_READ_RESPONSE_ONLY(0x10, Transport.RC, Operation.READ_RESPONSE, Payload.ANY, F.FIRST | F.LAST | F.RESPONSE, AETH),
+    RC_ACKNOWLEDGE(0x11, Transport.RC, Operation.ACKNOWLEDGE, Payload.NONE, F.FIRST | F.LAST | F.RESPONSE, AETH),
+    RC_ATOMIC_ACKNOWLEDGE(0x12, Transport.RC, Operation.ATOMIC_ACKNOWLEDGE, Payload.NONE, F.FIRST | F.LAST | F.RESPONSE, AETH, ATOMIC_ACK_ETH),
+    RC_COMPARE_SWAP(0x13, Transport.RC, Operation.COMPARE_SWAP, Payload.NONE, F.FIRST | F.LAST, ATOMIC_ETH),
+    RC_FETCH_ADD(0x14, Transport.RC, Operation.FETCH_ADD, Payload.NONE, F.FIRST | F.LAST, ATOMIC_ETH),
+    RC_SEND_LAST_WITH_INVALIDATE(0x16, Transport.RC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP, IETH),
+    RC_SEND_ONLY_WITH_INVALIDATE(0x17, Transport.RC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, IETH),
+    /** RDMA FLUSH: FETH comes before RETH. */
+    RC_FLUSH(0x1C, Transport.RC, Operation.FLUSH, Payload.NONE, F.FIRST | F.LAST, FETH, RETH),
+    /** ATOMIC WRITE: RETH then exactly 8 payload bytes. */
+    RC_ATOMIC_WRITE(0x1D, Transport.RC, Operation.ATOMIC_WRITE, Payload.EIGHT, F.FIRST | F.LAST, RETH),
+    /** rxe4j masked compare-and-swap ({@code extensions.md} §2). */
+    RC_MASKED_COMPARE_SWAP(0xF0, Transport.RC, Operation.MASKED_COMPARE_SWAP, Payload.NONE, F.FIRST | F.LAST, MASKED_CMP_SWAP_ETH),
+    /** rxe4j masked fetch-and-add ({@code extensions.md} §2). */
+    RC_MASKED_FETCH_ADD(0xF1, Transport.RC, Operation.MASKED_FETCH_ADD, Payload.NONE, F.FIRST | F.LAST, ATOMIC_ETH),
+    // ---- UC ----
+    UC_SEND_FIRST(0x20, Transport.UC, Operation.SEND, Payload.PMTU, F.FIRST | F.RWR),
+    UC_SEND_MIDDLE(0x21, Transport.UC, Operation.SEND, Payload.PMTU, F.MIDDLE),
+    UC_SEND_LAST(0x22, Transport.UC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP),
+    UC_SEND_LAST_WITH_IMMEDIATE(0x23, Transport.UC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP, IMM_DT),
+    UC_SEND_ONLY(0x24, Transport.UC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP),
+    UC_SEND_ONLY_WITH_IMMEDIATE(0x25, Transport.UC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, IMM_DT),
+    UC_RDMA_WRITE_FIRST(0x26, Transport.UC, Operation.WRITE, Payload.PMTU, F.FIRST, RETH),
+    UC_RDMA_WRITE_MIDDLE(0x27, Transport.UC, Operation.WRITE, Payload.PMTU, F.MIDDLE),
+    UC_RDMA_WRITE_LAST(0x28, Transport.UC, Operation.WRITE, Payload.NON_EMPTY, F.LAST),
+    UC_RDMA_WRITE_LAST_WITH_IMMEDIATE(0x29, Transport.UC, Operation.WRITE, Payload.NON_EMPTY, F.LAST | F.RWR | F.COMP, IMM_DT),
+    UC_RDMA_WRITE_ONLY(0x2A, Transport.UC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST, RETH),
+    UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE(0x2B, Transport.UC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, RETH, IMM_DT),
+    // ---- UD ----
+    UD_SEND_ONLY(0x64, Transport.UD, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, DETH),
+    UD_SEND_ONLY_WITH_IMMEDIATE(0x65, Transport.UD, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, DETH, IMM_DT);
+
+    /** Transport service of an opcode: the top three bits of the opcode value. */
+    public enum Transport {
+        /** Reliable Connected, base 0x00. */
+        RC,
+        /** Unreliable Connected, base 0x20. */
+        UC,
+        /** Unreliable Datagram, base 0x60. */
+        UD
+    }
+
+    /** What an opcode does. */
+    public enum Operation {
+        /** SEND*. */
+        SEND,
+        /** RDMA WRITE*. */
+        WRITE,
+        /** RDMA READ request. */
+        READ,
+        /** RDMA READ response (also the answer to ATOMIC WRITE and FLUSH). */
+        READ_RESPONSE,
+        /** ACKNOWLEDGE (ACK, NAK, RNR NAK). */
+        ACKNOWLEDGE,
+        /** ATOMIC ACKNOWLEDGE. */
+        ATOMIC_ACKNOWLEDGE,
+        /** CMP_SWAP. */
+        COMPARE_SWAP,
+        /** FETCH_ADD. */
+        FETCH_ADD,
+        /** RDMA FLUSH. */
+        FLUSH,
+        /** ATOMIC WRITE. */
+        ATOMIC_WRITE,
+        /** Masked CMP_SWAP (rxe4j). */
+        MASKED_COMPARE_SWAP,
+        /** Masked FETCH_ADD (rxe4j). */
+        MASKED_FETCH_ADD
+    }
+
+    /** Payload length rule, checked against the path MTU by the receiver. */
+    public enum Payload {
+        /** No payload. */
+        NONE,
+        /** Exactly the path MTU (FIRST and MIDDLE packets). */
+        PMTU,
+        /** 1..path MTU bytes (LAST packets). */
+        NON_EMPTY,
+        /** 0..path MTU bytes (ONLY packets). */
+        ANY,
+        /** Exactly 8 bytes (ATOMIC WRITE). */
+        EIGHT
+    }
+
+    /** Flag bits. */
+    static final class F {
+        static final int FIRST = 1;
+        static final int MIDDLE = 2;
+        static final int LAST = 4;
+        static final int RWR = 8;
+        static final int COMP = 16;
+        static final int RESPONSE = 32;
+
+        private F() {}
+    }
+
+    private static final Opcode[] BY_CODE = new Opcode[256];
+
+    static {
+        for (Opcode op : values()) {
+            BY_CODE[op.code] = op;
+        }
+    }
+
+    private final int code;
+    private final Transport transport;
+    private final Operation operation;
+    private final Payload payload;
+    private final int flags;
+    private final Header[] headers;
+    private final int[] offsets = new int[Header.values().length];
+    private final int headerLength;
+    private final Set<Header> headerSet;
+
+    Opcode(int code, Transport transport, Operation operation, Payload payload, int flags, Header... headers) {
+        this.code = code;
+        this.transport = transport;
+        this.operation = operation;
+        this.payload = payload;
+        this.flags = flags;
+        this.headers = headers.clone();
+        java.util.Arrays.fill(offsets, -1);
+        int at = Bth.LENGTH;
+        offsets[Header.BTH.ordinal()] = 0;
+        EnumSet<Header> set = EnumSet.of(Header.BTH);
+        for (Header h : headers) {
+            offsets[h.ordinal()] = at;
+            at += h.length();
+            set.add(h);
+        }
+        this.headerLength = at;
+        this.headerSet = java.util.Collections.unmodifiableSet(set);
+    }
+
+    /**
+     * Looks up an opcode by its 8-bit value.
+     *
+     * @param code 0..255
+     * @return the opcode, or {@code null} if rxe4j does not know it
+     */
+    public static Opcode of(int code) {
+        return BY_CODE[code & 0xFF];
+    }
+
+    /** @return the 8-bit BTH opcode value */
+    public int code() {
+        return code;
+    }
+
+    /** @return the transport service */
+    public Transport transport() {
+        return transport;
+    }
+
+    /** @return what the opcode does */
+    public Operation operation() {
+        return operation;
+    }
+
+    /** @return the payload rule */
+    public Payload payload() {
+        return payload;
+    }
+
+    /** @return whether the packet may carry payload bytes */
+    public boolean hasPayload() {
+        return payload != Payload.NONE;
+    }
+
+    /** @return the extended headers after the BTH, in wire order (a copy) */
+    public Header[] headers() {
+        return headers.clone();
+    }
+
+    /** @return every header of this opcode including the BTH */
+    public Set<Header> headerSet() {
+        return headerSet;
+    }
+
+    /** @return whether the opcode carries {@code h} */
+    public boolean has(Header h) {
+        return offsets[h.ordinal()] >= 0;
+    }
+
+    /**
+     * @return the offset of {@code h} in bytes from the start of the BTH, or -1 if absent
+     */
+    public int offset(Header h) {
+        return offsets[h.ordinal()];
+    }
+
+    /** @return BTH plus every extended header, in bytes (the payload offset) */
+    public int headerLength() {
+        return headerLength;
+    }
+
+    /** @return first or only packet of a message */
+    public boolean isFirst() {
+        return (flags & F.FIRST) != 0;
+    }
+
+    /** @return middle packet of a message */
+    public boolean isMiddle() {
+        return (flags & F.MIDDLE) != 0;
+    }
+
+    /** @return last or only packet of a message */
+    public boolean isLast() {
+        return (flags & F.LAST) != 0;
+    }
+
+    /** @return first and last: a single-packet message */
+    public boolean isOnly() {
+        return isFirst() && isLast();
+    }
+
+    /** @return the packet consumes a receive WQE at the responder */
+    public boolean consumesRecvWqe() {
+        return (flags & F.RWR) != 0;
+    }
+
+    /** @return the packet generates a receive completion */
+    public boolean generatesRecvCompletion() {
+        return (flags & F.COMP) != 0;
+    }
+
+    /** @return a response (responder → requester) packet */
+    public boolean isResponse() {
+        return (flags & F.RESPONSE) != 0;
+    }
+
+    /** @return a request (requester → responder) packet */
+    public boolean isRequest() {
+        return (flags & F.RESPONSE) == 0;
+    }
+
+    /** @return carries immediate data */
+    public boolean hasImmediate() {
+        return has(Header.IMM_DT);
+    }
+
+    /** @return carries an IETH (SEND with invalidate) */
+    public boolean hasInvalidate() {
+        return has(Header.IETH);
+    }
+}
