@@ -1,0 +1,25 @@
+package io.rxe4j.verbs;
+
+/**
+ * Device attributes ({@code struct ibv_device_attr} / {@code ibv_device_attr_ex}); values follow
+ * {@code rdma_rxe}'s {@code rxe_param.h} ({@code rxe-facts.md} §6.1) where rxe4j has the limit.
+ *
+ * @param maxQp QPs the device holds
+ * @param maxQpWr WRs per queue
+ * @param maxSge SGEs per WR
+ * @param maxCq CQs (unbounded here: {@link Integer#MAX_VALUE})
+ * @param maxCqe completions per CQ
+ * @param maxMr MRs the device holds
+ * @param maxMrSize largest MR in bytes
+ * @param maxQpRdAtom responder resources per QP (max_dest_rd_atomic)
+ * @param maxQpInitRdAtom initiator depth per QP (max_rd_atomic)
+ * @param atomicCap 1 = IBV_ATOMIC_HCA: atomic across the device
+ * @param maskedAtomicCap 0 = none yet
+ * @param deviceCapFlagsEx {@code device_cap_flags_ex} bits (none of FLUSH/ATOMIC_WRITE yet)
+ * @param localCaAckDelay 15, as rxe
+ * @param maxMsgSize bytes, 2^31
+ */
+public record DeviceAttr(int maxQp, int maxQpWr, int maxSge, int maxCq, int maxCqe, int maxMr, long maxMrSize,
+        int maxQpRdAtom, int maxQpInitRdAtom, int atomicCap, int maskedAtomicCap, long deviceCapFlagsEx,
+        int localCaAckDelay, long maxMsgSize) {
+}

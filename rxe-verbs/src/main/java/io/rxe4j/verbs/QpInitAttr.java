@@ -1,0 +1,28 @@
+package io.rxe4j.verbs;
+
+import io.rxe4j.core.qp.QpCaps;
+import io.rxe4j.core.verbs.QpType;
+
+/**
+ * QP creation attributes ({@code struct ibv_qp_init_attr}).
+ *
+ * @param sendCq CQ for send completions
+ * @param recvCq CQ for receive completions (may be the same)
+ * @param caps queue depths, SGE counts, inline size
+ * @param qpType only {@link QpType#RC}
+ * @param sqSigAll every send WR completes with a CQE, signaled or not
+ */
+public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpCaps caps, QpType qpType,
+        boolean sqSigAll) {
+    /** @throws IllegalArgumentException if a CQ, the caps or the type is null */
+    public QpInitAttr {
+        if (sendCq == null || recvCq == null || caps == null || qpType == null) {
+            throw new IllegalArgumentException("sendCq, recvCq, caps and qpType are required");
+        }
+    }
+
+    /** @return RC attributes with both queues 256 deep, 4 SGEs, 64 bytes inline, sq_sig_all off */
+    public static QpInitAttr rc(CompletionQueue sendCq, CompletionQueue recvCq) {
+        return new QpInitAttr(sendCq, recvCq, new QpCaps(256, 256, 4, 4, 64), QpType.RC, false);
+    }
+}

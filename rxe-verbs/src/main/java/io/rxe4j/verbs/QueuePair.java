@@ -1,0 +1,107 @@
+package io.rxe4j.verbs;
+
+import io.rxe4j.core.verbs.QpAttr;
+import io.rxe4j.core.verbs.QpState;
+import io.rxe4j.core.verbs.RecvWr;
+import io.rxe4j.core.verbs.SendWr;
+
+/**
+ * A reliable-connected queue pair ({@code ibv_qp}). Move it RESET → INIT → RTR → RTS with
+ * {@link #modify}; then {@link #postSend} and {@link #postRecv}. Thread-safe; the protocol runs
+ * on the device's loop ({@code docs/architecture.md}).
+ */
+public final class QueuePair implements AutoCloseable {
+    private final ProtectionDomain pd;
+    private final QpInitAttr init;
+    final io.rxe4j.core.qp.QueuePair core;
+    private volatile boolean closed;
+
+    QueuePair(ProtectionDomain pd, QpInitAttr init, io.rxe4j.core.qp.QueuePair core) {
+        this.pd = pd;
+        this.init = init;
+        this.core = core;
+    }
+
+    /** @return the 24-bit QP number */
+    public int qpNum() {
+        return core.qpn();
+    }
+
+    /** @return the current state */
+    public QpState state() {
+        return core.state();
+    }
+
+    /**
+     * {@code ibv_modify_qp} with the attributes set in {@code attr} (its mask).
+     *
+     * @throws IllegalArgumentException for an illegal transition or a missing, disallowed or
+     *     out-of-range attribute (named in the message)
+     */
+    public void modify(QpAttr attr) {
+        checkOpen();
+        core.modify(attr);
+    }
+
+    /** @return the current attributes ({@code ibv_query_qp}) */
+    public QpAttr query() {
+        checkOpen();
+        return core.query(new QpAttr());
+    }
+
+    /**
+     * {@code ibv_post_send}. The WR is copied; it may be reused at once.
+     *
+     * @throws IllegalStateException if the QP is not in RTS (or SQD/ERR), or the SQ is full
+     * @throws IllegalArgumentException for an invalid WR (named, like {@code bad_wr})
+     */
+    public void postSend(SendWr wr) {
+        checkOpen();
+        core.postSend(wr);
+    }
+
+    /**
+     * {@code ibv_post_recv}. The WR is copied; it may be reused at once.
+     *
+     * @throws IllegalStateException if the QP is in RESET or the RQ is full
+     * @throws IllegalArgumentException for an invalid WR
+     */
+    public void postRecv(RecvWr wr) {
+        checkOpen();
+        core.postRecv(wr);
+    }
+
+    /** @return the PD */
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    /** @return the engine QP (for rxe4j's own tools and tests) */
+    public io.rxe4j.core.qp.QueuePair engine() {
+        return core;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("QP 0x" + Integer.toHexString(core.qpn()) + " is destroyed");
+        }
+    }
+
+    /** Destroys the QP ({@code ibv_destroy_qp}); outstanding WRs are dropped. Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        pd.device.core.destroyQp(core);
+        pd.qps.remove(this);
+        init.sendCq().users.decrementAndGet();
+        init.recvCq().users.decrementAndGet();
+    }
+
+    @Override
+    public String toString() {
+        return core.toString();
+    }
+}

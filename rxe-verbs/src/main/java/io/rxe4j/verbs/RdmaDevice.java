@@ -1,0 +1,137 @@
+package io.rxe4j.verbs;
+
+import io.rxe4j.core.device.DeviceConfig;
+import io.rxe4j.core.device.DeviceCounters;
+import io.rxe4j.core.device.RxeDevice;
+import io.rxe4j.core.qp.QpCaps;
+import io.rxe4j.core.spi.Transport;
+import io.rxe4j.core.verbs.Mtu;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * An opened rxe4j device ({@code ibv_context}): one soft-RoCE HCA bound to a {@link Transport}
+ * (UDP socket or in-JVM fabric). Thread-safe.
+ *
+ * <p>Ownership: the device owns its {@link ProtectionDomain}s and {@link CompletionQueue}s;
+ * {@link #close()} throws {@link IllegalStateException} while any is open (libibverbs EBUSY).
+ */
+public final class RdmaDevice implements AutoCloseable {
+    final RxeDevice core;
+    final Set<ProtectionDomain> pds = ConcurrentHashMap.newKeySet();
+    final Set<CompletionQueue> cqs = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    private RdmaDevice(RxeDevice core) {
+        this.core = core;
+    }
+
+    /**
+     * Opens a device on {@code transport} with default options.
+     *
+     * @param transport the transport; the device takes ownership and closes it
+     */
+    public static RdmaDevice open(Transport transport) {
+        return open(transport, DeviceConfig.defaults());
+    }
+
+    /**
+     * Opens a device on {@code transport}.
+     *
+     * @param transport the transport; the device takes ownership and closes it
+     * @param config device options (seed, table sizes, ICRC checking)
+     */
+    public static RdmaDevice open(Transport transport, DeviceConfig config) {
+        return new RdmaDevice(new RxeDevice(transport, config));
+    }
+
+    /** @return device attributes ({@code ibv_query_device}) */
+    public DeviceAttr queryDevice() {
+        DeviceConfig c = core.config();
+        return new DeviceAttr(c.maxQp(), QpCaps.MAX_WR, QpCaps.MAX_SGE, Integer.MAX_VALUE, c.maxCqe(), c.maxMr(),
+                Long.MAX_VALUE, 128, 128, 1, 0, 0L, 15, 1L << 31);
+    }
+
+    /**
+     * @param port must be 1
+     * @return port attributes ({@code ibv_query_port})
+     * @throws IllegalArgumentException for another port number
+     */
+    public PortAttr queryPort(int port) {
+        if (port != 1) {
+            throw new IllegalArgumentException("rxe4j devices have one port, number 1; got " + port);
+        }
+        return new PortAttr(Mtu.MTU_4096, Mtu.MTU_4096, core.address(), 1, 1);
+    }
+
+    /** @return the (IP, UDP port) peers use to reach this device */
+    public java.net.InetSocketAddress address() {
+        return core.address();
+    }
+
+    /** @return the device counters, by rxe-style name */
+    public Map<String, Long> counters() {
+        return core.counters().snapshot();
+    }
+
+    /** @return the live counters object (read-mostly; written by the device loop) */
+    public DeviceCounters rawCounters() {
+        return core.counters();
+    }
+
+    /** @return a new protection domain ({@code ibv_alloc_pd}) */
+    public ProtectionDomain allocPd() {
+        checkOpen();
+        ProtectionDomain pd = new ProtectionDomain(this, core.allocPd());
+        pds.add(pd);
+        return pd;
+    }
+
+    /**
+     * Creates a completion queue ({@code ibv_create_cq}).
+     *
+     * @param cqe capacity in completions, 1..{@link DeviceAttr#maxCqe()}
+     * @throws IllegalArgumentException if {@code cqe} is out of range
+     */
+    public CompletionQueue createCq(int cqe) {
+        checkOpen();
+        CompletionQueue cq = new CompletionQueue(this, core.createCq(cqe));
+        cqs.add(cq);
+        return cq;
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("device " + core.address() + " is closed");
+        }
+    }
+
+    /** @return the engine behind this device (for rxe4j's own tools and tests) */
+    public RxeDevice engine() {
+        return core;
+    }
+
+    /**
+     * Closes the device and its transport ({@code ibv_close_device}). Idempotent.
+     *
+     * @throws IllegalStateException if a PD or CQ of this device is still open
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        if (!pds.isEmpty() || !cqs.isEmpty()) {
+            throw new IllegalStateException("device " + core.address() + " still has " + pds.size() + " PD(s) and "
+                    + cqs.size() + " CQ(s) open (EBUSY): close them first");
+        }
+        closed = true;
+        core.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaDevice{" + core.address() + '}';
+    }
+}
