@@ -1,0 +1,337 @@
+package io.rxe4j.net.inproc;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.DefaultEventLoop;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.rxe4j.core.spi.Scheduler;
+import io.rxe4j.net.NettyScheduler;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A network inside one JVM: {@link InJvmTransport} endpoints addressed by {@link
+ * InetSocketAddress}, with no sockets and no copies (the sent {@link ByteBuf} itself is handed to
+ * the receiver).
+ *
+ * <h2>Loops</h2>
+ *
+ * <p>By default ({@link #InJvmFabric()}) every endpoint gets its own single-thread Netty {@link
+ * DefaultEventLoop}, wrapped by {@link NettyScheduler}, which the endpoint shuts down when it is
+ * closed. A fabric created with {@link #withScheduler(Scheduler)} instead puts all of its endpoints
+ * on that one shared scheduler (for example a {@link io.rxe4j.net.sim.VirtualScheduler}, which
+ * makes a whole multi-device test deterministic); the fabric never shuts a shared scheduler down.
+ *
+ * <h2>Delivery</h2>
+ *
+ * <p>{@link InJvmTransport#send} queues a packet on the sending endpoint; {@link
+ * InJvmTransport#flush} hands every queued packet to its destination's scheduler ({@link
+ * Scheduler#execute}, or {@link Scheduler#schedule} with {@link Builder#latencyNanos(long)} when a
+ * latency is configured), where it is passed to the destination's {@link
+ * io.rxe4j.core.spi.PacketReceiver} and then released. Packets between one pair of endpoints are
+ * delivered in the order they were sent (FIFO). The sender's address is the sending endpoint's
+ * {@link InJvmTransport#localAddress()}; the recipient is the destination's.
+ *
+ * <p>A packet is dropped and released, and counted, when its destination is not registered
+ * ({@link #droppedNoEndpoint()}: unknown address, closed endpoint, or a destination loop that
+ * rejected the task because it shut down), when the destination has not been started yet ({@link
+ * #droppedNotStarted()}), or when the {@link PacketFilter} says so ({@link #droppedByFilter()}).
+ *
+ * <p>All methods of this class are thread-safe.
+ */
+public final class InJvmFabric {
+
+    /** First port handed out for {@code newTransport(address with port 0)}. */
+    public static final int FIRST_EPHEMERAL_PORT = 49152;
+
+    /**
+     * Decides whether one packet crosses the fabric; a test hook for loss injection. Called on the
+     * sending endpoint's loop during {@link InJvmTransport#flush()}, once per packet, before the
+     * packet is handed to the destination.
+     */
+    @FunctionalInterface
+    public interface PacketFilter {
+        /**
+         * @param packet the packet (read-only use: do not change its indices, retain or release it)
+         * @param sender the sending endpoint's address
+         * @param recipient the destination address
+         * @return {@code true} to deliver the packet, {@code false} to drop it (the fabric releases
+         *     it and counts it in {@link #droppedByFilter()})
+         */
+        boolean deliver(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient);
+    }
+
+    private final Scheduler sharedScheduler;
+    private final ByteBufAllocator allocator;
+    private final long latencyNanos;
+    private final ConcurrentMap<InetSocketAddress, InJvmTransport> endpoints =
+            new ConcurrentHashMap<>();
+    private final AtomicInteger nextEphemeralPort = new AtomicInteger(FIRST_EPHEMERAL_PORT);
+    private final LongAdder droppedNoEndpoint = new LongAdder();
+    private final LongAdder droppedNotStarted = new LongAdder();
+    private final LongAdder droppedByFilter = new LongAdder();
+    private final LongAdder delivered = new LongAdder();
+    private volatile PacketFilter filter;
+
+    /**
+     * Creates a fabric whose endpoints each run on their own {@link DefaultEventLoop}, allocate
+     * from {@link ByteBufAllocator#DEFAULT} and deliver with no added latency.
+     */
+    public InJvmFabric() {
+        this(builder());
+    }
+
+    private InJvmFabric(Builder b) {
+        this.sharedScheduler = b.sharedScheduler;
+        this.allocator = b.allocator;
+        this.latencyNanos = b.latencyNanos;
+    }
+
+    /**
+     * Creates a fabric whose endpoints all run on {@code scheduler} (for example a {@link
+     * io.rxe4j.net.sim.VirtualScheduler}).
+     *
+     * @param scheduler the loop shared by every endpoint; not shut down by the fabric
+     * @return the new fabric
+     * @throws NullPointerException if {@code scheduler} is {@code null}
+     */
+    public static InJvmFabric withScheduler(Scheduler scheduler) {
+        return builder().sharedScheduler(scheduler).build();
+    }
+
+    /** @return a builder for a fabric with non-default settings. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Creates and registers an endpoint at {@code address}.
+     *
+     * @param address the endpoint's (IP, port); port 0 asks the fabric for a free port from {@link
+     *     #FIRST_EPHEMERAL_PORT} upwards, and the endpoint's {@link InJvmTransport#localAddress()}
+     *     then carries it. Must be resolved (have an IP address).
+     * @return the endpoint, not yet started
+     * @throws IllegalArgumentException if {@code address} is unresolved, or another open endpoint
+     *     already has that address (the message names it)
+     * @throws NullPointerException if {@code address} is {@code null}
+     */
+    public InJvmTransport newTransport(InetSocketAddress address) {
+        Objects.requireNonNull(address, "address");
+        if (address.isUnresolved()) {
+            throw new IllegalArgumentException("unresolved address: " + address);
+        }
+        if (address.getPort() == 0) {
+            InetAddress ip = address.getAddress();
+            while (true) {
+                int port = nextEphemeralPort.getAndIncrement();
+                if (port > 65535) {
+                    throw new IllegalStateException("no free in-JVM port left on " + ip);
+                }
+                InetSocketAddress candidate = new InetSocketAddress(ip, port);
+                InJvmTransport t = tryRegister(candidate);
+                if (t != null) {
+                    return t;
+                }
+            }
+        }
+        InJvmTransport t = tryRegister(address);
+        if (t == null) {
+            throw new IllegalArgumentException("address already in use on this fabric: " + address);
+        }
+        return t;
+    }
+
+    private InJvmTransport tryRegister(InetSocketAddress address) {
+        if (endpoints.containsKey(address)) {
+            return null;
+        }
+        Scheduler scheduler;
+        DefaultEventLoop ownLoop = null;
+        if (sharedScheduler != null) {
+            scheduler = sharedScheduler;
+        } else {
+            ownLoop = new DefaultEventLoop(new DefaultThreadFactory("rxe-injvm-" + address.getPort()));
+            scheduler = new NettyScheduler(ownLoop);
+        }
+        InJvmTransport transport = new InJvmTransport(this, address, scheduler, ownLoop, allocator);
+        if (endpoints.putIfAbsent(address, transport) != null) {
+            if (ownLoop != null) {
+                ownLoop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            return null;
+        }
+        return transport;
+    }
+
+    /** Removes {@code transport} from the address map (only if it is still the registered one). */
+    void unregister(InJvmTransport transport) {
+        endpoints.remove(transport.localAddress(), transport);
+    }
+
+    /**
+     * Hands {@code packet} to its destination; called by the sender on its loop. Always takes
+     * ownership of {@code packet}.
+     */
+    void deliver(InJvmTransport from, ByteBuf packet, InetSocketAddress to) {
+        PacketFilter f = filter;
+        InetSocketAddress sender = from.localAddress();
+        if (f != null) {
+            boolean pass;
+            try {
+                pass = f.deliver(packet, sender, to);
+            } catch (RuntimeException e) {
+                packet.release();
+                throw e;
+            }
+            if (!pass) {
+                droppedByFilter.increment();
+                packet.release();
+                return;
+            }
+        }
+        InJvmTransport dest = endpoints.get(to);
+        if (dest == null) {
+            droppedNoEndpoint.increment();
+            packet.release();
+            return;
+        }
+        Runnable task = () -> dest.receive(packet, sender);
+        try {
+            if (latencyNanos == 0) {
+                dest.scheduler().execute(task);
+            } else {
+                dest.scheduler().schedule(task, latencyNanos);
+            }
+        } catch (RejectedExecutionException e) {
+            droppedNoEndpoint.increment();
+            packet.release();
+        }
+    }
+
+    void countDelivered() {
+        delivered.increment();
+    }
+
+    void countNotStarted() {
+        droppedNotStarted.increment();
+    }
+
+    void countNoEndpoint() {
+        droppedNoEndpoint.increment();
+    }
+
+    /**
+     * Installs (or, with {@code null}, removes) the packet filter used by later flushes.
+     *
+     * @param filter the filter, or {@code null} to deliver everything
+     */
+    public void setFilter(PacketFilter filter) {
+        this.filter = filter;
+    }
+
+    /**
+     * @return the number of packets dropped because no open endpoint had the destination address
+     *     (when sent, or by the time they arrived)
+     */
+    public long droppedNoEndpoint() {
+        return droppedNoEndpoint.sum();
+    }
+
+    /** @return the number of packets dropped because their destination was not started yet. */
+    public long droppedNotStarted() {
+        return droppedNotStarted.sum();
+    }
+
+    /** @return the number of packets dropped by the {@link PacketFilter}. */
+    public long droppedByFilter() {
+        return droppedByFilter.sum();
+    }
+
+    /**
+     * @return the number of packets handed to a receiver (including those whose receiver threw).
+     */
+    public long delivered() {
+        return delivered.sum();
+    }
+
+    /** @return the shared scheduler, or {@code null} if every endpoint has its own loop. */
+    public Scheduler sharedScheduler() {
+        return sharedScheduler;
+    }
+
+    /** @return the added one-way delay in nanoseconds (0: delivered as soon as possible). */
+    public long latencyNanos() {
+        return latencyNanos;
+    }
+
+    /**
+     * @param address an address
+     * @return the open endpoint registered at {@code address}, or {@code null}
+     */
+    public InJvmTransport endpoint(InetSocketAddress address) {
+        return endpoints.get(address);
+    }
+
+    /** Closes every endpoint of this fabric (see {@link InJvmTransport#close()}). */
+    public void closeAll() {
+        for (InJvmTransport t : endpoints.values()) {
+            t.close();
+        }
+    }
+
+    /** Settings of an {@link InJvmFabric}. Not thread-safe. */
+    public static final class Builder {
+        private Scheduler sharedScheduler;
+        private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
+        private long latencyNanos;
+
+        private Builder() {}
+
+        /**
+         * @param scheduler the loop all endpoints share, or {@code null} (the default) for one
+         *     {@link DefaultEventLoop} per endpoint
+         * @return this builder
+         */
+        public Builder sharedScheduler(Scheduler scheduler) {
+            this.sharedScheduler = scheduler;
+            return this;
+        }
+
+        /**
+         * @param allocator the allocator endpoints return from {@link InJvmTransport#allocator()};
+         *     default {@link ByteBufAllocator#DEFAULT}
+         * @return this builder
+         * @throws NullPointerException if {@code allocator} is {@code null}
+         */
+        public Builder allocator(ByteBufAllocator allocator) {
+            this.allocator = Objects.requireNonNull(allocator, "allocator");
+            return this;
+        }
+
+        /**
+         * @param latencyNanos one-way delay added to every packet, in nanoseconds, {@code >= 0};
+         *     default 0. With a delay, packets are delivered by {@link Scheduler#schedule}; FIFO
+         *     order still holds because every packet gets the same delay.
+         * @return this builder
+         * @throws IllegalArgumentException if {@code latencyNanos < 0}
+         */
+        public Builder latencyNanos(long latencyNanos) {
+            if (latencyNanos < 0) {
+                throw new IllegalArgumentException("latencyNanos < 0: " + latencyNanos);
+            }
+            this.latencyNanos = latencyNanos;
+            return this;
+        }
+
+        /** @return a new fabric with these settings. */
+        public InJvmFabric build() {
+            return new InJvmFabric(this);
+        }
+    }
+}

@@ -1,0 +1,250 @@
+package io.rxe4j.net.inproc;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.DefaultEventLoop;
+import io.rxe4j.core.spi.PacketReceiver;
+import io.rxe4j.core.spi.Scheduler;
+import io.rxe4j.core.spi.Transport;
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One endpoint of an {@link InJvmFabric}; created by {@link InJvmFabric#newTransport}.
+ *
+ * <p>{@link #send} only queues the packet on this endpoint (nothing crosses the fabric before
+ * {@link #flush()}, exactly as a UDP transport may hold packets until flushed); {@link #flush()}
+ * hands the queued packets, in order, to their destinations' loops. Both must be called on this
+ * endpoint's {@link #scheduler()} loop: the queue is not synchronised. Received packets are
+ * delivered on this endpoint's loop to the {@link PacketReceiver} given to {@link #start} and
+ * released after it returns; an exception thrown by the receiver (other than a {@link
+ * VirtualMachineError}) is caught, counted in {@link #receiveErrors()} and logged at debug level.
+ *
+ * <p>{@link #localAddress()}, {@link #scheduler()}, {@link #allocator()}, {@link #start}, {@link
+ * #close()} and the counters are thread-safe.
+ */
+public final class InJvmTransport implements Transport {
+
+    private static final Logger log = LoggerFactory.getLogger(InJvmTransport.class);
+
+    private record Outgoing(ByteBuf packet, InetSocketAddress peer) {}
+
+    private final InJvmFabric fabric;
+    private final InetSocketAddress localAddress;
+    private final Scheduler scheduler;
+    private final DefaultEventLoop ownLoop;
+    private final ByteBufAllocator allocator;
+    private final ArrayDeque<Outgoing> pending = new ArrayDeque<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final LongAdder receiveErrors = new LongAdder();
+    private final LongAdder received = new LongAdder();
+    private final LongAdder sent = new LongAdder();
+    private volatile PacketReceiver receiver;
+
+    InJvmTransport(
+            InJvmFabric fabric,
+            InetSocketAddress localAddress,
+            Scheduler scheduler,
+            DefaultEventLoop ownLoop,
+            ByteBufAllocator allocator) {
+        this.fabric = fabric;
+        this.localAddress = localAddress;
+        this.scheduler = scheduler;
+        this.ownLoop = ownLoop;
+        this.allocator = allocator;
+    }
+
+    /** @return this endpoint's address on the fabric (the concrete port if 0 was asked for). */
+    @Override
+    public InetSocketAddress localAddress() {
+        return localAddress;
+    }
+
+    /**
+     * @return this endpoint's loop: its own {@link io.rxe4j.net.NettyScheduler} over a {@link
+     *     DefaultEventLoop}, or the fabric's shared scheduler
+     */
+    @Override
+    public Scheduler scheduler() {
+        return scheduler;
+    }
+
+    /** @return the fabric's allocator (by default {@link ByteBufAllocator#DEFAULT}, pooled). */
+    @Override
+    public ByteBufAllocator allocator() {
+        return allocator;
+    }
+
+    /** @return the fabric this endpoint belongs to. */
+    public InJvmFabric fabric() {
+        return fabric;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Packets that arrive before this call are dropped and counted in {@link
+     * InJvmFabric#droppedNotStarted()}. Thread-safe.
+     *
+     * @throws IllegalStateException if already started, or closed
+     * @throws NullPointerException if {@code receiver} is {@code null}
+     */
+    @Override
+    public synchronized void start(PacketReceiver receiver) {
+        Objects.requireNonNull(receiver, "receiver");
+        if (closed.get()) {
+            throw new IllegalStateException("transport closed: " + localAddress);
+        }
+        if (this.receiver != null) {
+            throw new IllegalStateException("transport already started: " + localAddress);
+        }
+        this.receiver = receiver;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Queues the packet until {@link #flush()}. After {@link #close()} the packet is released
+     * and dropped silently.
+     *
+     * @throws IllegalStateException if not {@linkplain #start started} (the packet is released
+     *     first)
+     * @throws NullPointerException if an argument is {@code null} (a non-null packet is released
+     *     first)
+     */
+    @Override
+    public void send(ByteBuf packet, InetSocketAddress peer) {
+        Objects.requireNonNull(packet, "packet");
+        if (peer == null) {
+            packet.release();
+            throw new NullPointerException("peer");
+        }
+        if (receiver == null) {
+            packet.release();
+            throw new IllegalStateException("send before start on " + localAddress);
+        }
+        if (closed.get()) {
+            packet.release();
+            return;
+        }
+        pending.add(new Outgoing(packet, peer));
+        sent.increment();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Hands every queued packet, in order, to the fabric, which passes it to the destination's
+     * loop or drops it (see {@link InJvmFabric}). If the fabric's {@link
+     * InJvmFabric.PacketFilter} throws, the exception propagates after the packet concerned is
+     * released; later packets stay queued.
+     */
+    @Override
+    public void flush() {
+        Outgoing o;
+        while ((o = pending.poll()) != null) {
+            fabric.deliver(this, o.packet(), o.peer());
+        }
+    }
+
+    /** Runs on this endpoint's loop: passes one packet to the receiver, then releases it. */
+    void receive(ByteBuf packet, InetSocketAddress sender) {
+        try {
+            PacketReceiver r = receiver;
+            if (closed.get()) {
+                fabric.countNoEndpoint();
+                return;
+            }
+            if (r == null) {
+                fabric.countNotStarted();
+                return;
+            }
+            fabric.countDelivered();
+            received.increment();
+            try {
+                r.onPacket(packet, sender, localAddress);
+            } catch (VirtualMachineError e) {
+                throw e;
+            } catch (Throwable e) {
+                receiveErrors.increment();
+                log.debug("{}: receiver threw on a packet from {}", localAddress, sender, e);
+            }
+        } finally {
+            packet.release();
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Unregisters the address from the fabric (it can be reused at once), releases the packets
+     * still queued by {@link #send} and, if the endpoint has its own loop, shuts that loop down
+     * gracefully: tasks already queued on it still run, and packets that reach this endpoint from
+     * now on are dropped and counted in {@link InJvmFabric#droppedNoEndpoint()}. Waits up to 5
+     * seconds for the own loop to terminate unless called on that loop. Thread-safe; idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        fabric.unregister(this);
+        Runnable drain = () -> {
+            Outgoing o;
+            while ((o = pending.poll()) != null) {
+                o.packet().release();
+            }
+        };
+        if (scheduler.inLoop()) {
+            drain.run();
+        } else {
+            try {
+                scheduler.execute(drain);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                drain.run(); // loop gone: nobody else touches the queue any more
+            }
+        }
+        if (ownLoop != null) {
+            var terminated = ownLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+            if (!ownLoop.inEventLoop()) {
+                terminated.awaitUninterruptibly(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** @return whether {@link #close()} was called. */
+    public boolean isClosed() {
+        return closed.get();
+    }
+
+    /** @return the number of exceptions thrown by the receiver (each caught and logged). */
+    public long receiveErrors() {
+        return receiveErrors.sum();
+    }
+
+    /** @return the number of packets handed to this endpoint's receiver. */
+    public long packetsReceived() {
+        return received.sum();
+    }
+
+    /** @return the number of packets accepted by {@link #send} (before any drop in the fabric). */
+    public long packetsSent() {
+        return sent.sum();
+    }
+
+    /** @return the number of packets queued by {@link #send} and not yet flushed. Loop only. */
+    public int pendingPackets() {
+        return pending.size();
+    }
+
+    @Override
+    public String toString() {
+        return "InJvmTransport[" + localAddress + (closed.get() ? ", closed" : "") + "]";
+    }
+}

@@ -1,0 +1,25 @@
+/**
+ * rxe4j transports: how RoCEv2 UDP payloads move between devices.
+ *
+ * <ul>
+ *   <li>{@link io.rxe4j.net.udp.UdpTransport}: real UDP sockets (Netty NIO), RoCEv2 port 4791 by
+ *       default, IPv4 and IPv6;
+ *   <li>{@link io.rxe4j.net.inproc.InJvmFabric}: endpoints inside one JVM, no sockets;
+ *   <li>{@link io.rxe4j.net.sim.VirtualScheduler}: a deterministic virtual-time loop for tests;
+ *   <li>{@link io.rxe4j.net.NettyScheduler}: the {@link io.rxe4j.core.spi.Scheduler} view of a
+ *       Netty event loop.
+ * </ul>
+ */
+module io.rxe4j.net {
+    requires transitive io.rxe4j.core;
+    requires transitive io.netty.transport; // EventLoopGroup in UdpTransport.Builder
+    requires transitive io.netty.common; // EventExecutor in NettyScheduler
+    requires io.netty.buffer;
+    requires org.slf4j;
+    requires jdk.net;
+
+    exports io.rxe4j.net;
+    exports io.rxe4j.net.udp;
+    exports io.rxe4j.net.inproc;
+    exports io.rxe4j.net.sim;
+}
