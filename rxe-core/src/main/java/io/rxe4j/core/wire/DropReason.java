@@ -5,7 +5,10 @@ package io.rxe4j.core.wire;
  * on the device. Source: {@code rxe-facts.md} §4.1 "Receive filtering".
  */
 public enum DropReason {
-    /** Shorter than BTH + ICRC, or than the opcode's headers + pad + ICRC. */
+    /**
+     * Shorter than BTH + ICRC, or than the opcode's headers + pad + ICRC; also an opcode without
+     * payload followed by extra bytes (the lengths do not add up).
+     */
     TOO_SHORT,
     /** BTH TVer is not 0. */
     BAD_TVER,

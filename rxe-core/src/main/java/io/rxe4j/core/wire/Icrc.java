@@ -225,9 +225,12 @@ public final class Icrc {
             cachedDst = dst;
         }
         if (srcIp.length != dstIp.length) {
-            // mixed families: use the IPv4-mapped IPv6 form for both, as a GID would
+            // mixed families: use the IPv4-mapped IPv6 form for both, as a GID would; forget the
+            // cached pair, whose converted bytes must not be reused for a later same-family call
             srcIp = toV6(srcIp);
             dstIp = toV6(dstIp);
+            cachedSrc = null;
+            cachedDst = null;
         }
     }
 
