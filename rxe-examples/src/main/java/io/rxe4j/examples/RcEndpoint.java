@@ -1,0 +1,120 @@
+package io.rxe4j.examples;
+
+import io.rxe4j.core.verbs.Access;
+import io.rxe4j.core.verbs.Mtu;
+import io.rxe4j.core.verbs.QpAttr;
+import io.rxe4j.core.verbs.QpState;
+import io.rxe4j.core.verbs.WorkCompletion;
+import io.rxe4j.net.udp.UdpTransport;
+import io.rxe4j.verbs.CompletionQueue;
+import io.rxe4j.verbs.MemoryRegion;
+import io.rxe4j.verbs.ProtectionDomain;
+import io.rxe4j.verbs.QpInitAttr;
+import io.rxe4j.verbs.QueuePair;
+import io.rxe4j.verbs.RdmaDevice;
+import java.net.InetSocketAddress;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One side of the demo: a device on UDP, a PD, one CQ, one MR and one RC QP, and the
+ * RESET → INIT → RTR → RTS sequence of {@code ibv_rc_pingpong}.
+ */
+public final class RcEndpoint implements AutoCloseable {
+    /** Access granted to the peer on the QP and MR. */
+    public static final int ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+
+    final RdmaDevice device;
+    final ProtectionDomain pd;
+    final CompletionQueue cq;
+    final MemoryRegion mr;
+    final QueuePair qp;
+    final int psn;
+    private final WorkCompletion[] wc = {new WorkCompletion()};
+
+    /**
+     * @param udp the (IP, UDP port) to bind; port 0 picks one
+     * @param mrBytes MR size in bytes
+     */
+    public RcEndpoint(InetSocketAddress udp, long mrBytes, long seed) {
+        device = RdmaDevice.open(UdpTransport.bind(udp));
+        pd = device.allocPd();
+        cq = device.createCq(4096);
+        mr = pd.allocMr(mrBytes, ACCESS);
+        qp = pd.createQp(QpInitAttr.rc(cq, cq));
+        psn = new SplittableRandom(seed).nextInt(1 << 24);
+    }
+
+    /** @return what the peer needs to reach us and our MR */
+    public ConnectionInfo info() {
+        return new ConnectionInfo(device.address(), qp.qpNum(), psn, mr.rkey(), mr.addr(), mr.length());
+    }
+
+    /** Moves the QP to RTS towards {@code peer} at path MTU {@code mtu}. */
+    public void connect(ConnectionInfo peer, Mtu mtu) {
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ACCESS));
+        qp.modify(new QpAttr().state(QpState.RTR).av(peer.address()).pathMtu(mtu).destQpNum(peer.qpn())
+                .rqPsn(peer.psn()).maxDestRdAtomic(16).minRnrTimer(12));
+        qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7).sqPsn(psn).maxRdAtomic(16));
+    }
+
+    /**
+     * Waits for one completion.
+     *
+     * @return the completion (reused on the next call)
+     * @throws IllegalStateException if none arrives within {@code timeoutSeconds}
+     */
+    public WorkCompletion awaitCompletion(long timeoutSeconds) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        while (cq.poll(wc) == 0) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new IllegalStateException("no completion within " + timeoutSeconds + " s; counters "
+                        + device.counters());
+            }
+            cq.await(Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)));
+        }
+        return wc[0];
+    }
+
+    /** {@code ibv_post_recv}. */
+    public void postRecv(io.rxe4j.core.verbs.RecvWr wr) {
+        qp.postRecv(wr);
+    }
+
+    /** {@code ibv_post_send}. */
+    public void postSend(io.rxe4j.core.verbs.SendWr wr) {
+        qp.postSend(wr);
+    }
+
+    /** @return the MR's memory */
+    public java.lang.foreign.MemorySegment segment() {
+        return mr.segment();
+    }
+
+    /** @return the MR's virtual address */
+    public long addr() {
+        return mr.addr();
+    }
+
+    /** @return the MR's lkey */
+    public int lkey() {
+        return mr.lkey();
+    }
+
+    /** @return the device counters that are not zero */
+    public java.util.Map<String, Long> counters() {
+        java.util.Map<String, Long> m = new java.util.LinkedHashMap<>(device.counters());
+        m.values().removeIf(v -> v == 0L);
+        return m;
+    }
+
+    @Override
+    public void close() {
+        qp.close();
+        mr.close();
+        cq.close();
+        pd.close();
+        device.close();
+    }
+}

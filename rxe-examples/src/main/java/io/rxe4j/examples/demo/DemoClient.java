@@ -1,0 +1,215 @@
+package io.rxe4j.examples.demo;
+
+import static io.rxe4j.examples.demo.DemoLayout.BULK;
+import static io.rxe4j.examples.demo.DemoLayout.BULK_SEED;
+import static io.rxe4j.examples.demo.DemoLayout.CAS_OFF;
+import static io.rxe4j.examples.demo.DemoLayout.FAA_OFF;
+import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_LEN;
+import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_OFF;
+import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_SEED;
+import static io.rxe4j.examples.demo.DemoLayout.MR_BYTES;
+import static io.rxe4j.examples.demo.DemoLayout.READ_BACK_OFF;
+import static io.rxe4j.examples.demo.DemoLayout.SCRATCH_OFF;
+import static io.rxe4j.examples.demo.DemoLayout.SEND_IMM;
+import static io.rxe4j.examples.demo.DemoLayout.SEND_LEN;
+import static io.rxe4j.examples.demo.DemoLayout.SEND_SEED;
+import static io.rxe4j.examples.demo.DemoLayout.WRITE_IMM;
+import static io.rxe4j.examples.demo.DemoLayout.WRITE_OFF;
+
+import io.rxe4j.core.verbs.Mtu;
+import io.rxe4j.core.verbs.SendFlags;
+import io.rxe4j.core.verbs.SendWr;
+import io.rxe4j.core.verbs.Sge;
+import io.rxe4j.core.verbs.WcOpcode;
+import io.rxe4j.core.verbs.WcStatus;
+import io.rxe4j.core.verbs.WorkCompletion;
+import io.rxe4j.core.verbs.WrOpcode;
+import io.rxe4j.examples.Bootstrap;
+import io.rxe4j.examples.ConnectionInfo;
+import io.rxe4j.examples.RcEndpoint;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The demo's client process: connects to {@link DemoServer}, runs every RC operation against the
+ * server's MR, checks each result (data byte for byte, atomic return values, the final counter),
+ * and prints a table. Exit code 0 when every check passed, here and on the server.
+ */
+@Command(name = "client", mixinStandardHelpOptions = true, description = "Run the demo client side.")
+public final class DemoClient implements Callable<Integer> {
+    @Option(names = "--connect", required = true, description = "server bootstrap address host:tcpPort")
+    String connect;
+
+    @Option(names = "--bind", description = "IP to bind UDP to (default: ${DEFAULT-VALUE})")
+    String bind = "127.0.0.1";
+
+    @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
+    int mtu = 1024;
+
+    @Option(names = "--atomics", description = "FETCH_AND_ADDs on one counter (default: ${DEFAULT-VALUE})")
+    int atomics = 1000;
+
+    private record Row(String op, int count, long bytes, String status, double millis) {}
+
+    private final List<Row> rows = new ArrayList<>();
+    private final List<String> failures = new ArrayList<>();
+    private RcEndpoint ep;
+    private ConnectionInfo peer;
+
+    @Override
+    public Integer call() throws Exception {
+        int colon = connect.lastIndexOf(':');
+        if (colon < 0) {
+            throw new IllegalArgumentException("--connect must be host:port, got " + connect);
+        }
+        InetAddress ip = InetAddress.getByName(bind);
+        try (RcEndpoint e = new RcEndpoint(new InetSocketAddress(ip, 0), MR_BYTES, 1);
+                Bootstrap boot = new Bootstrap(new Socket(connect.substring(0, colon),
+                        Integer.parseInt(connect.substring(colon + 1))))) {
+            ep = e;
+            peer = boot.exchange(ep.info());
+            ep.connect(peer, Mtu.ofBytes(mtu));
+            String ready = boot.receive();
+            if (!ready.equals("READY")) {
+                throw new IllegalStateException("expected READY from the server, got " + ready);
+            }
+            runOperations();
+            boot.send("DONE");
+            String verdict = boot.receive();
+            rows.add(new Row("server-side checks", 2, 0, verdict.equals("OK") ? "OK" : "FAIL", 0));
+            if (!verdict.equals("OK")) {
+                failures.add("server: " + verdict);
+            }
+            printTable();
+            System.out.println("client counters: " + ep.counters());
+        }
+        if (failures.isEmpty()) {
+            System.out.println("all checks passed");
+            return 0;
+        }
+        System.out.println("FAILED: " + failures);
+        return 1;
+    }
+
+    private void runOperations() {
+        MemorySegment mem = ep.segment();
+        long local = ep.addr();
+        int lkey = ep.lkey();
+        long remote = peer.va();
+        int rkey = peer.rkey();
+        SendWr wr = new SendWr();
+
+        // RDMA WRITE 1 MiB, then READ it back and compare byte for byte
+        Pattern.fill(mem, WRITE_OFF, BULK, BULK_SEED);
+        op("RDMA_WRITE", 1, BULK, () -> post(wr.set(1, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                new Sge(local + WRITE_OFF, BULK, lkey)).remote(remote + WRITE_OFF, rkey), WcOpcode.RDMA_WRITE, BULK));
+        op("RDMA_READ", 1, BULK, () -> {
+            boolean ok = post(wr.set(2, WrOpcode.RDMA_READ, SendFlags.SIGNALED,
+                    new Sge(local + READ_BACK_OFF, BULK, lkey)).remote(remote + WRITE_OFF, rkey), WcOpcode.RDMA_READ, BULK);
+            return ok && check(Pattern.matches(mem, READ_BACK_OFF, BULK, BULK_SEED),
+                    "READ returned different bytes than WRITE stored");
+        });
+        // zero-length WRITE and READ (no rkey check, C9-88)
+        op("RDMA_WRITE 0 B", 1, 0, () -> post(wr.set(3, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED).remote(0, 0),
+                WcOpcode.RDMA_WRITE, 0));
+        op("RDMA_READ 0 B", 1, 0, () -> post(wr.set(4, WrOpcode.RDMA_READ, SendFlags.SIGNALED).remote(0, 0),
+                WcOpcode.RDMA_READ, 0));
+        // WRITE_WITH_IMM: the server checks its RECV_RDMA_WITH_IMM completion and the data
+        Pattern.fill(mem, IMM_WRITE_OFF, IMM_WRITE_LEN, IMM_WRITE_SEED);
+        op("RDMA_WRITE_WITH_IMM", 1, IMM_WRITE_LEN, () -> post(wr.set(5, WrOpcode.RDMA_WRITE_WITH_IMM,
+                SendFlags.SIGNALED, new Sge(local + IMM_WRITE_OFF, IMM_WRITE_LEN, lkey))
+                .remote(remote + IMM_WRITE_OFF, rkey).imm(WRITE_IMM), WcOpcode.RDMA_WRITE, IMM_WRITE_LEN));
+        // SEND_WITH_IMM: the server checks the payload and the immediate
+        Pattern.fill(mem, SCRATCH_OFF - SEND_LEN, SEND_LEN, SEND_SEED);
+        op("SEND_WITH_IMM", 1, SEND_LEN, () -> post(wr.set(6, WrOpcode.SEND_WITH_IMM, SendFlags.SIGNALED,
+                new Sge(local + SCRATCH_OFF - SEND_LEN, SEND_LEN, lkey)).imm(SEND_IMM), WcOpcode.SEND, SEND_LEN));
+        // CMP_AND_SWP: set the word to 42 with a WRITE, swap 42 -> 7, then a failing compare
+        op("ATOMIC_CMP_AND_SWP", 2, 16, () -> {
+            mem.set(ValueLayout.JAVA_LONG, SCRATCH_OFF, 42L);
+            boolean ok = post(wr.set(7, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                    new Sge(local + SCRATCH_OFF, 8, lkey)).remote(remote + CAS_OFF, rkey), WcOpcode.RDMA_WRITE, 8);
+            ok &= post(atomic(wr, 8, WrOpcode.ATOMIC_CMP_AND_SWP, local + SCRATCH_OFF, lkey, remote + CAS_OFF, rkey,
+                    42, 7), WcOpcode.COMP_SWAP, 8);
+            ok &= check(mem.get(ValueLayout.JAVA_LONG, SCRATCH_OFF) == 42, "CAS did not return the old value 42");
+            ok &= post(atomic(wr, 9, WrOpcode.ATOMIC_CMP_AND_SWP, local + SCRATCH_OFF, lkey, remote + CAS_OFF, rkey,
+                    42, 9), WcOpcode.COMP_SWAP, 8);
+            ok &= check(mem.get(ValueLayout.JAVA_LONG, SCRATCH_OFF) == 7, "failed CAS did not return the current 7");
+            ok &= post(wr.set(10, WrOpcode.RDMA_READ, SendFlags.SIGNALED, new Sge(local + SCRATCH_OFF, 8, lkey))
+                    .remote(remote + CAS_OFF, rkey), WcOpcode.RDMA_READ, 8);
+            return ok && check(mem.get(ValueLayout.JAVA_LONG, SCRATCH_OFF) == 7, "word after CAS is not 7");
+        });
+        // FETCH_AND_ADD x N on one counter: each returns the running total
+        long add = 3;
+        op("ATOMIC_FETCH_AND_ADD", atomics, 8L * atomics, () -> {
+            boolean ok = true;
+            for (int i = 0; i < atomics && ok; i++) {
+                ok = post(atomic(wr, 100 + i, WrOpcode.ATOMIC_FETCH_AND_ADD, local + SCRATCH_OFF, lkey,
+                        remote + FAA_OFF, rkey, add, 0), WcOpcode.FETCH_ADD, 8);
+                ok = ok && check(mem.get(ValueLayout.JAVA_LONG, SCRATCH_OFF) == add * i,
+                        "FETCH_AND_ADD #" + i + " returned " + mem.get(ValueLayout.JAVA_LONG, SCRATCH_OFF));
+            }
+            ok = ok && post(wr.set(11, WrOpcode.RDMA_READ, SendFlags.SIGNALED, new Sge(local + SCRATCH_OFF, 8, lkey))
+                    .remote(remote + FAA_OFF, rkey), WcOpcode.RDMA_READ, 8);
+            return ok && check(mem.get(ValueLayout.JAVA_LONG, SCRATCH_OFF) == add * atomics,
+                    "final counter " + mem.get(ValueLayout.JAVA_LONG, SCRATCH_OFF) + " != " + add * atomics);
+        });
+    }
+
+    private static SendWr atomic(SendWr wr, long id, WrOpcode op, long local, int lkey, long remote, int rkey,
+            long compareAdd, long swap) {
+        wr.set(id, op, SendFlags.SIGNALED, new Sge(local, 8, lkey)).remote(remote, rkey);
+        wr.compareAdd = compareAdd;
+        wr.swap = swap;
+        return wr;
+    }
+
+    @FunctionalInterface
+    private interface Step {
+        boolean run();
+    }
+
+    private void op(String name, int count, long bytes, Step step) {
+        long t0 = System.nanoTime();
+        boolean ok;
+        try {
+            ok = step.run();
+        } catch (RuntimeException e) {
+            failures.add(name + ": " + e);
+            ok = false;
+        }
+        rows.add(new Row(name, count, bytes, ok ? "OK" : "FAIL", (System.nanoTime() - t0) / 1e6));
+    }
+
+    private boolean post(SendWr wr, WcOpcode expect, long byteLen) {
+        ep.postSend(wr);
+        WorkCompletion wc = ep.awaitCompletion(60);
+        if (wc.status != WcStatus.SUCCESS || wc.opcode != expect || wc.byteLen != byteLen || wc.wrId != wr.wrId) {
+            failures.add("wr " + wr.wrId + " " + wr.opcode + ": " + wc);
+            return false;
+        }
+        return true;
+    }
+
+    private boolean check(boolean cond, String what) {
+        if (!cond) {
+            failures.add(what);
+        }
+        return cond;
+    }
+
+    private void printTable() {
+        System.out.printf(Locale.ROOT, "%-22s %8s %10s %-6s %10s%n", "operation", "count", "bytes", "status", "time(ms)");
+        for (Row r : rows) {
+            System.out.printf(Locale.ROOT, "%-22s %8d %10d %-6s %10.2f%n", r.op, r.count, r.bytes, r.status, r.millis);
+        }
+    }
+}

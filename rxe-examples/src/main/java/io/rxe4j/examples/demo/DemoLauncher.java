@@ -1,0 +1,85 @@
+package io.rxe4j.examples.demo;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Runs the whole demo: starts {@link DemoServer} and {@link DemoClient} as two separate JVM
+ * processes on this machine (same Java, same class path), relays their output with a prefix, and
+ * exits 0 only if both exit 0 within the time limit.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = "Run the server and the client as two processes over UDP on 127.0.0.1.")
+public final class DemoLauncher implements Callable<Integer> {
+    @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
+    int mtu = 1024;
+
+    @Option(names = "--timeout", description = "seconds before both processes are killed (default: ${DEFAULT-VALUE})")
+    long timeoutSeconds = 180;
+
+    @Override
+    public Integer call() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String cp = System.getProperty("java.class.path");
+        Process server = start(java, cp, "server", "--mtu", Integer.toString(mtu));
+        CompletableFuture<Integer> port = new CompletableFuture<>();
+        Thread serverOut = relay(server, "[server] ", port);
+        Integer tcpPort = port.get(60, TimeUnit.SECONDS);
+        Process client = start(java, cp, "client", "--connect", "127.0.0.1:" + tcpPort, "--mtu", Integer.toString(mtu));
+        Thread clientOut = relay(client, "[client] ", null);
+        boolean clientDone = client.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+        boolean serverDone = server.waitFor(clientDone ? 30 : 1, TimeUnit.SECONDS);
+        if (!clientDone || !serverDone) {
+            client.destroyForcibly();
+            server.destroyForcibly();
+            System.out.println("DEMO FAILED: timed out after " + timeoutSeconds + " s");
+            return 1;
+        }
+        clientOut.join(5000);
+        serverOut.join(5000);
+        int rc = client.exitValue() | server.exitValue();
+        System.out.println(rc == 0 ? "DEMO PASSED (client and server exited 0)"
+                : "DEMO FAILED (client exit " + client.exitValue() + ", server exit " + server.exitValue() + ")");
+        return rc == 0 ? 0 : 1;
+    }
+
+    private static Process start(String java, String cp, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-cp", cp,
+                RxeDemo.class.getName()));
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    }
+
+    private static Thread relay(Process p, String prefix, CompletableFuture<Integer> port) {
+        Thread t = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    if (port != null && line.startsWith("LISTENING ")) {
+                        port.complete(Integer.parseInt(line.substring(10).trim()));
+                    }
+                    System.out.println(prefix + line);
+                }
+            } catch (IOException | NumberFormatException e) {
+                System.out.println(prefix + "<output lost: " + e + ">");
+            } finally {
+                if (port != null) {
+                    port.completeExceptionally(new IllegalStateException("server exited before listening"));
+                }
+            }
+        }, "relay" + prefix.trim());
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+}

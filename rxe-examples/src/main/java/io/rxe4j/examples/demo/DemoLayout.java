@@ -1,0 +1,24 @@
+package io.rxe4j.examples.demo;
+
+/** Offsets (bytes) inside each side's 4 MiB MR, and the values both processes agree on. */
+final class DemoLayout {
+    static final long MR_BYTES = 4L << 20;
+    static final int BULK = 1 << 20;
+    static final long WRITE_OFF = 0;
+    static final long READ_BACK_OFF = 1L << 20;
+    static final long IMM_WRITE_OFF = 2L << 20;
+    static final int IMM_WRITE_LEN = 64 << 10;
+    static final long RECV_OFF = 3L << 20;
+    static final int SEND_LEN = 4000;
+    static final int RECV_LEN = 64 << 10;
+    static final long CAS_OFF = MR_BYTES - 16;
+    static final long FAA_OFF = MR_BYTES - 8;
+    static final long SCRATCH_OFF = MR_BYTES - 4096;
+    static final int SEND_IMM = 0x5EED;
+    static final int WRITE_IMM = 0xC0FFEE;
+    static final long SEND_SEED = 11;
+    static final long IMM_WRITE_SEED = 12;
+    static final long BULK_SEED = 13;
+
+    private DemoLayout() {}
+}

@@ -1,0 +1,118 @@
+package io.rxe4j.examples.demo;
+
+import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_LEN;
+import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_OFF;
+import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_SEED;
+import static io.rxe4j.examples.demo.DemoLayout.MR_BYTES;
+import static io.rxe4j.examples.demo.DemoLayout.RECV_LEN;
+import static io.rxe4j.examples.demo.DemoLayout.RECV_OFF;
+import static io.rxe4j.examples.demo.DemoLayout.SEND_IMM;
+import static io.rxe4j.examples.demo.DemoLayout.SEND_LEN;
+import static io.rxe4j.examples.demo.DemoLayout.SEND_SEED;
+import static io.rxe4j.examples.demo.DemoLayout.WRITE_IMM;
+
+import io.rxe4j.core.verbs.Mtu;
+import io.rxe4j.core.verbs.RecvWr;
+import io.rxe4j.core.verbs.Sge;
+import io.rxe4j.core.verbs.WcOpcode;
+import io.rxe4j.core.verbs.WcStatus;
+import io.rxe4j.core.verbs.WorkCompletion;
+import io.rxe4j.examples.Bootstrap;
+import io.rxe4j.examples.ConnectionInfo;
+import io.rxe4j.examples.RcEndpoint;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The demo's server process: exposes a 4 MiB MR, accepts one bootstrap connection, posts the
+ * receives the client's SEND and WRITE_WITH_IMM consume, and checks them when the client is done.
+ * Prints {@code LISTENING <tcpPort>} once it accepts connections. Exit code 0 when every check
+ * passed.
+ */
+@Command(name = "server", mixinStandardHelpOptions = true, description = "Run the demo server side.")
+public final class DemoServer implements Callable<Integer> {
+    @Option(names = "--bind", description = "IP to bind UDP and TCP to (default: ${DEFAULT-VALUE})")
+    String bind = "127.0.0.1";
+
+    @Option(names = "--udp-port", description = "UDP port of the device; 0 = any (default: ${DEFAULT-VALUE})")
+    int udpPort = 0;
+
+    @Option(names = "--tcp-port", description = "bootstrap TCP port; 0 = any (default: ${DEFAULT-VALUE})")
+    int tcpPort = 0;
+
+    @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
+    int mtu = 1024;
+
+    @Override
+    public Integer call() throws Exception {
+        InetAddress ip = InetAddress.getByName(bind);
+        try (RcEndpoint ep = new RcEndpoint(new InetSocketAddress(ip, udpPort), MR_BYTES, 2);
+                ServerSocket ss = new ServerSocket(tcpPort, 1, ip)) {
+            System.out.println("LISTENING " + ss.getLocalPort());
+            System.out.flush();
+            try (Bootstrap boot = new Bootstrap(ss.accept())) {
+                ConnectionInfo peer = boot.exchange(ep.info());
+                ep.connect(peer, Mtu.ofBytes(mtu));
+                long base = ep.info().va();
+                int lkey = ep.info().rkey();
+                // receive WQEs are consumed in order: first by the client's WRITE_WITH_IMM (which
+                // needs no buffer), then by its SEND_WITH_IMM
+                ep.postRecv(new RecvWr().set(2, new Sge(base + RECV_OFF + RECV_LEN, 16, lkey)));
+                ep.postRecv(new RecvWr().set(1, new Sge(base + RECV_OFF, RECV_LEN, lkey)));
+                boot.send("READY");
+                String done = boot.receive();
+                List<String> failures = new ArrayList<>();
+                if (!done.equals("DONE")) {
+                    failures.add("expected DONE, got " + done);
+                }
+                checkReceives(ep, failures);
+                boot.send(failures.isEmpty() ? "OK" : "FAIL " + String.join("; ", failures));
+                System.out.println(failures.isEmpty() ? "server checks passed: SEND_WITH_IMM and WRITE_WITH_IMM received"
+                        : "server checks FAILED: " + failures);
+                System.out.println("server counters: " + ep.counters());
+                return failures.isEmpty() ? 0 : 1;
+            }
+        }
+    }
+
+    private static void checkReceives(RcEndpoint ep, List<String> failures) {
+        boolean sawSend = false;
+        boolean sawWriteImm = false;
+        for (int i = 0; i < 2; i++) {
+            WorkCompletion wc = ep.awaitCompletion(30);
+            if (wc.status != WcStatus.SUCCESS) {
+                failures.add("receive completion " + wc);
+                continue;
+            }
+            if (wc.opcode == WcOpcode.RECV) {
+                sawSend = true;
+                if (wc.wrId != 1 || wc.byteLen != SEND_LEN || (wc.wcFlags & WorkCompletion.WC_WITH_IMM) == 0
+                        || wc.immData != SEND_IMM) {
+                    failures.add("SEND_WITH_IMM completion wrong: " + wc);
+                }
+                if (!Pattern.matches(ep.segment(), RECV_OFF, SEND_LEN, SEND_SEED)) {
+                    failures.add("SEND payload differs from what the client sent");
+                }
+            } else if (wc.opcode == WcOpcode.RECV_RDMA_WITH_IMM) {
+                sawWriteImm = true;
+                if (wc.byteLen != IMM_WRITE_LEN || wc.immData != WRITE_IMM) {
+                    failures.add("WRITE_WITH_IMM completion wrong: " + wc);
+                }
+                if (!Pattern.matches(ep.segment(), IMM_WRITE_OFF, IMM_WRITE_LEN, IMM_WRITE_SEED)) {
+                    failures.add("WRITE_WITH_IMM data differs from what the client wrote");
+                }
+            } else {
+                failures.add("unexpected receive completion " + wc);
+            }
+        }
+        if (!sawSend || !sawWriteImm) {
+            failures.add("missing receive completions (SEND " + sawSend + ", WRITE_WITH_IMM " + sawWriteImm + ")");
+        }
+    }
+}
