@@ -2,7 +2,6 @@ package io.rxe4j.core.qp;
 
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.device.DeviceCounters;
-import io.rxe4j.core.memory.MemoryCopy;
 import io.rxe4j.core.memory.MemoryRegion;
 import io.rxe4j.core.verbs.Access;
 import io.rxe4j.core.verbs.WcStatus;
@@ -216,29 +215,8 @@ final class Completer {
     }
 
     private boolean scatter(SendWqe w, long msgOffset, ByteBuf b, int index, int len) {
-        long skip = msgOffset;
-        int done = 0;
-        for (int i = 0; i < w.numSge && done < len; i++) {
-            int sl = w.sgeLength[i];
-            if (skip >= sl) {
-                skip -= sl;
-                continue;
-            }
-            int n = (int) Math.min(sl - skip, len - done);
-            long va = w.sgeAddr[i] + skip;
-            MemoryRegion mr = qp.device.mrs().lookup(w.sgeLkey[i]);
-            if (mr == null || mr.pd() != qp.pd || !mr.allows(va, n, Access.LOCAL_WRITE)) {
-                return false;
-            }
-            try {
-                MemoryCopy.fromBuf(b, index + done, mr.segment(), mr.offset(va), n);
-            } catch (IllegalStateException closed) {
-                return false;
-            }
-            done += n;
-            skip = 0;
-        }
-        return done == len;
+        return SgeCopy.copy(qp.device.mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, msgOffset, b, index,
+                len, false, Access.LOCAL_WRITE);
     }
 
     /** Valid response progress: reset retry counters, refresh the timer, let the requester go on. */

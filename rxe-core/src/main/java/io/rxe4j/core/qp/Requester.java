@@ -2,8 +2,6 @@ package io.rxe4j.core.qp;
 
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.device.DeviceCounters;
-import io.rxe4j.core.memory.MemoryCopy;
-import io.rxe4j.core.memory.MemoryRegion;
 import io.rxe4j.core.spi.Scheduler;
 import io.rxe4j.core.verbs.QpState;
 import io.rxe4j.core.verbs.SendFlags;
@@ -249,29 +247,8 @@ final class Requester {
             b.setBytes(index, w.inline, (int) msgOffset, len);
             return true;
         }
-        long skip = msgOffset;
-        int done = 0;
-        for (int i = 0; i < w.numSge && done < len; i++) {
-            int sl = w.sgeLength[i];
-            if (skip >= sl) {
-                skip -= sl;
-                continue;
-            }
-            int n = (int) Math.min(sl - skip, len - done);
-            MemoryRegion mr = qp.device.mrs().lookup(w.sgeLkey[i]);
-            long va = w.sgeAddr[i] + skip;
-            if (mr == null || mr.pd() != qp.pd || !mr.allows(va, n, 0)) {
-                return false;
-            }
-            try {
-                MemoryCopy.toBuf(mr.segment(), mr.offset(va), b, index + done, n);
-            } catch (IllegalStateException closed) {
-                return false; // MR memory released concurrently
-            }
-            done += n;
-            skip = 0;
-        }
-        return done == len;
+        return SgeCopy.copy(qp.device.mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, msgOffset, b,
+                index, len, true, 0);
     }
 
     private boolean sendRead(SendWqe w, int pmtu) {

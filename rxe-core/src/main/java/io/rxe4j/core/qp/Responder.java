@@ -157,8 +157,7 @@ final class Responder {
             nakError(Aeth.NAK_INVALID_REQUEST, p); // receive buffer too small (rxe-facts §5.6)
             return;
         }
-        int placed = scatterToRecv(recv, recvOffset, pkt.buf(), pkt.payloadIndex(), n);
-        if (placed < 0) {
+        if (!scatterToRecv(recv, recvOffset, pkt.buf(), pkt.payloadIndex(), n)) {
             nakError(Aeth.NAK_REMOTE_OP_ERROR, p); // malformed receive WQE
             return;
         }
@@ -201,8 +200,8 @@ final class Responder {
             }
             MemoryRegion mr = null;
             if (len > 0) { // C9-88: a zero-length WRITE checks no rkey
-                mr = qp.device.mrs().lookup(rkey);
-                if (mr == null || mr.pd() != qp.pd || !mr.allows(va, len, Access.REMOTE_WRITE)) {
+                mr = remoteMr(rkey, va, len, Access.REMOTE_WRITE);
+                if (mr == null) {
                     nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
                     return;
                 }
@@ -267,8 +266,8 @@ final class Responder {
         }
         MemoryRegion mr = null;
         if (len > 0) {
-            mr = qp.device.mrs().lookup(rkey);
-            if (mr == null || mr.pd() != qp.pd || !mr.allows(va, len, Access.REMOTE_READ)) {
+            mr = remoteMr(rkey, va, len, Access.REMOTE_READ);
+            if (mr == null) {
                 nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
                 return;
             }
@@ -294,8 +293,8 @@ final class Responder {
         int at = pkt.index(Header.ATOMIC_ETH);
         long va = AtomicEth.va(pkt.buf(), at);
         int rkey = AtomicEth.rkey(pkt.buf(), at);
-        MemoryRegion mr = qp.device.mrs().lookup(rkey);
-        if (mr == null || mr.pd() != qp.pd || !mr.allows(va, 8, Access.REMOTE_ATOMIC)) {
+        MemoryRegion mr = remoteMr(rkey, va, 8, Access.REMOTE_ATOMIC);
+        if (mr == null) {
             nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
             return;
         }
@@ -354,8 +353,8 @@ final class Responder {
                 }
                 MemoryRegion mr = null;
                 if (len > 0) {
-                    mr = qp.device.mrs().lookup(rkey);
-                    if (mr == null || mr.pd() != qp.pd || !mr.allows(va, len, Access.REMOTE_READ)) {
+                    mr = remoteMr(rkey, va, len, Access.REMOTE_READ); // looked up again (rxe-facts §5.5)
+                    if (mr == null) {
                         counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
                         return;
                     }
@@ -372,6 +371,15 @@ final class Responder {
             }
             default -> counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
         }
+    }
+
+    /**
+     * CHK_RKEY: the MR named by {@code rkey}, if it is valid, of this QP's PD, holds
+     * {@code [va, va+len)} and grants {@code access}; else null (NAK 0x62).
+     */
+    private MemoryRegion remoteMr(int rkey, long va, long len, int access) {
+        MemoryRegion mr = qp.device.mrs().lookup(rkey);
+        return mr != null && mr.pd() == qp.pd && mr.allows(va, len, access) ? mr : null;
     }
 
     // ------------------------------------------------------------------ errors
@@ -400,30 +408,9 @@ final class Responder {
 
     // ------------------------------------------------------------------ packets out
 
-    private int scatterToRecv(RecvWqe r, long msgOffset, ByteBuf b, int index, int len) {
-        long skip = msgOffset;
-        int done = 0;
-        for (int i = 0; i < r.numSge && done < len; i++) {
-            int sl = r.sgeLength[i];
-            if (skip >= sl) {
-                skip -= sl;
-                continue;
-            }
-            int n = (int) Math.min(sl - skip, len - done);
-            long va = r.sgeAddr[i] + skip;
-            MemoryRegion mr = qp.device.mrs().lookup(r.sgeLkey[i]);
-            if (mr == null || mr.pd() != qp.pd || !mr.allows(va, n, Access.LOCAL_WRITE)) {
-                return -1;
-            }
-            try {
-                MemoryCopy.fromBuf(b, index + done, mr.segment(), mr.offset(va), n);
-            } catch (IllegalStateException closed) {
-                return -1;
-            }
-            done += n;
-            skip = 0;
-        }
-        return done == len ? done : -1;
+    private boolean scatterToRecv(RecvWqe r, long msgOffset, ByteBuf b, int index, int len) {
+        return SgeCopy.copy(qp.device.mrs(), qp.pd, r.sgeAddr, r.sgeLength, r.sgeLkey, r.numSge, msgOffset, b, index,
+                len, false, Access.LOCAL_WRITE);
     }
 
     void sendAck(int syndrome, int psn) {
