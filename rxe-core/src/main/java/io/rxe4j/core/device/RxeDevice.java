@@ -281,7 +281,7 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         try {
             receive(packet, sender, recipient);
         } catch (RuntimeException e) {
-            counters.drop(DropReason.OTHER);
+            counters.drop(DropReason.INTERNAL_ERROR);
             if (LOG.isDebugEnabled()) {
                 LOG.debug("packet from {} dropped by an unexpected error", sender, e);
             }

@@ -185,9 +185,17 @@ final class Responder {
     }
 
     private void executeWrite(PacketView pkt, Opcode op, int p, int n, int pmtu) {
-        if (op.consumesRecvWqe() && qp.peekRecv() == null) {
-            rnrNak(p); // WRITE_WITH_IMM needs a receive WQE for its completion
-            return;
+        if (op.consumesRecvWqe()) {
+            // CHK_RESOURCE: WRITE_WITH_IMM needs a receive WQE for its completion. rxe takes it
+            // before CHK_LENGTH/CHK_RKEY, so a later class C error completes this WQE with the
+            // error status (rxe_resp.c do_complete) rather than flushing it.
+            RecvWqe r = qp.peekRecv();
+            if (r == null) {
+                rnrNak(p);
+                return;
+            }
+            recv = r;
+            recvOffset = 0;
         }
         if (op.isFirst()) {
             int reth = pkt.index(Header.RETH);
@@ -236,7 +244,8 @@ final class Responder {
             writeMr = null;
             msn = Psn.next(msn);
             if (op.hasImmediate()) {
-                RecvWqe r = qp.peekRecv();
+                RecvWqe r = recv;
+                recv = null;
                 qp.consumeRecv();
                 int imm = ImmDt.imm(pkt.buf(), pkt.index(Header.IMM_DT));
                 if (!qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeLength,

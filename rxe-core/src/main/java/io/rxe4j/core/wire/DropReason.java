@@ -28,6 +28,8 @@ public enum DropReason {
     QP_STATE,
     /** Sender address is not the QP's peer. */
     WRONG_PEER,
-    /** Anything else the engine refused without a NAK. */
-    OTHER
+    /** Anything else the engine refused without a NAK (stale or unexpected responses, unmatched duplicates). */
+    OTHER,
+    /** An unexpected exception in the engine while handling the packet (a bug: logged at debug). */
+    INTERNAL_ERROR
 }
