@@ -12,9 +12,9 @@ module io.rxe4j.core {
 
     exports io.rxe4j.core.verbs;
     exports io.rxe4j.core.spi;
-    exports io.rxe4j.core.wire to io.rxe4j.net, io.rxe4j.verbs, io.rxe4j.examples;
-    exports io.rxe4j.core.memory to io.rxe4j.net, io.rxe4j.verbs, io.rxe4j.examples;
-    exports io.rxe4j.core.qp to io.rxe4j.net, io.rxe4j.verbs, io.rxe4j.examples;
-    exports io.rxe4j.core.cq to io.rxe4j.net, io.rxe4j.verbs, io.rxe4j.examples;
-    exports io.rxe4j.core.device to io.rxe4j.net, io.rxe4j.verbs, io.rxe4j.examples;
+    exports io.rxe4j.core.wire to io.rxe4j.net, io.rxe4j.verbs;
+    exports io.rxe4j.core.memory to io.rxe4j.net, io.rxe4j.verbs;
+    exports io.rxe4j.core.qp to io.rxe4j.net, io.rxe4j.verbs;
+    exports io.rxe4j.core.cq to io.rxe4j.net, io.rxe4j.verbs;
+    exports io.rxe4j.core.device to io.rxe4j.net, io.rxe4j.verbs;
 }

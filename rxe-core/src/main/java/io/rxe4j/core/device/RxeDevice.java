@@ -320,7 +320,10 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
             counters.drop(DropReason.WRONG_TRANSPORT);
             return;
         }
-        if (!sender.equals(qp.av())) {
+        // rxe-facts §4.1: the packet's IP source must be the QP's peer; the UDP source port is
+        // not checked (a kernel rdma_rxe peer sends from a hashed port to 4791)
+        InetSocketAddress av = qp.av();
+        if (av == null || !sender.getAddress().equals(av.getAddress())) {
             counters.drop(DropReason.WRONG_PEER);
             return;
         }

@@ -105,8 +105,8 @@ final class Completer {
         SendWqe w;
         while ((w = head()) != null) {
             if (w.isReadOrAtomic()) {
-                if (Psn.diff(p, w.firstPsn) >= 0 && w.state == SendWqe.State.PENDING) {
-                    // an ACK beyond a READ/ATOMIC: its response was lost (rxe-facts §5.2)
+                if (Psn.diff(p, w.lastPsn) > 0 && w.state == SendWqe.State.PENDING) {
+                    // an ACK past a READ/ATOMIC's last PSN: its response was lost (rxe-facts §5.2, §5.8)
                     compPsn = w.firstPsn;
                     qp.requester.retry(false);
                     return;
@@ -235,12 +235,14 @@ final class Completer {
             qp.requester.returnCredit();
         }
         w.state = SendWqe.State.DONE;
+        // the CQE is built from the slot before the slot is handed back to posting threads
+        boolean cqOk = qp.completeSend(w, status, vendorErr);
         long comp = qp.sqCompleted() + 1;
         qp.advanceSqCompleted(comp);
         if (qp.sqReq - comp < 0) {
             qp.sqReq = comp;
         }
-        if (!qp.completeSend(w, status, vendorErr)) {
+        if (!cqOk) {
             qp.moveToError();
             return false;
         }

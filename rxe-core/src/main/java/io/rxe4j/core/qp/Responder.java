@@ -108,7 +108,7 @@ final class Responder {
         }
         // CHK_OP_VALID
         int need = switch (op.operation()) {
-            case SEND -> 0;
+            case SEND -> op.hasInvalidate() ? -1 : 0; // no memory windows / invalidation yet
             case WRITE -> Access.REMOTE_WRITE;
             case READ -> Access.REMOTE_READ;
             case COMPARE_SWAP, FETCH_ADD -> Access.REMOTE_ATOMIC;
@@ -172,9 +172,10 @@ final class Responder {
             RecvWqe r = recv;
             recv = null;
             inMessage = InMessage.NONE;
-            qp.consumeRecv();
             msn = Psn.next(msn);
-            if (!qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, flags, imm)) {
+            boolean cqOk = qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, flags, imm);
+            qp.consumeRecv(); // only after the CQE was built from the slot
+            if (!cqOk) {
                 qp.moveToError();
                 return;
             }
@@ -246,10 +247,11 @@ final class Responder {
             if (op.hasImmediate()) {
                 RecvWqe r = recv;
                 recv = null;
-                qp.consumeRecv();
                 int imm = ImmDt.imm(pkt.buf(), pkt.index(Header.IMM_DT));
-                if (!qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeLength,
-                        WorkCompletion.WC_GRH | WorkCompletion.WC_WITH_IMM, imm)) {
+                boolean cqOk = qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeLength,
+                        WorkCompletion.WC_GRH | WorkCompletion.WC_WITH_IMM, imm);
+                qp.consumeRecv();
+                if (!cqOk) {
                     qp.moveToError();
                     return;
                 }
@@ -409,8 +411,8 @@ final class Responder {
                 default -> WcStatus.REM_INV_REQ_ERR;
             };
             recv = null;
-            qp.consumeRecv();
             qp.completeRecv(r, st, WcOpcode.RECV, (int) recvOffset, 0, 0);
+            qp.consumeRecv();
         }
         qp.moveToError();
     }
