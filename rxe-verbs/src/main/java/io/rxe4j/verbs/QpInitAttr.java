@@ -1,6 +1,6 @@
 package io.rxe4j.verbs;
 
-import io.rxe4j.core.qp.QpCaps;
+import io.rxe4j.core.verbs.QpCaps;
 import io.rxe4j.core.verbs.QpType;
 
 /**

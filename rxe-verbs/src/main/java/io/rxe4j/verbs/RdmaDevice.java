@@ -1,9 +1,8 @@
 package io.rxe4j.verbs;
 
-import io.rxe4j.core.device.DeviceConfig;
-import io.rxe4j.core.device.DeviceCounters;
+import io.rxe4j.core.verbs.DeviceConfig;
 import io.rxe4j.core.device.RxeDevice;
-import io.rxe4j.core.qp.QpCaps;
+import io.rxe4j.core.verbs.QpCaps;
 import io.rxe4j.core.spi.Transport;
 import io.rxe4j.core.verbs.Mtu;
 import java.util.Map;
@@ -75,11 +74,6 @@ public final class RdmaDevice implements AutoCloseable {
         return core.counters().snapshot();
     }
 
-    /** @return the live counters object (read-mostly; written by the device loop) */
-    public DeviceCounters rawCounters() {
-        return core.counters();
-    }
-
     /** @return a new protection domain ({@code ibv_alloc_pd}) */
     public ProtectionDomain allocPd() {
         checkOpen();
@@ -107,7 +101,10 @@ public final class RdmaDevice implements AutoCloseable {
         }
     }
 
-    /** @return the engine behind this device (for rxe4j's own tools and tests) */
+    /**
+     * @return the engine behind this device, for rxe4j's own modules and tests (its package is not
+     *     exported to user modules)
+     */
     public RxeDevice engine() {
         return core;
     }

@@ -5,6 +5,7 @@ import io.rxe4j.core.device.RxeDevice;
 import io.rxe4j.core.memory.MemoryRegion;
 import io.rxe4j.core.memory.ProtectionDomain;
 import io.rxe4j.core.spi.Scheduler;
+import io.rxe4j.core.verbs.QpCaps;
 import io.rxe4j.core.verbs.Access;
 import io.rxe4j.core.verbs.Mtu;
 import io.rxe4j.core.verbs.QpAttr;

@@ -3,7 +3,7 @@ package io.rxe4j.core.memory;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rxe4j.core.device.DeviceConfig;
+import io.rxe4j.core.verbs.DeviceConfig;
 import io.rxe4j.core.device.FakeTransport;
 import io.rxe4j.core.device.RxeDevice;
 import io.rxe4j.core.verbs.Access;

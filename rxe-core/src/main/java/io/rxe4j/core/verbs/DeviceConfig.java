@@ -1,4 +1,4 @@
-package io.rxe4j.core.device;
+package io.rxe4j.core.verbs;
 
 /**
  * Device options.

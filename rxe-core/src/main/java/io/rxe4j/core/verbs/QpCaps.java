@@ -1,4 +1,4 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.verbs;
 
 /**
  * QP capacities ({@code struct ibv_qp_cap}).

@@ -1,0 +1,9 @@
+package io.rxe4j.verbs;
+
+/** {@link WireFormatSuite} over real UDP sockets on 127.0.0.1 with ephemeral ports. */
+class UdpWireFormatTest extends WireFormatSuite {
+    @Override
+    Net createNet() {
+        return udp();
+    }
+}
