@@ -1,5 +1,6 @@
 package io.rxe4j.core.qp;
 
+import io.rxe4j.core.wire.DropReason;
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.device.DeviceCounters;
 import io.rxe4j.core.memory.MemoryRegion;
@@ -52,14 +53,14 @@ final class Completer {
             case ACKNOWLEDGE -> onAcknowledge(pkt, p);
             case READ_RESPONSE -> onReadResponse(pkt, op, p);
             case ATOMIC_ACKNOWLEDGE -> onAtomicAck(pkt, p);
-            default -> counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
+            default -> counters.drop(DropReason.OTHER);
         }
     }
 
     private void onAcknowledge(PacketView pkt, int p) {
         int syndrome = Aeth.syndrome(pkt.buf(), pkt.index(Header.AETH));
         if (Psn.diff(p, qp.requester.psn) >= 0) {
-            counters.drop(io.rxe4j.core.wire.DropReason.OTHER); // acknowledges a PSN never sent
+            counters.drop(DropReason.OTHER); // acknowledges a PSN never sent
             return;
         }
         switch (Aeth.type(syndrome)) {
@@ -88,11 +89,11 @@ final class Completer {
                             case Aeth.NAK_REMOTE_ACCESS_ERROR -> WcStatus.REM_ACCESS_ERR;
                             default -> WcStatus.REM_OP_ERR;
                         };
-                        completeHeadUpTo(head, st, syndrome);
+                        failHead(head, st, syndrome);
                     }
                 }
             }
-            default -> counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
+            default -> counters.drop(DropReason.OTHER);
         }
     }
 
@@ -156,7 +157,7 @@ final class Completer {
         SendWqe w = head();
         if (w == null || w.opcode != WrOpcode.RDMA_READ || w.state != SendWqe.State.PENDING
                 || Psn.diff(p, w.firstPsn) < 0 || Psn.diff(p, w.lastPsn) > 0) {
-            counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
+            counters.drop(DropReason.OTHER);
             return;
         }
         int pmtu = qp.pmtu();
@@ -164,11 +165,11 @@ final class Completer {
         int n = pkt.payloadLength();
         boolean ok = op.isLast() ? n == remaining : (n == pmtu && remaining > pmtu);
         if (!ok) {
-            counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
+            counters.drop(DropReason.OTHER);
             return;
         }
         if (!scatter(w, w.readBytes, pkt.buf(), pkt.payloadIndex(), n)) {
-            completeHeadUpTo(w, WcStatus.LOC_PROT_ERR, 0);
+            failHead(w, WcStatus.LOC_PROT_ERR, 0);
             return;
         }
         w.readBytes += n;
@@ -191,20 +192,20 @@ final class Completer {
         }
         SendWqe w = head();
         if (w == null || !w.opcode.isAtomic() || w.state != SendWqe.State.PENDING || w.firstPsn != p) {
-            counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
+            counters.drop(DropReason.OTHER);
             return;
         }
         long original = AtomicAckEth.originalData(pkt.buf(), pkt.index(Header.ATOMIC_ACK_ETH));
         MemoryRegion mr = qp.device.mrs().lookup(w.sgeLkey[0]);
         if (mr == null || mr.pd() != qp.pd || !mr.allows(w.sgeAddr[0], 8, Access.LOCAL_WRITE)) {
-            completeHeadUpTo(w, WcStatus.LOC_PROT_ERR, 0);
+            failHead(w, WcStatus.LOC_PROT_ERR, 0);
             return;
         }
         try {
             // host byte order, as rxe stores the original value into the local SGE
             mr.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, mr.offset(w.sgeAddr[0]), original);
         } catch (IllegalStateException closed) {
-            completeHeadUpTo(w, WcStatus.LOC_PROT_ERR, 0);
+            failHead(w, WcStatus.LOC_PROT_ERR, 0);
             return;
         }
         compPsn = Psn.next(p);
@@ -253,7 +254,7 @@ final class Completer {
      * Completes the head WQE with an error status and moves the QP to ERR, which flushes every
      * later WQE ({@code rxe-facts.md} §6.8).
      */
-    void completeHeadUpTo(SendWqe w, WcStatus status, int vendorErr) {
+    void failHead(SendWqe w, WcStatus status, int vendorErr) {
         finish(w, status, vendorErr);
         qp.moveToError();
     }

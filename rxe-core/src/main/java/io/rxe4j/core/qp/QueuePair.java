@@ -1,5 +1,6 @@
 package io.rxe4j.core.qp;
 
+import io.rxe4j.core.wire.PacketView;
 import io.rxe4j.core.cq.CompletionQueue;
 import io.rxe4j.core.device.RxeDevice;
 import io.rxe4j.core.memory.MemoryRegion;
@@ -667,9 +668,8 @@ public final class QueuePair {
         while (comp != prod) {
             SendWqe w = sqAt(comp);
             if (cqOk) {
-                int flags = 0;
                 WcStatus st = w.failStatus != null ? w.failStatus : WcStatus.WR_FLUSH_ERR;
-                cqOk = sendCq.push(w.wrId, st, wcOpcode(w.opcode), 0, qpn, flags, 0, 0);
+                cqOk = sendCq.push(w.wrId, st, wcOpcode(w.opcode), 0, qpn, 0, 0, 0);
             }
             w.state = SendWqe.State.DONE;
             comp++;
@@ -699,12 +699,12 @@ public final class QueuePair {
     }
 
     /** Entry point for a request packet addressed to this QP. Loop only. */
-    public void onRequest(io.rxe4j.core.wire.PacketView pkt) {
+    public void onRequest(PacketView pkt) {
         responder.onRequest(pkt);
     }
 
     /** Entry point for a response packet addressed to this QP. Loop only. */
-    public void onResponse(io.rxe4j.core.wire.PacketView pkt) {
+    public void onResponse(PacketView pkt) {
         completer.onResponse(pkt);
     }
 

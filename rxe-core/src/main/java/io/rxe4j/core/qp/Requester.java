@@ -148,18 +148,11 @@ final class Requester {
 
     /** Builds and sends the next packet of {@code w}; advances sqReq after its last packet. */
     private boolean sendPacket(SendWqe w) {
-        int pmtu = qp.pmtu();
-        switch (w.opcode) {
-            case RDMA_READ -> {
-                return sendRead(w, pmtu);
-            }
-            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> {
-                return sendAtomic(w);
-            }
-            default -> {
-                return sendSendOrWrite(w, pmtu);
-            }
-        }
+        return switch (w.opcode) {
+            case RDMA_READ -> sendRead(w, qp.pmtu());
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> sendAtomic(w);
+            default -> sendSendOrWrite(w, qp.pmtu());
+        };
     }
 
     private boolean sendSendOrWrite(SendWqe w, int pmtu) {
@@ -298,7 +291,7 @@ final class Requester {
     /** A local failure while building a packet: the WQE completes in error and the QP enters ERR. */
     private void fail(SendWqe w, WcStatus status) {
         if (qp.completer.head() == w) {
-            qp.completer.completeHeadUpTo(w, status, 0);
+            qp.completer.failHead(w, status, 0);
         } else {
             w.failStatus = status; // earlier WQEs are flushed first, then this one with its status
             qp.moveToError();
@@ -360,7 +353,7 @@ final class Requester {
                 counters.retryExceededErr++;
                 SendWqe head = qp.completer.head();
                 if (head != null) {
-                    qp.completer.completeHeadUpTo(head, WcStatus.RETRY_EXC_ERR, 0);
+                    qp.completer.failHead(head, WcStatus.RETRY_EXC_ERR, 0);
                 }
                 return;
             }
@@ -381,7 +374,7 @@ final class Requester {
                 counters.retryRnrExceededErr++;
                 SendWqe head = qp.completer.head();
                 if (head != null) {
-                    qp.completer.completeHeadUpTo(head, WcStatus.RNR_RETRY_EXC_ERR, 0);
+                    qp.completer.failHead(head, WcStatus.RNR_RETRY_EXC_ERR, 0);
                 }
                 return;
             }

@@ -1,5 +1,6 @@
 package io.rxe4j.core.qp;
 
+import io.rxe4j.core.wire.DropReason;
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.device.DeviceCounters;
 import io.rxe4j.core.memory.MemoryCopy;
@@ -348,7 +349,7 @@ final class Responder {
             case READ -> {
                 ResponderResources.Entry e = resources.find(p);
                 if (e == null || e.type != ResponderResources.Type.READ) {
-                    counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
+                    counters.drop(DropReason.OTHER);
                     return;
                 }
                 int reth = pkt.index(Header.RETH);
@@ -359,14 +360,14 @@ final class Responder {
                 boolean subset = rkey == e.rkey && Long.compareUnsigned(va, e.va) >= 0
                         && Long.compareUnsigned(off, e.length) <= 0 && len <= e.length - off;
                 if (!subset) {
-                    counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
+                    counters.drop(DropReason.OTHER);
                     return;
                 }
                 MemoryRegion mr = null;
                 if (len > 0) {
                     mr = remoteMr(rkey, va, len, Access.REMOTE_READ); // looked up again (rxe-facts §5.5)
                     if (mr == null) {
-                        counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
+                        counters.drop(DropReason.OTHER);
                         return;
                     }
                 }
@@ -375,12 +376,12 @@ final class Responder {
             case COMPARE_SWAP, FETCH_ADD -> {
                 ResponderResources.Entry e = resources.find(p);
                 if (e == null || e.type != ResponderResources.Type.ATOMIC || e.firstPsn != p) {
-                    counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
+                    counters.drop(DropReason.OTHER);
                     return;
                 }
                 sendAtomicAck(p, e.original); // memory is not touched again
             }
-            default -> counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
+            default -> counters.drop(DropReason.OTHER);
         }
     }
 

@@ -1,6 +1,8 @@
 package io.rxe4j.core.qp;
 
+import io.rxe4j.core.verbs.SendFlags;
 import io.rxe4j.core.verbs.SendWr;
+import io.rxe4j.core.verbs.WcStatus;
 import io.rxe4j.core.verbs.WrOpcode;
 
 /**
@@ -44,7 +46,7 @@ final class SendWqe {
     /** Holds a max_rd_atomic credit. */
     boolean creditHeld;
     /** A local error found while sending it; its completion status when the QP is flushed. */
-    io.rxe4j.core.verbs.WcStatus failStatus;
+    WcStatus failStatus;
 
     SendWqe(int maxSge, int maxInline) {
         sgeAddr = new long[maxSge];
@@ -58,6 +60,6 @@ final class SendWqe {
     }
 
     boolean signaled(boolean sqSigAll) {
-        return sqSigAll || (sendFlags & io.rxe4j.core.verbs.SendFlags.SIGNALED) != 0;
+        return sqSigAll || (sendFlags & SendFlags.SIGNALED) != 0;
     }
 }
