@@ -55,7 +55,9 @@ public final class RcEndpoint implements AutoCloseable {
         qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ACCESS));
         qp.modify(new QpAttr().state(QpState.RTR).av(peer.address()).pathMtu(mtu).destQpNum(peer.qpn())
                 .rqPsn(peer.psn()).maxDestRdAtomic(16).minRnrTimer(12));
-        qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7).sqPsn(psn).maxRdAtomic(16));
+        // local ACK timeout 18 = 4.096 µs × 2^18 ≈ 1.07 s: a cold JVM can pause longer than rc_pingpong's
+        // default 14 (67 ms) while compiling, which costs spurious (harmless) retransmissions
+        qp.modify(new QpAttr().state(QpState.RTS).timeout(18).retryCnt(7).rnrRetry(7).sqPsn(psn).maxRdAtomic(16));
     }
 
     /**

@@ -76,11 +76,6 @@ public final class QueuePair implements AutoCloseable {
         return pd;
     }
 
-    /** @return the engine QP (for rxe4j's own tools and tests) */
-    public io.rxe4j.core.qp.QueuePair engine() {
-        return core;
-    }
-
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("QP 0x" + Integer.toHexString(core.qpn()) + " is destroyed");

@@ -74,6 +74,20 @@ public final class RdmaDevice implements AutoCloseable {
         return core.counters().snapshot();
     }
 
+    /**
+     * One device counter by its rxe-style name (see {@link #counters()}), e.g.
+     * {@code "retransmit_timeouts"}.
+     *
+     * @throws IllegalArgumentException for an unknown name
+     */
+    public long counter(String name) {
+        Long v = core.counters().snapshot().get(name);
+        if (v == null) {
+            throw new IllegalArgumentException("unknown counter '" + name + "'; known: " + core.counters().snapshot().keySet());
+        }
+        return v;
+    }
+
     /** @return a new protection domain ({@code ibv_alloc_pd}) */
     public ProtectionDomain allocPd() {
         checkOpen();
@@ -99,14 +113,6 @@ public final class RdmaDevice implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("device " + core.address() + " is closed");
         }
-    }
-
-    /**
-     * @return the engine behind this device, for rxe4j's own modules and tests (its package is not
-     *     exported to user modules)
-     */
-    public RxeDevice engine() {
-        return core;
     }
 
     /**

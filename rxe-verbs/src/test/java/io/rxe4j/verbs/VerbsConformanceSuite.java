@@ -600,11 +600,11 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
     @MethodSource("rnrCases")
     void rnrWithInfiniteRetryCompletesOnceAReceiveIsPosted(WrOpcode op, int len) {
         Pair p = connect(new Cfg().rnrRetry(7).minRnrTimer(1));
-        long rnrBefore = devA.engine().counters().rcvdRnrErr;
+        long rnrBefore = devA.counter("rcvd_rnr_err");
         p.a().qp.postSend(new SendWr().set(400, op, SendFlags.SIGNALED, p.a().sge(0, len))
                 .remote(p.b().va(HALF), p.b().mr.rkey()).imm(0x0BADCAFE));
         // the responder has no receive WQE: wait until the requester has been told so
-        await(() -> devA.engine().counters().rcvdRnrErr - rnrBefore >= 2, "two RNR NAKs at the requester");
+        await(() -> devA.counter("rcvd_rnr_err") - rnrBefore >= 2, "two RNR NAKs at the requester");
         assertNoCompletion(p.a().scq);
         assertThat(p.a().qp.state()).isEqualTo(QpState.RTS);
         assertThat(p.b().qp.state()).as("an RNR NAK leaves the responder up").isEqualTo(QpState.RTS);
@@ -631,7 +631,7 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
         // WRs queued behind the RNR-NAKed SEND are sent too and answered by a PSN-sequence NAK;
         // once a receive is posted everything completes, in posting order, exactly once
         Pair p = connect(new Cfg().rnrRetry(7).minRnrTimer(1));
-        long rnrBefore = devA.engine().counters().rcvdRnrErr;
+        long rnrBefore = devA.counter("rcvd_rnr_err");
         p.b().word(0, 100);
         p.a().qp.postSend(new SendWr().set(420, WrOpcode.SEND, SendFlags.SIGNALED, p.a().sge(0, 2000)));
         p.a().qp.postSend(new SendWr().set(421, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, p.a().sge(4096, 3000))
@@ -640,7 +640,7 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
                 .remote(p.b().va(0), p.b().mr.rkey()).atomic(5, 0));
         p.a().qp.postSend(new SendWr().set(423, WrOpcode.RDMA_READ, SendFlags.SIGNALED, p.a().sge(HALF + 4096, 3000))
                 .remote(p.b().va(8192), p.b().mr.rkey()));
-        await(() -> devA.engine().counters().rcvdRnrErr - rnrBefore >= 3, "three RNR NAKs at the requester");
+        await(() -> devA.counter("rcvd_rnr_err") - rnrBefore >= 3, "three RNR NAKs at the requester");
         assertNoCompletion(p.a().scq);
         assertThat(p.b().word(0)).as("nothing behind the SEND executed yet").isEqualTo(100);
         p.b().qp.postRecv(new RecvWr().set(424, p.b().sge(HALF, 4096)));
@@ -660,7 +660,7 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
     @ValueSource(ints = {0, 1, 3})
     void rnrRetryExhaustedIsRnrRetryExcErr(int rnrRetry) {
         Pair p = connect(new Cfg().rnrRetry(rnrRetry).minRnrTimer(1));
-        long rnrBefore = devA.engine().counters().rcvdRnrErr;
+        long rnrBefore = devA.counter("rcvd_rnr_err");
         p.a().qp.postSend(new SendWr().set(410, WrOpcode.SEND, SendFlags.SIGNALED, p.a().sge(0, 64)));
         p.a().qp.postSend(new SendWr().set(411, WrOpcode.RDMA_WRITE, 0, p.a().sge(0, 64))
                 .remote(p.b().va(0), p.b().mr.rkey()));
@@ -672,7 +672,7 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
         assertThat(f.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
         awaitState(p.a().qp, QpState.ERR);
         // the first try plus rnr_retry retries, each answered by an RNR NAK
-        assertThat(devA.engine().counters().rcvdRnrErr - rnrBefore).isEqualTo(rnrRetry + 1);
+        assertThat(devA.counter("rcvd_rnr_err") - rnrBefore).isEqualTo(rnrRetry + 1);
         assertThat(p.b().qp.state()).isEqualTo(QpState.RTS);
     }
 

@@ -31,9 +31,18 @@ public final class SharedDir {
 
     private SharedDir() {}
 
-    /** @return whether the shared folder was found */
+    private static final java.util.concurrent.atomic.AtomicBoolean WARNED = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * @return whether the shared folder was found; when it is not, says so once on the console,
+     *     since Surefire only counts skipped tests there
+     */
     public static boolean present() {
-        return find() != null;
+        boolean found = find() != null;
+        if (!found && WARNED.compareAndSet(false, true)) {
+            org.slf4j.LoggerFactory.getLogger(SharedDir.class).warn("Skipping golden-input tests: {}", MISSING);
+        }
+        return found;
     }
 
     /**

@@ -159,6 +159,10 @@ public final class DemoClient implements Callable<Integer> {
             }
             ok = ok && post(wr.set(11, WrOpcode.RDMA_READ, SendFlags.SIGNALED, new Sge(local + SCRATCH_OFF, 8, lkey))
                     .remote(remote + FAA_OFF, rkey), WcOpcode.RDMA_READ, 8);
+            if (ok) {
+                System.out.println("final counter after " + atomics + " FETCH_AND_ADDs of " + add + ": "
+                        + mem.get(ValueLayout.JAVA_LONG, SCRATCH_OFF) + " (expected " + add * atomics + ")");
+            }
             return ok && check(mem.get(ValueLayout.JAVA_LONG, SCRATCH_OFF) == add * atomics,
                     "final counter " + mem.get(ValueLayout.JAVA_LONG, SCRATCH_OFF) + " != " + add * atomics);
         });

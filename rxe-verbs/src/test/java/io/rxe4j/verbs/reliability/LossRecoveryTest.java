@@ -60,8 +60,8 @@ class LossRecoveryTest {
             assertThat(p.sent(true, OP_FETCH_ADD)).hasSize(2);
             assertThat(p.sent(true, OP_FETCH_ADD).get(1).psn()).isEqualTo(p.sent(true, OP_FETCH_ADD).get(0).psn());
             assertThat(p.sent(false, OP_ATOMIC_ACK)).hasSize(2);
-            assertThat(p.b.dev.engine().counters().duplicateRequest).isEqualTo(1);
-            assertThat(p.a.dev.engine().counters().retransmitTimeouts).isEqualTo(1);
+            assertThat(p.b.dev.counter("duplicate_request")).isEqualTo(1);
+            assertThat(p.a.dev.counter("retransmit_timeouts")).isEqualTo(1);
             assertThat(p.a.qp.state()).isEqualTo(QpState.RTS);
         }
     }
@@ -96,7 +96,7 @@ class LossRecoveryTest {
             assertThat(reqs.get(1).rethVa()).as("re-request VA").isEqualTo(va + 256);
             assertThat(reqs.get(1).rethLen()).as("re-request length").isEqualTo(768);
             assertThat(reqs.get(1).psn()).isEqualTo((reqs.get(0).psn() + 1) & 0xFFFFFF);
-            assertThat(p.a.dev.engine().counters().retransmitTimeouts).isEqualTo(1);
+            assertThat(p.a.dev.counter("retransmit_timeouts")).isEqualTo(1);
         }
     }
 
@@ -121,8 +121,8 @@ class LossRecoveryTest {
             assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_WRITE);
             assertThat(p.b.mr.segment().asSlice(2048, 1024).mismatch(p.a.mr.segment().asSlice(0, 1024)))
                     .isEqualTo(-1);
-            assertThat(p.a.dev.engine().counters().rcvdSeqErr).isEqualTo(1);
-            assertThat(p.a.dev.engine().counters().retransmitTimeouts).as("recovered by NAK, not timeout").isZero();
+            assertThat(p.a.dev.counter("rcvd_seq_err")).isEqualTo(1);
+            assertThat(p.a.dev.counter("retransmit_timeouts")).as("recovered by NAK, not timeout").isZero();
             Pkt lost = p.log.stream().filter(Pkt::dropped).findFirst().orElseThrow();
             assertThat(lost.psn()).isEqualTo(0x101);
             // the resend starts at the lost PSN: no packet before it is sent twice
@@ -130,7 +130,7 @@ class LossRecoveryTest {
             assertThat(fromA).containsExactly(0x100, 0x101, 0x102, 0x103, 0x101, 0x102, 0x103);
             var naks = p.sent(false, OP_ACK);
             assertThat(naks).isNotEmpty();
-            assertThat(p.b.dev.engine().counters().outOfSeqRequest).isGreaterThanOrEqualTo(1);
+            assertThat(p.b.dev.counter("out_of_seq_request")).isGreaterThanOrEqualTo(1);
         }
     }
 
@@ -159,9 +159,9 @@ class LossRecoveryTest {
             wc = p.next(p.a);
             assertThat(wc.wrId).isEqualTo(12);
             assertThat(wc.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
-            assertThat(p.a.dev.engine().counters().retryExceededErr).isEqualTo(1);
+            assertThat(p.a.dev.counter("retry_exceeded_err")).isEqualTo(1);
             assertThat(p.log.stream().filter(Pkt::fromA).allMatch(Pkt::dropped)).isTrue();
-            assertThat(p.b.dev.engine().counters().rcvdPkts).isZero();
+            assertThat(p.b.dev.counter("rcvd_pkts")).isZero();
             assertThat(p.quiet(p.a, 1_000_000_000L)).as("nothing more completes").isTrue();
         }
     }
@@ -194,9 +194,9 @@ class LossRecoveryTest {
             var psns = p.log.stream().filter(Pkt::fromA).map(Pkt::psn).toList();
             assertThat(psns).containsExactly(0xFFFFFE, 0xFFFFFF, 0x000000, 0x000001, 0x000002, 0x000003, 0x000004,
                     0x000005);
-            assertThat(p.a.dev.engine().counters().retransmitTimeouts).isZero();
-            assertThat(p.a.dev.engine().counters().rcvdSeqErr).isZero();
-            assertThat(p.b.dev.engine().counters().duplicateRequest).isZero();
+            assertThat(p.a.dev.counter("retransmit_timeouts")).isZero();
+            assertThat(p.a.dev.counter("rcvd_seq_err")).isZero();
+            assertThat(p.b.dev.counter("duplicate_request")).isZero();
         }
     }
 }
