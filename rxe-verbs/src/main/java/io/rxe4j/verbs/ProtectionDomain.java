@@ -60,9 +60,63 @@ public final class ProtectionDomain implements AutoCloseable {
         return register(segment, null, access);
     }
 
+    /**
+     * Registers a memory-mapped file as a persistent MR (rxe4j's stand-in for pmem; {@code
+     * extensions.md} §4). The file is created if missing and grown to {@code length} bytes if
+     * shorter; its first {@code length} bytes are mapped read-write and shared, so stores reach the
+     * file. Only such MRs accept {@link io.rxe4j.core.verbs.Access#FLUSH_PERSISTENT}; a FLUSH with
+     * persistence forces exactly the flushed range to the storage device before it is acknowledged.
+     * The mapping is released when the MR is closed.
+     *
+     * @param file the backing file
+     * @param length bytes to map, {@code >= 1}
+     * @param access {@link io.rxe4j.core.verbs.Access} bits
+     * @throws java.io.UncheckedIOException if the file cannot be opened, grown or mapped
+     * @throws IllegalArgumentException for a bad length or access combination
+     */
+    public MemoryRegion registerFileMr(java.nio.file.Path file, long length, int access) {
+        if (length < 1) {
+            throw new IllegalArgumentException("MR length must be >= 1 byte, got " + length);
+        }
+        Arena arena = Arena.ofShared();
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.READ,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            MemorySegment seg = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, length, arena);
+            return register(seg, arena, access, io.rxe4j.core.spi.Persistence.MAPPED_FILE);
+        } catch (java.io.IOException e) {
+            arena.close();
+            throw new java.io.UncheckedIOException("cannot map " + file + " (" + length + " bytes)", e);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Registers caller-owned native memory as a persistent MR whose durability routine the caller
+     * supplies (for example a pmem library, or a test that records the order of events).
+     *
+     * @param persistence makes a range durable; called on the device loop before a FLUSH with
+     *     persistence is acknowledged
+     * @throws IllegalArgumentException for a heap segment or a bad access combination
+     */
+    public MemoryRegion registerPersistentMr(MemorySegment segment, int access,
+            io.rxe4j.core.spi.Persistence persistence) {
+        if (persistence == null) {
+            throw new IllegalArgumentException("persistence must not be null");
+        }
+        return register(segment, null, access, persistence);
+    }
+
     private MemoryRegion register(MemorySegment segment, Arena arena, int access) {
+        return register(segment, arena, access, null);
+    }
+
+    private MemoryRegion register(MemorySegment segment, Arena arena, int access,
+            io.rxe4j.core.spi.Persistence persistence) {
         checkOpen();
-        MemoryRegion mr = new MemoryRegion(this, device.core.registerMr(core, segment, arena, access));
+        MemoryRegion mr = new MemoryRegion(this, device.core.registerMr(core, segment, arena, access, persistence));
         mrs.add(mr);
         return mr;
     }

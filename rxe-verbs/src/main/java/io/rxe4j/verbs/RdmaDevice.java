@@ -4,6 +4,7 @@ import io.rxe4j.core.verbs.DeviceConfig;
 import io.rxe4j.core.device.RxeDevice;
 import io.rxe4j.core.verbs.QpCaps;
 import io.rxe4j.core.spi.Transport;
+import io.rxe4j.core.verbs.DeviceCap;
 import io.rxe4j.core.verbs.Mtu;
 import java.util.Map;
 import java.util.Set;
@@ -49,7 +50,8 @@ public final class RdmaDevice implements AutoCloseable {
     public DeviceAttr queryDevice() {
         DeviceConfig c = core.config();
         return new DeviceAttr(c.maxQp(), QpCaps.MAX_WR, QpCaps.MAX_SGE, Integer.MAX_VALUE, c.maxCqe(), c.maxMr(),
-                Long.MAX_VALUE, 128, 128, 1, 0, 0L, 15, 1L << 31);
+                Long.MAX_VALUE, 128, 128, DeviceCap.ATOMIC_HCA, DeviceCap.ATOMIC_HCA,
+                DeviceCap.FLUSH_GLOBAL | DeviceCap.FLUSH_PERSISTENT | DeviceCap.ATOMIC_WRITE, 15, 1L << 31);
     }
 
     /**

@@ -8,6 +8,7 @@ import io.rxe4j.core.memory.ProtectionDomain;
 import io.rxe4j.core.verbs.QpCaps;
 import io.rxe4j.core.qp.QueuePair;
 import io.rxe4j.core.spi.PacketReceiver;
+import io.rxe4j.core.spi.Persistence;
 import io.rxe4j.core.spi.Scheduler;
 import io.rxe4j.core.verbs.DeviceConfig;
 import io.rxe4j.core.spi.Transport;
@@ -116,10 +117,24 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
      *     ownership of the memory (it must then stay alive until {@link #deregisterMr} returns)
      * @param access {@link Access} bits
      * @throws IllegalArgumentException for a heap segment, REMOTE_WRITE/REMOTE_ATOMIC without
-     *     LOCAL_WRITE, FLUSH_PERSISTENT on non-persistent memory, or unknown access bits
+     *     LOCAL_WRITE, FLUSH_PERSISTENT (this overload registers ordinary memory), or unknown access
+     *     bits
      * @throws IllegalStateException when the MR table is full
      */
     public MemoryRegion registerMr(ProtectionDomain pd, MemorySegment segment, Arena arena, int access) {
+        return registerMr(pd, segment, arena, access, null);
+    }
+
+    /**
+     * Registers {@code segment} as an MR, persistent when {@code persistence} is given (rxe4j's
+     * stand-in for pmem: only such an MR accepts FLUSH_PERSISTENT; {@code extensions.md} §4).
+     *
+     * @param persistence how the MR's ranges are made durable, or null for ordinary memory
+     * @throws IllegalArgumentException as {@link #registerMr(ProtectionDomain, MemorySegment, Arena, int)},
+     *     and for FLUSH_PERSISTENT without {@code persistence}
+     */
+    public MemoryRegion registerMr(ProtectionDomain pd, MemorySegment segment, Arena arena, int access,
+            Persistence persistence) {
         checkOpen();
         if (!segment.isNative()) {
             throw new IllegalArgumentException("MR memory must be a native (off-heap) segment, got " + segment);
@@ -128,16 +143,16 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
             throw new IllegalArgumentException("REMOTE_WRITE or REMOTE_ATOMIC requires LOCAL_WRITE, got "
                     + Access.toString(access));
         }
-        if ((access & Access.FLUSH_PERSISTENT) != 0) {
+        if ((access & Access.FLUSH_PERSISTENT) != 0 && persistence == null) {
             throw new IllegalArgumentException("FLUSH_PERSISTENT needs persistent (file-backed) memory; "
                     + "this MR is ordinary memory");
         }
         int supported = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC
-                | Access.MW_BIND | Access.FLUSH_GLOBAL | Access.OPTIONAL_RANGE;
+                | Access.MW_BIND | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT | Access.OPTIONAL_RANGE;
         if ((access & ~supported) != 0) {
             throw new IllegalArgumentException("unsupported MR access flags " + Access.toString(access & ~supported));
         }
-        return mrs.register(key -> new MemoryRegion(pd, segment, arena, access, key));
+        return mrs.register(key -> new MemoryRegion(pd, segment, arena, access, key, persistence));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.rxe4j.core.memory;
 
+import io.rxe4j.core.spi.Persistence;
 import io.rxe4j.core.verbs.Access;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -31,6 +32,7 @@ public final class MemoryRegion {
     private final int access;
     private final int lkey;
     private final int rkey;
+    private final Persistence persistence;
     private volatile boolean valid = true;
 
     /**
@@ -41,6 +43,19 @@ public final class MemoryRegion {
      * @param key the lkey/rkey ({@code index << 8 | key8})
      */
     public MemoryRegion(ProtectionDomain pd, MemorySegment segment, Arena arena, int access, int key) {
+        this(pd, segment, arena, access, key, null);
+    }
+
+    /**
+     * @param pd owning protection domain
+     * @param segment native memory; {@code segment.byteSize()} is the MR length in bytes
+     * @param arena the arena to close on deregistration, or null if the caller owns the memory
+     * @param access {@link Access} bits
+     * @param key the lkey/rkey ({@code index << 8 | key8})
+     * @param persistence how to make ranges durable, or null for ordinary (volatile) memory
+     */
+    public MemoryRegion(ProtectionDomain pd, MemorySegment segment, Arena arena, int access, int key,
+            Persistence persistence) {
         if (!segment.isNative()) {
             throw new IllegalArgumentException("MR memory must be a native (off-heap) segment, got " + segment);
         }
@@ -52,6 +67,25 @@ public final class MemoryRegion {
         this.access = access;
         this.lkey = key;
         this.rkey = key;
+        this.persistence = persistence;
+    }
+
+    /** @return whether the MR is persistent memory (a memory-mapped file): only then FLUSH_PERSISTENT applies */
+    public boolean isPersistent() {
+        return persistence != null;
+    }
+
+    /**
+     * Makes {@code [va, va + len)} durable (FLUSH with placement type persistence). The caller has
+     * checked the range.
+     *
+     * @throws IllegalStateException if the MR is not persistent
+     */
+    public void persist(long va, long len) {
+        if (persistence == null) {
+            throw new IllegalStateException(this + " is not persistent memory");
+        }
+        persistence.force(segment, offset(va), len);
     }
 
     /** @return the owning PD */
@@ -152,6 +186,79 @@ public final class MemoryRegion {
     /** Volatile read of the 8-byte word at {@code va}. */
     public long getLongVolatile(long va) {
         return (long) LONG.getVolatile(segment, offset(va));
+    }
+
+    /** Acquire load of the 8-byte word at {@code va} (pairs with {@link #setLongRelease}). */
+    public long getLongAcquire(long va) {
+        return (long) LONG.getAcquire(segment, offset(va));
+    }
+
+    /**
+     * Masked compare-and-swap ({@code extensions.md} §2, {@code rxe-facts.md} §8.2), atomic with
+     * respect to every other atomic on the word: if {@code ((compare ^ old) & compareMask) == 0}
+     * the word becomes {@code (old & ~swapMask) | (swap & swapMask)}.
+     *
+     * @return the original value, whether or not it was swapped
+     */
+    public long maskedCompareAndSwap(long va, long compare, long compareMask, long swap, long swapMask) {
+        long off = offset(va);
+        long old = (long) LONG.getVolatile(segment, off);
+        while (true) {
+            if (((compare ^ old) & compareMask) != 0) {
+                return old;
+            }
+            long next = (old & ~swapMask) | (swap & swapMask);
+            long witness = (long) LONG.compareAndExchange(segment, off, old, next);
+            if (witness == old) {
+                return old;
+            }
+            old = witness;
+        }
+    }
+
+    /**
+     * Masked fetch-and-add ({@code extensions.md} §2): adds {@code add} field by field, where a set
+     * bit i of {@code fieldBoundary} marks the top bit of a field (the carry out of bit i is
+     * dropped). Atomic with respect to every other atomic on the word (a CAS loop).
+     *
+     * @return the original value
+     */
+    public long maskedFetchAndAdd(long va, long add, long fieldBoundary) {
+        long off = offset(va);
+        long old = (long) LONG.getVolatile(segment, off);
+        while (true) {
+            long next = fieldAdd(old, add, fieldBoundary);
+            long witness = (long) LONG.compareAndExchange(segment, off, old, next);
+            if (witness == old) {
+                return old;
+            }
+            old = witness;
+        }
+    }
+
+    /**
+     * Adds {@code b} to {@code a} with the carry out of every bit set in {@code boundary} dropped.
+     * Each field (from the bit above the previous boundary up to and including the next boundary
+     * bit, the last one up to bit 63) is added on its own and masked, so no carry leaves it.
+     * {@code boundary == 0} is a plain 64-bit add.
+     *
+     * @return the per-field sum
+     */
+    public static long fieldAdd(long a, long b, long boundary) {
+        if (boundary == 0) {
+            return a + b;
+        }
+        // Add each field separately: clear the bits above a field before adding, so no carry leaves it.
+        long result = 0;
+        int low = 0;
+        while (low < 64) {
+            long rest = boundary >>> low;
+            int high = rest == 0 ? 63 : low + Long.numberOfTrailingZeros(rest); // top bit of this field
+            long mask = high == 63 ? -1L << low : ((1L << (high + 1)) - 1) & (-1L << low);
+            result |= ((a & mask) + (b & mask)) & mask;
+            low = high + 1;
+        }
+        return result;
     }
 
     /** Release store of the 8-byte word at {@code va} (ATOMIC WRITE, {@code extensions.md} §3). */

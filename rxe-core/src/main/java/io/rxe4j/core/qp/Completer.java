@@ -155,6 +155,19 @@ final class Completer {
             return;
         }
         SendWqe w = head();
+        if (w != null && (w.opcode == WrOpcode.ATOMIC_WRITE || w.opcode == WrOpcode.FLUSH)) {
+            // both are answered by a zero-length READ RESPONSE ONLY (rxe-facts §1.3, §5.8)
+            if (w.state != SendWqe.State.PENDING || w.firstPsn != p || op != Opcode.RC_RDMA_READ_RESPONSE_ONLY
+                    || pkt.payloadLength() != 0) {
+                counters.drop(DropReason.OTHER);
+                return;
+            }
+            compPsn = Psn.next(p);
+            if (finish(w, WcStatus.SUCCESS, 0)) {
+                progress();
+            }
+            return;
+        }
         if (w == null || w.opcode != WrOpcode.RDMA_READ || w.state != SendWqe.State.PENDING
                 || Psn.diff(p, w.firstPsn) < 0 || Psn.diff(p, w.lastPsn) > 0) {
             counters.drop(DropReason.OTHER);

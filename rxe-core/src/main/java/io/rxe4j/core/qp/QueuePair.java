@@ -8,6 +8,7 @@ import io.rxe4j.core.memory.ProtectionDomain;
 import io.rxe4j.core.spi.Scheduler;
 import io.rxe4j.core.verbs.QpCaps;
 import io.rxe4j.core.verbs.Access;
+import io.rxe4j.core.verbs.Flush;
 import io.rxe4j.core.verbs.Mtu;
 import io.rxe4j.core.verbs.QpAttr;
 import io.rxe4j.core.verbs.QpAttrMask;
@@ -386,7 +387,27 @@ public final class QueuePair {
         }
         switch (op) {
             case SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ, ATOMIC_CMP_AND_SWP,
-                    ATOMIC_FETCH_AND_ADD -> { }
+                    ATOMIC_FETCH_AND_ADD, MASKED_ATOMIC_CMP_AND_SWP, MASKED_ATOMIC_FETCH_AND_ADD -> { }
+            case ATOMIC_WRITE, FLUSH -> {
+                if (wr.numSge != 0) {
+                    throw new IllegalArgumentException(op + " takes no SGEs (its operand is in the WR), got num_sge "
+                            + wr.numSge);
+                }
+                if (op == WrOpcode.FLUSH) {
+                    if (wr.flushType == 0 || (wr.flushType & ~(Flush.GLOBAL | Flush.PERSISTENT)) != 0) {
+                        throw new IllegalArgumentException("FLUSH type must be GLOBAL and/or PERSISTENT (1, 2 or 3), got "
+                                + wr.flushType);
+                    }
+                    if (wr.flushLevel != Flush.RANGE && wr.flushLevel != Flush.MR) {
+                        throw new IllegalArgumentException("FLUSH level must be RANGE (0) or MR (1), got "
+                                + wr.flushLevel);
+                    }
+                    if (wr.flushLength < 0 || wr.flushLength > 0xFFFF_FFFFL) {
+                        throw new IllegalArgumentException("FLUSH length must be 0..2^32-1 bytes, got " + wr.flushLength);
+                    }
+                }
+                return; // the responder checks alignment and range (NAK 0x61 / 0x62), as rxe
+            }
             default -> throw new IllegalArgumentException("WR opcode " + op + " is not supported on an RC QP");
         }
         if (wr.numSge < 0 || wr.numSge > caps.maxSendSge() || wr.numSge > wr.sgList.length) {
@@ -456,6 +477,9 @@ public final class QueuePair {
         w.swap = wr.swap;
         w.compareAddMask = wr.compareAddMask;
         w.swapMask = wr.swapMask;
+        w.atomicWriteValue = wr.atomicWriteValue;
+        w.flushType = wr.flushType;
+        w.flushLevel = wr.flushLevel;
         long total = 0;
         boolean inline = (wr.sendFlags & SendFlags.INLINE) != 0;
         w.inlineLength = 0;
@@ -476,7 +500,11 @@ public final class QueuePair {
             }
             total += sge.length;
         }
-        w.length = total;
+        w.length = switch (wr.opcode) {
+            case ATOMIC_WRITE -> 8;
+            case FLUSH -> wr.flushLength;
+            default -> total;
+        };
         w.state = SendWqe.State.POSTED;
         w.sentBytes = 0;
         w.readBytes = 0;

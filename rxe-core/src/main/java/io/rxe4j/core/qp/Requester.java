@@ -9,6 +9,8 @@ import io.rxe4j.core.verbs.WcStatus;
 import io.rxe4j.core.verbs.WrOpcode;
 import io.rxe4j.core.wire.AtomicEth;
 import io.rxe4j.core.wire.Bth;
+import io.rxe4j.core.wire.Feth;
+import io.rxe4j.core.wire.MaskedCmpSwapEth;
 import io.rxe4j.core.wire.Header;
 import io.rxe4j.core.wire.Icrc;
 import io.rxe4j.core.wire.ImmDt;
@@ -120,7 +122,7 @@ final class Requester {
             if (w.state == SendWqe.State.POSTED && (w.sendFlags & SendFlags.FENCE) != 0 && readOrAtomicPendingBefore()) {
                 break;
             }
-            if (w.isReadOrAtomic() && !w.creditHeld) {
+            if (w.needsCredit() && !w.creditHeld) {
                 if (credits <= 0) {
                     break;
                 }
@@ -150,7 +152,10 @@ final class Requester {
     private boolean sendPacket(SendWqe w) {
         return switch (w.opcode) {
             case RDMA_READ -> sendRead(w, qp.pmtu());
-            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> sendAtomic(w);
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, MASKED_ATOMIC_CMP_AND_SWP, MASKED_ATOMIC_FETCH_AND_ADD ->
+                    sendAtomic(w);
+            case ATOMIC_WRITE -> sendAtomicWrite(w);
+            case FLUSH -> sendFlush(w);
             default -> sendSendOrWrite(w, qp.pmtu());
         };
     }
@@ -263,24 +268,65 @@ final class Requester {
     }
 
     private boolean sendAtomic(SendWqe w) {
-        Opcode op = w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP ? Opcode.RC_COMPARE_SWAP : Opcode.RC_FETCH_ADD;
+        Opcode op = switch (w.opcode) {
+            case ATOMIC_CMP_AND_SWP -> Opcode.RC_COMPARE_SWAP;
+            case ATOMIC_FETCH_AND_ADD -> Opcode.RC_FETCH_ADD;
+            case MASKED_ATOMIC_CMP_AND_SWP -> Opcode.RC_MASKED_COMPARE_SWAP;
+            default -> Opcode.RC_MASKED_FETCH_ADD;
+        };
+        ByteBuf b = startSinglePacket(w, op, 0);
+        switch (w.opcode) {
+            case ATOMIC_CMP_AND_SWP ->
+                    AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.swap, w.compareAdd);
+            case ATOMIC_FETCH_AND_ADD ->
+                    AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.compareAdd, 0);
+            case MASKED_ATOMIC_CMP_AND_SWP -> MaskedCmpSwapEth.write(b, op.offset(Header.MASKED_CMP_SWAP_ETH),
+                    w.remoteAddr, w.rkey, w.swap, w.compareAdd, w.swapMask, w.compareAddMask);
+            default -> // masked FETCH_ADD: add in the swap/add slot, field boundary in the compare slot
+                    AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.compareAdd,
+                            w.compareAddMask);
+        }
+        return finishSinglePacket(w, b, op, 0);
+    }
+
+    /** ATOMIC WRITE: RETH (length 8) and the 8 raw bytes ({@code rxe-facts.md} §7.2). */
+    private boolean sendAtomicWrite(SendWqe w) {
+        Opcode op = Opcode.RC_ATOMIC_WRITE;
+        ByteBuf b = startSinglePacket(w, op, 8);
+        Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, 8);
+        b.setLong(op.headerLength(), NATIVE_LE ? Long.reverseBytes(w.atomicWriteValue) : w.atomicWriteValue);
+        return finishSinglePacket(w, b, op, 8);
+    }
+
+    /** FLUSH: FETH then RETH, no payload ({@code rxe-facts.md} §7.3). */
+    private boolean sendFlush(SendWqe w) {
+        Opcode op = Opcode.RC_FLUSH;
+        ByteBuf b = startSinglePacket(w, op, 0);
+        Feth.write(b, op.offset(Header.FETH), w.flushLevel, w.flushType);
+        Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, w.length);
+        return finishSinglePacket(w, b, op, 0);
+    }
+
+    /** Allocates a one-packet request with its BTH (AckReq set) and assigns the WQE its PSN. */
+    private ByteBuf startSinglePacket(SendWqe w, Opcode op, int payload) {
         w.firstPsn = psn;
         w.lastPsn = psn;
-        int total = op.headerLength() + Icrc.LENGTH;
-        ByteBuf b = qp.device.allocPacket(total);
+        ByteBuf b = qp.device.allocPacket(op.headerLength() + payload + Icrc.LENGTH);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, true, psn);
-        if (w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP) {
-            AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.swap, w.compareAdd);
-        } else {
-            AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.compareAdd, 0);
-        }
+        return b;
+    }
+
+    private boolean finishSinglePacket(SendWqe w, ByteBuf b, Opcode op, int payload) {
         noAckPkts = 0;
-        transmit(b, total);
+        transmit(b, op.headerLength() + payload + Icrc.LENGTH);
         psn = Psn.next(psn);
         w.state = SendWqe.State.PENDING;
         qp.sqReq++;
         return true;
     }
+
+    /** Whether a native {@code long} is little-endian (then its bytes are reversed for a big-endian put). */
+    private static final boolean NATIVE_LE = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
 
     private void transmit(ByteBuf b, int total) {
         b.writerIndex(total);

@@ -13,6 +13,8 @@ import io.rxe4j.core.wire.Aeth;
 import io.rxe4j.core.wire.AtomicAckEth;
 import io.rxe4j.core.wire.AtomicEth;
 import io.rxe4j.core.wire.Bth;
+import io.rxe4j.core.wire.Feth;
+import io.rxe4j.core.wire.MaskedCmpSwapEth;
 import io.rxe4j.core.wire.Header;
 import io.rxe4j.core.wire.Icrc;
 import io.rxe4j.core.wire.ImmDt;
@@ -20,6 +22,7 @@ import io.rxe4j.core.wire.Opcode;
 import io.rxe4j.core.wire.PacketView;
 import io.rxe4j.core.wire.Psn;
 import io.rxe4j.core.wire.Reth;
+import java.lang.invoke.VarHandle;
 
 /**
  * The responder ({@code rxe_resp.c}; {@code rxe-facts.md} §1.3, §4.2, §5.5–§5.7, §6.3, §9.3):
@@ -112,8 +115,10 @@ final class Responder {
             case SEND -> op.hasInvalidate() ? -1 : 0; // no memory windows / invalidation yet
             case WRITE -> Access.REMOTE_WRITE;
             case READ -> Access.REMOTE_READ;
-            case COMPARE_SWAP, FETCH_ADD -> Access.REMOTE_ATOMIC;
-            default -> -1; // not implemented by this responder yet
+            case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> Access.REMOTE_ATOMIC;
+            case ATOMIC_WRITE -> Access.REMOTE_WRITE; // not REMOTE_ATOMIC (rxe-facts §6.3)
+            case FLUSH -> flushAccess(Feth.placementType(pkt.buf(), pkt.index(Header.FETH)));
+            default -> -1;
         };
         if (need < 0 || (qp.accessFlags & need) != need) {
             nakError(Aeth.NAK_INVALID_REQUEST, p);
@@ -137,7 +142,9 @@ final class Responder {
             case SEND -> executeSend(pkt, op, p, n);
             case WRITE -> executeWrite(pkt, op, p, n, pmtu);
             case READ -> executeRead(pkt, p, pmtu);
-            case COMPARE_SWAP, FETCH_ADD -> executeAtomic(pkt, op, p);
+            case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> executeAtomic(pkt, op, p);
+            case ATOMIC_WRITE -> executeAtomicWrite(pkt, p);
+            case FLUSH -> executeFlush(pkt, p);
             default -> nakError(Aeth.NAK_INVALID_REQUEST, p);
         }
     }
@@ -302,9 +309,11 @@ final class Responder {
             nakError(Aeth.NAK_INVALID_REQUEST, p);
             return;
         }
-        int at = pkt.index(Header.ATOMIC_ETH);
-        long va = AtomicEth.va(pkt.buf(), at);
-        int rkey = AtomicEth.rkey(pkt.buf(), at);
+        boolean maskedCas = op == Opcode.RC_MASKED_COMPARE_SWAP;
+        int at = maskedCas ? pkt.index(Header.MASKED_CMP_SWAP_ETH) : pkt.index(Header.ATOMIC_ETH);
+        ByteBuf b = pkt.buf();
+        long va = maskedCas ? MaskedCmpSwapEth.va(b, at) : AtomicEth.va(b, at);
+        int rkey = maskedCas ? MaskedCmpSwapEth.rkey(b, at) : AtomicEth.rkey(b, at);
         MemoryRegion mr = remoteMr(rkey, va, 8, Access.REMOTE_ATOMIC);
         if (mr == null) {
             nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
@@ -316,22 +325,122 @@ final class Responder {
         }
         long original;
         try {
-            original = op == Opcode.RC_COMPARE_SWAP
-                    ? mr.compareAndExchange(va, AtomicEth.compare(pkt.buf(), at), AtomicEth.swapAdd(pkt.buf(), at))
-                    : mr.getAndAdd(va, AtomicEth.swapAdd(pkt.buf(), at));
+            original = switch (op) {
+                case RC_COMPARE_SWAP -> mr.compareAndExchange(va, AtomicEth.compare(b, at), AtomicEth.swapAdd(b, at));
+                case RC_FETCH_ADD -> mr.getAndAdd(va, AtomicEth.swapAdd(b, at));
+                case RC_MASKED_COMPARE_SWAP -> mr.maskedCompareAndSwap(va, MaskedCmpSwapEth.compare(b, at),
+                        MaskedCmpSwapEth.compareMask(b, at), MaskedCmpSwapEth.swap(b, at),
+                        MaskedCmpSwapEth.swapMask(b, at));
+                default -> mr.maskedFetchAndAdd(va, AtomicEth.swapAdd(b, at), AtomicEth.compare(b, at));
+            };
         } catch (IllegalStateException closed) {
             nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
             return;
         }
-        ResponderResources.Entry e = resources.allocate();
-        e.type = ResponderResources.Type.ATOMIC;
-        e.firstPsn = p;
-        e.lastPsn = p;
-        e.original = original;
+        record(ResponderResources.Type.ATOMIC, p).original = original;
         msn = Psn.next(msn);
         ePsn = Psn.next(p);
         sendAtomicAck(p, original);
     }
+
+    /**
+     * ATOMIC WRITE ({@code rxe-facts.md} §7.2, {@code extensions.md} §3): checks in rxe's order,
+     * then one untorn 64-bit release store. Earlier WRITEs of this QP were placed by this same loop
+     * thread before it (program order), so a reader that acquires the new value sees them too.
+     */
+    private void executeAtomicWrite(PacketView pkt, int p) {
+        if (qp.maxDestRdAtomic == 0) {
+            nakError(Aeth.NAK_INVALID_REQUEST, p);
+            return;
+        }
+        int reth = pkt.index(Header.RETH);
+        long va = Reth.va(pkt.buf(), reth);
+        MemoryRegion mr = remoteMr(Reth.rkey(pkt.buf(), reth), va, 8, Access.REMOTE_WRITE);
+        if (mr == null) {
+            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+            return;
+        }
+        if (Reth.dmaLength(pkt.buf(), reth) != 8 || pkt.padCount() != 0 || (va & 7) != 0) {
+            nakError(Aeth.NAK_INVALID_REQUEST, p); // length or misaligned (A19.4.2)
+            return;
+        }
+        long raw = pkt.buf().getLong(pkt.payloadIndex()); // the 8 wire bytes, big-endian read
+        try {
+            mr.setLongRelease(va, NATIVE_LE ? Long.reverseBytes(raw) : raw); // stored byte for byte
+        } catch (IllegalStateException closed) {
+            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+            return;
+        }
+        record(ResponderResources.Type.ATOMIC_WRITE, p);
+        msn = Psn.next(msn);
+        ePsn = Psn.next(p);
+        sendReadResponses(null, 0, 0, p, true, qp.pmtu());
+    }
+
+    /**
+     * RDMA FLUSH ({@code rxe-facts.md} §7.3, {@code extensions.md} §4): global visibility is a full
+     * fence after every earlier placement; persistence forces the range (or the whole MR) to the
+     * storage device. The response is sent only after both returned.
+     */
+    private void executeFlush(PacketView pkt, int p) {
+        ByteBuf b = pkt.buf();
+        int feth = pkt.index(Header.FETH);
+        int reth = pkt.index(Header.RETH);
+        int plt = Feth.placementType(b, feth);
+        int sel = Feth.selectivity(b, feth);
+        long va = Reth.va(b, reth);
+        long len = Reth.dmaLength(b, reth);
+        int need = flushAccess(plt);
+        MemoryRegion mr = qp.device.mrs().lookup(Reth.rkey(b, reth));
+        if (mr == null || mr.pd() != qp.pd || (mr.access() & need) != need) {
+            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+            return;
+        }
+        if (sel == Feth.SEL_MR) {
+            va = mr.iova();
+            len = mr.length();
+        } else if (sel != Feth.SEL_RANGE) {
+            nakError(Aeth.NAK_INVALID_REQUEST, p);
+            return;
+        } else if (!mr.allows(va, len, need)) {
+            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+            return;
+        }
+        VarHandle.fullFence(); // global visibility of every earlier placement
+        if ((plt & Feth.PLT_PERSISTENT) != 0) {
+            try {
+                mr.persist(va, len);
+            } catch (RuntimeException ioOrReleased) { // UncheckedIOException, or the MR was released
+                nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+                return;
+            }
+        }
+        record(ResponderResources.Type.FLUSH, p);
+        msn = Psn.next(msn);
+        ePsn = Psn.next(p);
+        sendReadResponses(null, 0, 0, p, true, qp.pmtu());
+    }
+
+    /** @return the QP/MR access a FLUSH placement type needs, or -1 for an invalid type (NAK 0x61) */
+    private static int flushAccess(int plt) {
+        if (plt == 0 || (plt & ~(Feth.PLT_GLOBAL | Feth.PLT_PERSISTENT)) != 0) {
+            return -1;
+        }
+        return ((plt & Feth.PLT_GLOBAL) != 0 ? Access.FLUSH_GLOBAL : 0)
+                | ((plt & Feth.PLT_PERSISTENT) != 0 ? Access.FLUSH_PERSISTENT : 0);
+    }
+
+    /** Records a one-PSN request so that its duplicate is answered without executing it again. */
+    private ResponderResources.Entry record(ResponderResources.Type type, int p) {
+        ResponderResources.Entry e = resources.allocate();
+        e.type = type;
+        e.firstPsn = p;
+        e.lastPsn = p;
+        return e;
+    }
+
+    /** Whether a native {@code long} is little-endian. */
+    private static final boolean NATIVE_LE = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
 
     /** Accepts a SEND/WRITE packet: advance the expected PSN and ACK if asked. */
     private void accept(PacketView pkt, int p) {
@@ -373,7 +482,17 @@ final class Responder {
                 }
                 sendReadResponses(mr, va, len, p, p == e.firstPsn, qp.pmtu());
             }
-            case COMPARE_SWAP, FETCH_ADD -> {
+            case ATOMIC_WRITE, FLUSH -> {
+                ResponderResources.Type t = op.operation() == Opcode.Operation.FLUSH
+                        ? ResponderResources.Type.FLUSH : ResponderResources.Type.ATOMIC_WRITE;
+                ResponderResources.Entry e = resources.find(p);
+                if (e == null || e.type != t || e.firstPsn != p) {
+                    counters.drop(DropReason.OTHER);
+                    return;
+                }
+                sendReadResponses(null, 0, 0, p, true, qp.pmtu()); // answered again, not executed again
+            }
+            case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> {
                 ResponderResources.Entry e = resources.find(p);
                 if (e == null || e.type != ResponderResources.Type.ATOMIC || e.firstPsn != p) {
                     counters.drop(DropReason.OTHER);

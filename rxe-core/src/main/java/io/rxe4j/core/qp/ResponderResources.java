@@ -9,7 +9,7 @@ import io.rxe4j.core.wire.Psn;
  * memory again). The oldest entry is overwritten. Loop only.
  */
 final class ResponderResources {
-    enum Type { NONE, READ, ATOMIC }
+    enum Type { NONE, READ, ATOMIC, ATOMIC_WRITE, FLUSH }
 
     static final class Entry {
         Type type = Type.NONE;

@@ -27,7 +27,10 @@ final class SendWqe {
     long swap;
     long compareAddMask;
     long swapMask;
-    /** Total message length in bytes. */
+    long atomicWriteValue;
+    int flushType;
+    int flushLevel;
+    /** Total message length in bytes (ATOMIC_WRITE 8; FLUSH the flush length). */
     long length;
     /** Inline payload (IBV_SEND_INLINE), copied at post time, or null. */
     byte[] inline;
@@ -55,8 +58,17 @@ final class SendWqe {
         inline = maxInline > 0 ? new byte[maxInline] : null;
     }
 
+    /**
+     * rxe's {@code WR_ATOMIC_OR_READ_MASK}: a WQE only its own response completes (a later ACK
+     * means that response was lost), and that IB_SEND_FENCE waits for.
+     */
     boolean isReadOrAtomic() {
         return opcode == WrOpcode.RDMA_READ || opcode.isAtomic();
+    }
+
+    /** Takes a max_rd_atomic credit: READ, atomics and ATOMIC_WRITE ({@code rxe-facts.md} §5.7). */
+    boolean needsCredit() {
+        return isReadOrAtomic() || opcode == WrOpcode.ATOMIC_WRITE;
     }
 
     boolean signaled(boolean sqSigAll) {

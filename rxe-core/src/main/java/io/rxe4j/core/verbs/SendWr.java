@@ -30,6 +30,18 @@ public final class SendWr {
     public long compareAddMask;
     /** Masked CAS: swap mask. */
     public long swapMask;
+    /**
+     * ATOMIC_WRITE: the 8 bytes to store, as the native-order bytes of this {@code long} (they go
+     * on the wire unchanged, as rxe copies the user's 8 bytes; a native {@code long} load of the
+     * remote word then reads this value).
+     */
+    public long atomicWriteValue;
+    /** FLUSH: placement type, {@link Flush#GLOBAL} and/or {@link Flush#PERSISTENT}. */
+    public int flushType;
+    /** FLUSH: selectivity level, {@link Flush#RANGE} or {@link Flush#MR}. */
+    public int flushLevel;
+    /** FLUSH: bytes to flush from {@link #remoteAddr} (level RANGE), unsigned 32-bit on the wire. */
+    public long flushLength;
 
     /** Creates an empty WR. */
     public SendWr() {}
@@ -48,6 +60,10 @@ public final class SendWr {
         swap = 0;
         compareAddMask = 0;
         swapMask = 0;
+        atomicWriteValue = 0;
+        flushType = 0;
+        flushLevel = 0;
+        flushLength = 0;
         return this;
     }
 
@@ -72,6 +88,21 @@ public final class SendWr {
     public SendWr atomic(long compareAdd, long swap) {
         this.compareAdd = compareAdd;
         this.swap = swap;
+        return this;
+    }
+
+    /** Sets masked-atomic masks: compare mask / field boundary, and swap mask. @return this */
+    public SendWr masks(long compareAddMask, long swapMask) {
+        this.compareAddMask = compareAddMask;
+        this.swapMask = swapMask;
+        return this;
+    }
+
+    /** Sets FLUSH operands (placement type bits, selectivity level, length in bytes). @return this */
+    public SendWr flush(int type, int level, long length) {
+        this.flushType = type;
+        this.flushLevel = level;
+        this.flushLength = length;
         return this;
     }
 

@@ -25,13 +25,13 @@ public enum WrOpcode {
     BIND_MW(8),
     /** IBV_WR_SEND_WITH_INV (not supported yet: rejected at post time). */
     SEND_WITH_INV(9),
-    /** IB_WR_MASKED_ATOMIC_CMP_AND_SWP (kernel/uverbs 12; not supported yet). */
+    /** IB_WR_MASKED_ATOMIC_CMP_AND_SWP (kernel/uverbs 12; rxe4j wire format, {@code extensions.md} §2). */
     MASKED_ATOMIC_CMP_AND_SWP(12),
-    /** IB_WR_MASKED_ATOMIC_FETCH_AND_ADD (kernel/uverbs 13; not supported yet). */
+    /** IB_WR_MASKED_ATOMIC_FETCH_AND_ADD (kernel/uverbs 13; rxe4j wire format, {@code extensions.md} §2). */
     MASKED_ATOMIC_FETCH_AND_ADD(13),
-    /** IBV_WR_FLUSH (not supported yet). */
+    /** IBV_WR_FLUSH ({@code rxe-facts.md} §7.3). */
     FLUSH(14),
-    /** IBV_WR_ATOMIC_WRITE (not supported yet). */
+    /** IBV_WR_ATOMIC_WRITE ({@code rxe-facts.md} §7.2). */
     ATOMIC_WRITE(15);
 
     private final int value;
