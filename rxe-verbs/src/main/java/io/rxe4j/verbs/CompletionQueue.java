@@ -47,6 +47,11 @@ public final class CompletionQueue implements AutoCloseable {
         return core.await(timeoutNanos);
     }
 
+    /** @return how many completions are waiting to be polled (a snapshot) */
+    public int size() {
+        return core.size();
+    }
+
     /** @return capacity in completions */
     public int capacity() {
         return core.capacity();

@@ -71,6 +71,19 @@ public final class QueuePair implements AutoCloseable {
         core.postRecv(wr);
     }
 
+    /**
+     * @return why the QP last entered ERR (the failed WQE and its status, the NAK it sent, or a CQ
+     *     overflow), or null if it never did; for diagnostics, the role of an async event
+     */
+    public String errorReason() {
+        return core.errorReason();
+    }
+
+    /** @return a one-line snapshot of the engine state (PSNs, queue indices, head WQE), for diagnostics */
+    public String debugState() {
+        return core.debugState();
+    }
+
     /** @return the PD */
     public ProtectionDomain pd() {
         return pd;

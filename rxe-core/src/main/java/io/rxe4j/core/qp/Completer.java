@@ -67,18 +67,14 @@ final class Completer {
             case Aeth.TYPE_ACK -> onAck(p);
             case Aeth.TYPE_RNR_NAK -> {
                 implicitAck(p);
-                if (Psn.diff(p, compPsn) > 0) {
-                    compPsn = p;
-                }
+                acknowledgeUpTo(p);
                 qp.requester.onRnrNak(syndrome & 0x1F);
             }
             case Aeth.TYPE_NAK -> {
                 if (syndrome == Aeth.NAK_PSN_SEQ_ERROR) {
                     counters.rcvdSeqErr++;
                     implicitAck(p);
-                    if (Psn.diff(p, compPsn) > 0) {
-                        compPsn = p;
-                    }
+                    acknowledgeUpTo(p);
                     qp.requester.retry(false);
                 } else {
                     implicitAck(p);
@@ -107,8 +103,9 @@ final class Completer {
         while ((w = head()) != null) {
             if (w.isReadOrAtomic()) {
                 if (Psn.diff(p, w.lastPsn) > 0 && w.state == SendWqe.State.PENDING) {
-                    // an ACK past a READ/ATOMIC's last PSN: its response was lost (rxe-facts §5.2, §5.8)
-                    compPsn = w.firstPsn;
+                    // an ACK past a READ/ATOMIC's last PSN: its response was lost (rxe-facts §5.2, §5.8);
+                    // comp.psn moves up to (not past) its first missing response, then retry from there
+                    acknowledgeUpTo(Psn.next(p));
                     qp.requester.retry(false);
                     return;
                 }
@@ -122,8 +119,27 @@ final class Completer {
             }
             break;
         }
-        compPsn = Psn.next(p);
+        acknowledgeUpTo(Psn.next(p));
         progress();
+    }
+
+    /**
+     * Moves comp.psn forward to {@code next} (the first PSN not acknowledged), but never past the
+     * first missing response of a pending READ or ATOMIC: only its own responses acknowledge it
+     * ({@code rxe-facts.md} §5.2), and a retry must re-request it at the PSNs it was given, or
+     * every later PSN would shift against the responder's.
+     */
+    private void acknowledgeUpTo(int next) {
+        SendWqe h = head();
+        if (h != null && h.isReadOrAtomic() && h.state == SendWqe.State.PENDING) {
+            int cap = Psn.diff(compPsn, h.firstPsn) >= 0 ? compPsn : h.firstPsn;
+            if (Psn.diff(next, cap) > 0) {
+                next = cap;
+            }
+        }
+        if (Psn.diff(next, compPsn) > 0) {
+            compPsn = next;
+        }
     }
 
     /** Completes SEND/WRITE WQEs whose last PSN is before {@code p} (an implicit ACK). */
@@ -257,7 +273,7 @@ final class Completer {
             qp.sqReq = comp;
         }
         if (!cqOk) {
-            qp.moveToError();
+            qp.moveToError("send CQ overflow");
             return false;
         }
         return true;
@@ -269,6 +285,7 @@ final class Completer {
      */
     void failHead(SendWqe w, WcStatus status, int vendorErr) {
         finish(w, status, vendorErr);
-        qp.moveToError();
+        qp.moveToError("send WQE " + w.wrId + " (" + w.opcode + ") failed: " + status
+                + (vendorErr != 0 ? ", NAK 0x" + Integer.toHexString(vendorErr) : ""));
     }
 }

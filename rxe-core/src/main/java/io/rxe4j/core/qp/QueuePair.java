@@ -104,6 +104,8 @@ public final class QueuePair {
     private final AtomicBoolean kickScheduled = new AtomicBoolean();
     private final Runnable kickTask = this::onKick;
     private volatile boolean destroyed;
+    private volatile String errorReason;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(QueuePair.class);
 
     /**
      * Creates a QP in RESET. Called by {@link RxeDevice#createQp}.
@@ -305,7 +307,7 @@ public final class QueuePair {
     private void enterState(QpState to) {
         switch (to) {
             case RESET -> reset();
-            case ERR -> moveToError();
+            case ERR -> moveToError("modify_qp to ERR");
             default -> {
                 state = to;
                 if (to == QpState.RTS) {
@@ -679,9 +681,13 @@ public final class QueuePair {
      * Moves the QP to ERR: stops the engines and completes every outstanding send and receive
      * WQE with WR_FLUSH_ERR, in order, signaled or not ({@code rxe-facts.md} §6.8). Loop only.
      */
-    void moveToError() {
+    void moveToError(String reason) {
         if (state == QpState.ERR) {
             return;
+        }
+        errorReason = reason;
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("QP 0x{} enters ERR: {}", Integer.toHexString(qpn), reason);
         }
         state = QpState.ERR;
         requester.stop();
@@ -712,6 +718,32 @@ public final class QueuePair {
             }
             consumeRecv();
         }
+    }
+
+    /**
+     * @return a one-line snapshot of the engine state (PSNs, queue indices, the head send WQE), for
+     *     diagnostics; read without synchronisation, so it may be slightly inconsistent off the loop
+     */
+    public String debugState() {
+        long comp = sqCompleted();
+        StringBuilder sb = new StringBuilder("QP 0x").append(Integer.toHexString(qpn)).append(' ').append(state)
+                .append(" req.psn=0x").append(Integer.toHexString(requester.psn))
+                .append(" comp.psn=0x").append(Integer.toHexString(completer.compPsn))
+                .append(" sq[comp=").append(comp).append(" req=").append(sqReq).append(" prod=").append(sqProducer())
+                .append(']').append(' ').append(responder.debugState());
+        if (comp != sqProducer()) {
+            SendWqe w = sqAt(comp);
+            sb.append(" head{").append(w.opcode).append(' ').append(w.state).append(" psn=0x")
+                    .append(Integer.toHexString(w.firstPsn)).append("..0x").append(Integer.toHexString(w.lastPsn))
+                    .append(" len=").append(w.length).append(" sent=").append(w.sentBytes).append(" read=")
+                    .append(w.readBytes).append(" credit=").append(w.creditHeld).append('}');
+        }
+        return sb.toString();
+    }
+
+    /** @return why the QP last entered ERR (null if it never did): for diagnostics */
+    public String errorReason() {
+        return errorReason;
     }
 
     /** Marks the QP destroyed; it handles nothing afterwards. Loop only (called by the device). */

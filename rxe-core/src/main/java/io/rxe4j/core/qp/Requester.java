@@ -47,6 +47,8 @@ final class Requester {
     int retryLeft;
     int rnrLeft;
     private boolean rnrWaiting;
+    /** A retry sequence is running; NAKs and lost-response signals start no other until progress or a timeout. */
+    private boolean retryStarted;
 
     private boolean timerScheduled;
     private long retransDeadline;
@@ -73,6 +75,7 @@ final class Requester {
     void resetRetryCounters() {
         retryLeft = qp.retryCnt;
         rnrLeft = qp.rnrRetry;
+        retryStarted = false;
     }
 
     void reset() {
@@ -340,7 +343,7 @@ final class Requester {
             qp.completer.failHead(w, status, 0);
         } else {
             w.failStatus = status; // earlier WQEs are flushed first, then this one with its status
-            qp.moveToError();
+            qp.moveToError("send WQE " + w.wrId + " (" + w.opcode + ") failed locally: " + status);
         }
     }
 
@@ -394,6 +397,10 @@ final class Requester {
      * @param timeout whether a timeout (rather than a sequence NAK or a lost response) caused it
      */
     void retry(boolean timeout) {
+        if (!timeout && retryStarted) {
+            return; // one retry sequence at a time (rxe's started_retry): wait for progress or the timer
+        }
+        retryStarted = true;
         if (qp.retryCnt != 7) {
             if (retryLeft <= 0) {
                 counters.retryExceededErr++;
@@ -450,9 +457,17 @@ final class Requester {
      * later WQEs are resent whole.
      */
     void rewind() {
-        int compPsn = qp.completer.compPsn;
         int pmtu = qp.pmtu();
         long from = qp.sqCompleted();
+        if (from != qp.sqProducer()) {
+            // never restart before the head WQE's own first PSN: PSNs once given must stay given,
+            // or the responder would see every later request shifted
+            SendWqe head = qp.sqAt(from);
+            if (head.state != SendWqe.State.POSTED && Psn.diff(qp.completer.compPsn, head.firstPsn) < 0) {
+                qp.completer.compPsn = head.firstPsn;
+            }
+        }
+        int compPsn = qp.completer.compPsn;
         long prod = qp.sqProducer();
         for (long i = from; i != prod; i++) {
             SendWqe w = qp.sqAt(i);

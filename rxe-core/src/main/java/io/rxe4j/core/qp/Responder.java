@@ -59,6 +59,10 @@ final class Responder {
         this.counters = qp.device.counters();
     }
 
+    String debugState() {
+        return "resp{epsn=0x" + Integer.toHexString(ePsn) + " msn=" + msn + " in=" + inMessage + " nakSent=" + nakSent + "}";
+    }
+
     void setExpectedPsn(int p) {
         ePsn = p;
     }
@@ -184,7 +188,7 @@ final class Responder {
             boolean cqOk = qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, flags, imm);
             qp.consumeRecv(); // only after the CQE was built from the slot
             if (!cqOk) {
-                qp.moveToError();
+                qp.moveToError("receive CQ overflow");
                 return;
             }
         } else {
@@ -260,7 +264,7 @@ final class Responder {
                         WorkCompletion.WC_GRH | WorkCompletion.WC_WITH_IMM, imm);
                 qp.consumeRecv();
                 if (!cqOk) {
-                    qp.moveToError();
+                    qp.moveToError("receive CQ overflow");
                     return;
                 }
             }
@@ -292,8 +296,7 @@ final class Responder {
             }
         }
         int npkts = (int) Math.max(1, (len + pmtu - 1) / pmtu);
-        ResponderResources.Entry e = resources.allocate();
-        e.type = ResponderResources.Type.READ;
+        ResponderResources.Entry e = resources.allocate(ResponderResources.Type.READ);
         e.firstPsn = p;
         e.lastPsn = Psn.add(p, npkts - 1);
         e.va = va;
@@ -432,8 +435,7 @@ final class Responder {
 
     /** Records a one-PSN request so that its duplicate is answered without executing it again. */
     private ResponderResources.Entry record(ResponderResources.Type type, int p) {
-        ResponderResources.Entry e = resources.allocate();
-        e.type = type;
+        ResponderResources.Entry e = resources.allocate(type);
         e.firstPsn = p;
         e.lastPsn = p;
         return e;
@@ -456,8 +458,8 @@ final class Responder {
         switch (op.operation()) {
             case SEND, WRITE -> sendAck(Aeth.ACK_UNLIMITED, Psn.add(ePsn, -1)); // C9-105: ACK again
             case READ -> {
-                ResponderResources.Entry e = resources.find(p);
-                if (e == null || e.type != ResponderResources.Type.READ) {
+                ResponderResources.Entry e = resources.find(ResponderResources.Type.READ, p);
+                if (e == null) {
                     counters.drop(DropReason.OTHER);
                     return;
                 }
@@ -485,16 +487,20 @@ final class Responder {
             case ATOMIC_WRITE, FLUSH -> {
                 ResponderResources.Type t = op.operation() == Opcode.Operation.FLUSH
                         ? ResponderResources.Type.FLUSH : ResponderResources.Type.ATOMIC_WRITE;
-                ResponderResources.Entry e = resources.find(p);
-                if (e == null || e.type != t || e.firstPsn != p) {
+                ResponderResources.Entry e = resources.find(t, p);
+                if (e == null) { // evicted: a later response completes the WQE at the requester
+                    counters.drop(DropReason.OTHER);
+                    return;
+                }
+                if (e.firstPsn != p) {
                     counters.drop(DropReason.OTHER);
                     return;
                 }
                 sendReadResponses(null, 0, 0, p, true, qp.pmtu()); // answered again, not executed again
             }
             case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> {
-                ResponderResources.Entry e = resources.find(p);
-                if (e == null || e.type != ResponderResources.Type.ATOMIC || e.firstPsn != p) {
+                ResponderResources.Entry e = resources.find(ResponderResources.Type.ATOMIC, p);
+                if (e == null || e.firstPsn != p) {
                     counters.drop(DropReason.OTHER);
                     return;
                 }
@@ -534,7 +540,8 @@ final class Responder {
             qp.completeRecv(r, st, WcOpcode.RECV, (int) recvOffset, 0, 0);
             qp.consumeRecv();
         }
-        qp.moveToError();
+        qp.moveToError("responder sent NAK 0x" + Integer.toHexString(syndrome) + " for PSN 0x"
+                + Integer.toHexString(p) + " (in message: " + inMessage + ")");
     }
 
     // ------------------------------------------------------------------ packets out

@@ -4,9 +4,13 @@ import io.rxe4j.core.wire.Psn;
 
 /**
  * Responder resources ({@code rxe-facts.md} §5.5, §5.7, §9.3): a ring of max_dest_rd_atomic
- * entries recording READ and ATOMIC requests, so that duplicates are answered from the record
- * (READ data re-read from memory; atomics replay the cached original value without touching
- * memory again). The oldest entry is overwritten. Loop only.
+ * entries recording READ, ATOMIC and ATOMIC WRITE requests, so that duplicates are answered from
+ * the record (READ data re-read from memory; atomics replay the cached original value without
+ * touching memory again). The oldest entry is overwritten; that is safe because the requester
+ * keeps at most max_rd_atomic ≤ max_dest_rd_atomic of them outstanding (each takes a credit).
+ *
+ * <p>FLUSH takes no credit, so FLUSH records live in a ring of their own: they can never push
+ * out the record of an outstanding READ or atomic ({@code extensions.md} §4). Loop only.
  */
 final class ResponderResources {
     enum Type { NONE, READ, ATOMIC, ATOMIC_WRITE, FLUSH }
@@ -21,36 +25,55 @@ final class ResponderResources {
         long original;
     }
 
-    private Entry[] ring = new Entry[] {new Entry()};
+    private Entry[] ring = newRing(1);
     private int next;
+    private Entry[] flushRing = newRing(1);
+    private int flushNext;
+
+    private static Entry[] newRing(int n) {
+        Entry[] r = new Entry[Math.max(1, n)];
+        for (int i = 0; i < r.length; i++) {
+            r[i] = new Entry();
+        }
+        return r;
+    }
 
     void resize(int n) {
-        int size = Math.max(1, n);
-        ring = new Entry[size];
-        for (int i = 0; i < size; i++) {
-            ring[i] = new Entry();
-        }
+        ring = newRing(n);
         next = 0;
+        flushRing = newRing(n);
+        flushNext = 0;
     }
 
     void clear() {
         for (Entry e : ring) {
             e.type = Type.NONE;
         }
+        for (Entry e : flushRing) {
+            e.type = Type.NONE;
+        }
         next = 0;
+        flushNext = 0;
     }
 
-    /** @return the entry to fill for a new request (overwrites the oldest) */
-    Entry allocate() {
-        Entry e = ring[next];
-        next = (next + 1) % ring.length;
+    /** @return the entry to fill for a new request of {@code type} (overwrites the oldest of its ring) */
+    Entry allocate(Type type) {
+        Entry e;
+        if (type == Type.FLUSH) {
+            e = flushRing[flushNext];
+            flushNext = (flushNext + 1) % flushRing.length;
+        } else {
+            e = ring[next];
+            next = (next + 1) % ring.length;
+        }
+        e.type = type;
         return e;
     }
 
-    /** @return the entry whose PSN range holds {@code psn}, or null */
-    Entry find(int psn) {
-        for (Entry e : ring) {
-            if (e.type != Type.NONE && Psn.diff(psn, e.firstPsn) >= 0 && Psn.diff(psn, e.lastPsn) <= 0) {
+    /** @return the entry of {@code type} whose PSN range holds {@code psn}, or null */
+    Entry find(Type type, int psn) {
+        for (Entry e : type == Type.FLUSH ? flushRing : ring) {
+            if (e.type == type && Psn.diff(psn, e.firstPsn) >= 0 && Psn.diff(psn, e.lastPsn) <= 0) {
                 return e;
             }
         }
