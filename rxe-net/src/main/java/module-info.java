@@ -22,4 +22,5 @@ module io.rxe4j.net {
     exports io.rxe4j.net.udp;
     exports io.rxe4j.net.inproc;
     exports io.rxe4j.net.sim;
+    exports io.rxe4j.net.fault;
 }

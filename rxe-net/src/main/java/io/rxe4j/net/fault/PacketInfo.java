@@ -1,0 +1,47 @@
+package io.rxe4j.net.fault;
+
+import io.rxe4j.core.wire.Opcode;
+import java.net.InetSocketAddress;
+
+/**
+ * What a {@link FaultRule} predicate sees of a packet: its direction, BTH fields (opcode may be
+ * null for an unknown opcode) and the far end's address. Reused between calls: do not keep it.
+ */
+public final class PacketInfo {
+    Direction direction;
+    int opcodeValue;
+    Opcode opcode;
+    int psn;
+    int destQp;
+    int length;
+    InetSocketAddress peer;
+
+    PacketInfo() {}
+
+    /** @return the direction */
+    public Direction direction() { return direction; }
+
+    /** @return the 8-bit BTH opcode */
+    public int opcodeValue() { return opcodeValue; }
+
+    /** @return the opcode, or null if unknown */
+    public Opcode opcode() { return opcode; }
+
+    /** @return the 24-bit BTH PSN */
+    public int psn() { return psn; }
+
+    /** @return the 24-bit BTH DestQP */
+    public int destQp() { return destQp; }
+
+    /** @return UDP payload length in bytes */
+    public int length() { return length; }
+
+    /** @return the remote (IP, port): destination when outbound, sender when inbound */
+    public InetSocketAddress peer() { return peer; }
+
+    @Override
+    public String toString() {
+        return direction + " " + (opcode != null ? opcode : "0x" + Integer.toHexString(opcodeValue)) + " psn=0x"
+                + Integer.toHexString(psn) + " qp=0x" + Integer.toHexString(destQp) + " len=" + length;
+    }
+}
