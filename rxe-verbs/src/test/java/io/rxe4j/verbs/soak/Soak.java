@@ -1,0 +1,462 @@
+package io.rxe4j.verbs.soak;
+
+import io.rxe4j.core.verbs.Access;
+import io.rxe4j.core.verbs.Flush;
+import io.rxe4j.core.verbs.Mtu;
+import io.rxe4j.core.verbs.QpAttr;
+import io.rxe4j.core.verbs.QpCaps;
+import io.rxe4j.core.verbs.QpState;
+import io.rxe4j.core.verbs.QpType;
+import io.rxe4j.core.verbs.RecvWr;
+import io.rxe4j.core.verbs.SendFlags;
+import io.rxe4j.core.verbs.SendWr;
+import io.rxe4j.core.verbs.Sge;
+import io.rxe4j.core.verbs.WcOpcode;
+import io.rxe4j.core.verbs.WcStatus;
+import io.rxe4j.core.verbs.WorkCompletion;
+import io.rxe4j.core.verbs.WrOpcode;
+import io.rxe4j.net.fault.Direction;
+import io.rxe4j.net.fault.FaultAction;
+import io.rxe4j.net.fault.FaultInjectingTransport;
+import io.rxe4j.net.fault.FaultSpec;
+import io.rxe4j.net.inproc.InJvmFabric;
+import io.rxe4j.net.sim.VirtualScheduler;
+import io.rxe4j.verbs.CompletionQueue;
+import io.rxe4j.verbs.MemoryRegion;
+import io.rxe4j.verbs.ProtectionDomain;
+import io.rxe4j.verbs.QpInitAttr;
+import io.rxe4j.verbs.QueuePair;
+import io.rxe4j.verbs.RdmaDevice;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * A seeded soak of mixed RC operations over a simulated lossy network on virtual time: device A's
+ * QPs issue SEND, WRITE, READ, CAS, FAA, masked CAS/FAA, ATOMIC WRITE and FLUSH against device
+ * B's memory while both directions drop, duplicate, reorder and corrupt packets. Every result is
+ * checked against a reference model applied in posting order per QP (each QP owns a disjoint
+ * region of B's memory, so per-QP order is the whole truth). Reproducible from its seed.
+ */
+public final class Soak {
+    /** Result of a run. */
+    public record Result(long seed, int ops, long virtualNanos, long realNanos, long faults,
+            Map<String, Long> faultsByKind, Map<String, Long> countersA, Map<String, Long> countersB) {
+        @Override
+        public String toString() {
+            return "soak seed=" + seed + " ops=" + ops + " virtual=" + virtualNanos / 1_000_000 + " ms real="
+                    + realNanos / 1_000_000 + " ms faults=" + faults + " " + faultsByKind + "\n  A " + countersA
+                    + "\n  B " + countersB;
+        }
+    }
+
+    static final int QPS = 4;
+    static final int DEPTH = 32;
+    static final int SLOT = 4096;
+    static final int REGION = 64 << 10;
+    static final int WORDS = 8;
+    static final int RECV_SLOTS = 64;
+    static final int ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC
+            | Access.FLUSH_GLOBAL;
+    static final long MAX_WAIT = 60_000_000_000L;
+
+    private final long seed;
+    private final int totalOps;
+    private final String faultSpec;
+    private final SplittableRandom rnd;
+    private final java.util.ArrayDeque<String> trace = new java.util.ArrayDeque<>();
+
+    /**
+     * @param seed seeds the workload and the faults
+     * @param totalOps operations to post
+     * @param faultSpec {@link FaultSpec} applied to the outbound packets of both devices
+     */
+    public Soak(long seed, int totalOps, String faultSpec) {
+        this.seed = seed;
+        this.totalOps = totalOps;
+        this.faultSpec = faultSpec;
+        this.rnd = new SplittableRandom(seed);
+    }
+
+    private final class Pending {
+        long wrId;
+        WrOpcode op;
+        byte[] expectData; // READ
+        int readOff; // READ: offset in the QP's region
+
+        long expectValue; // atomics: original value
+        int qp;
+        int slot;
+    }
+
+    /** Runs the soak; throws AssertionError (with the seed) on the first mismatch. */
+    public Result run() {
+        long t0 = System.nanoTime();
+        VirtualScheduler vs = new VirtualScheduler();
+        InJvmFabric fabric = InJvmFabric.withScheduler(vs);
+        FaultInjectingTransport ta = new FaultInjectingTransport(
+                fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)), seed * 31 + 1, FaultSpec.parse(faultSpec));
+        FaultInjectingTransport tb = new FaultInjectingTransport(
+                fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)), seed * 31 + 2, FaultSpec.parse(faultSpec));
+        if (Boolean.getBoolean("rxe4j.soak.trace")) {
+            fabric.setFilter((buf, from, to) -> {
+                int at = buf.readerIndex();
+                trace.addLast(String.format("%s->%s op=%02x psn=%06x qp=%x len=%d syn=%s", from.getAddress().getHostAddress(),
+                        to.getAddress().getHostAddress(), buf.getUnsignedByte(at), buf.getInt(at + 8) & 0xFFFFFF,
+                        buf.getInt(at + 4) & 0xFFFFFF, buf.readableBytes(),
+                        buf.readableBytes() >= 20 ? Integer.toHexString(buf.getUnsignedByte(at + 12)) : "-"));
+                if (trace.size() > 100000) {
+                    trace.removeFirst();
+                }
+                return true;
+            });
+        }
+        RdmaDevice da = RdmaDevice.open(ta);
+        RdmaDevice db = RdmaDevice.open(tb);
+        ProtectionDomain pa = da.allocPd();
+        ProtectionDomain pb = db.allocPd();
+        CompletionQueue cqa = da.createCq(QPS * DEPTH * 2);
+        CompletionQueue cqb = db.createCq(QPS * RECV_SLOTS * 2);
+        MemoryRegion local = pa.allocMr((long) QPS * DEPTH * SLOT, ACCESS);
+        MemoryRegion remote = pb.allocMr((long) QPS * (REGION + WORDS * 8) + (long) QPS * RECV_SLOTS * SLOT, ACCESS);
+        QueuePair[] qa = new QueuePair[QPS];
+        QueuePair[] qb = new QueuePair[QPS];
+        QpCaps caps = new QpCaps(DEPTH * 2, RECV_SLOTS, 2, 1, 0);
+        for (int i = 0; i < QPS; i++) {
+            qa[i] = pa.createQp(new QpInitAttr(cqa, cqa, caps, QpType.RC, false));
+            qb[i] = pb.createQp(new QpInitAttr(cqb, cqb, caps, QpType.RC, false));
+        }
+        for (int i = 0; i < QPS; i++) {
+            connect(qa[i], qb[i], db.address(), 0xFFFF00 + i * 77, 0x100 + i);
+            connect(qb[i], qa[i], da.address(), 0x100 + i, 0xFFFF00 + i * 77);
+        }
+        MemorySegment rmem = remote.segment();
+        MemorySegment lmem = local.segment();
+        byte[][] model = new byte[QPS][REGION];
+        long[][] words = new long[QPS][WORDS];
+        // seed remote memory and the model identically
+        for (int q = 0; q < QPS; q++) {
+            for (int j = 0; j < REGION; j++) {
+                byte v = (byte) rnd.nextInt(256);
+                model[q][j] = v;
+                rmem.set(ValueLayout.JAVA_BYTE, regionOff(q) + j, v);
+            }
+            for (int w = 0; w < WORDS; w++) {
+                words[q][w] = rnd.nextLong();
+                rmem.set(ValueLayout.JAVA_LONG, wordOff(q, w), words[q][w]);
+            }
+        }
+        // receives for SENDs: B's QP q owns RECV_SLOTS slots, reposted as they complete
+        List<List<byte[]>> sentPayloads = new ArrayList<>();
+        int[] recvNext = new int[QPS];
+        for (int q = 0; q < QPS; q++) {
+            sentPayloads.add(new ArrayList<>());
+            for (int s = 0; s < RECV_SLOTS; s++) {
+                postRecv(qb[q], remote, q, s);
+            }
+        }
+        Pending[][] pending = new Pending[QPS][DEPTH];
+        int[] outstanding = new int[QPS];
+        int[] nextSlot = new int[QPS];
+        int posted = 0;
+        int completed = 0;
+        long sendsReceived = 0;
+        long sendsPosted = 0;
+        java.util.BitSet done = new java.util.BitSet(totalOps);
+        WorkCompletion[] wcs = new WorkCompletion[64];
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new WorkCompletion();
+        }
+        SendWr wr = new SendWr();
+        Sge sge = new Sge();
+        while (completed < totalOps || sendsReceived < sendsPosted) {
+            for (int q = 0; q < QPS && posted < totalOps; q++) {
+                while (outstanding[q] < DEPTH && posted < totalOps) {
+                    int slot = nextSlot[q];
+                    while (pending[q][slot] != null) {
+                        slot = (slot + 1) % DEPTH;
+                    }
+                    nextSlot[q] = (slot + 1) % DEPTH;
+                    Pending p = new Pending();
+                    p.wrId = posted;
+                    p.qp = q;
+                    p.slot = slot;
+                    byte[] sent = prepare(p, wr, sge, local, lmem, remote, model[q], words[q], pending[q]);
+                    if (sent != null) {
+                        sentPayloads.get(q).add(sent);
+                        sendsPosted++;
+                    }
+                    qa[q].postSend(wr);
+                    pending[q][slot] = p;
+                    outstanding[q]++;
+                    posted++;
+                }
+            }
+            boolean progress = vs.runUntil(() -> cqa.size() > 0 || cqb.size() > 0,
+                    MAX_WAIT);
+            if (!progress) {
+                throw new AssertionError("soak seed " + seed + ": no completion within " + MAX_WAIT
+                        + " virtual ns; posted " + posted + ", completed " + completed + "; " + states(qa, qb) + "; A " + da.counters()
+                        + " B " + db.counters());
+            }
+            int n;
+            while ((n = cqa.poll(wcs)) > 0) {
+                for (int i = 0; i < n; i++) {
+                    WorkCompletion wc = wcs[i];
+                    Pending p = find(pending, wc.wrId);
+                    check(p != null, "completion for an unknown or already completed wr " + wc);
+                    check(wc.status == WcStatus.SUCCESS, "wr " + wc.wrId + " " + p.op + " failed: " + wc
+                            + "; A's QP: " + qa[p.qp].errorReason() + "; B's QP: " + qb[p.qp].errorReason());
+                    check(!done.get((int) wc.wrId), "wr " + wc.wrId + " completed twice");
+                    done.set((int) wc.wrId);
+                    verify(p, wc, lmem);
+                    pending[p.qp][p.slot] = null;
+                    outstanding[p.qp]--;
+                    completed++;
+                }
+            }
+            while ((n = cqb.poll(wcs)) > 0) {
+                for (int i = 0; i < n; i++) {
+                    WorkCompletion wc = wcs[i];
+                    int q = indexOf(qb, wc.qpNum);
+                    check(wc.status == WcStatus.SUCCESS && wc.opcode == WcOpcode.RECV, "receive failed: " + wc
+                            + "; B's QP: " + qb[q].errorReason() + "; A's QP: " + qa[q].errorReason() + "\n A: "
+                            + qa[q].debugState() + "\n B: " + qb[q].debugState());
+                    int s = (int) wc.wrId;
+                    byte[] expect = sentPayloads.get(q).get(recvNext[q]++);
+                    check(wc.byteLen == expect.length, "SEND #" + (recvNext[q] - 1) + " on QP " + q + " byte_len "
+                            + wc.byteLen + " != " + expect.length);
+                    MemorySegment got = rmem.asSlice(recvOff(q, s), expect.length);
+                    check(got.mismatch(MemorySegment.ofArray(expect)) == -1, "SEND payload differs on QP " + q);
+                    postRecv(qb[q], remote, q, s);
+                    sendsReceived++;
+                }
+            }
+        }
+        // final memory equals the model
+        for (int q = 0; q < QPS; q++) {
+            check(rmem.asSlice(regionOff(q), REGION).mismatch(MemorySegment.ofArray(model[q])) == -1,
+                    "remote region of QP " + q + " differs from the model");
+            for (int w = 0; w < WORDS; w++) {
+                check(rmem.get(ValueLayout.JAVA_LONG, wordOff(q, w)) == words[q][w], "word " + w + " of QP " + q
+                        + " is " + rmem.get(ValueLayout.JAVA_LONG, wordOff(q, w)) + ", model " + words[q][w]);
+            }
+        }
+        check(done.cardinality() == totalOps, "completed " + done.cardinality() + " of " + totalOps);
+        Map<String, Long> faults = new java.util.LinkedHashMap<>();
+        for (FaultAction a : FaultAction.values()) {
+            faults.put(a.name().toLowerCase(java.util.Locale.ROOT),
+                    ta.count(Direction.OUTBOUND, a) + tb.count(Direction.OUTBOUND, a)
+                            + ta.count(Direction.INBOUND, a) + tb.count(Direction.INBOUND, a));
+        }
+        Result r = new Result(seed, totalOps, vs.nanoTime(), System.nanoTime() - t0, ta.faults() + tb.faults(), faults,
+                nonZero(da.counters()), nonZero(db.counters()));
+        for (int i = 0; i < QPS; i++) {
+            qa[i].close();
+            qb[i].close();
+        }
+        local.close();
+        remote.close();
+        cqa.close();
+        cqb.close();
+        pa.close();
+        pb.close();
+        da.close();
+        db.close();
+        vs.shutdown();
+        return r;
+    }
+
+    private static String states(QueuePair[] qa, QueuePair[] qb) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < qa.length; i++) {
+            sb.append("\n A: ").append(qa[i].debugState()).append("\n B: ").append(qb[i].debugState());
+        }
+        return sb.toString();
+    }
+
+    private static Map<String, Long> nonZero(Map<String, Long> m) {
+        m.values().removeIf(v -> v == 0);
+        return m;
+    }
+
+    private static int indexOf(QueuePair[] qps, int qpn) {
+        for (int i = 0; i < qps.length; i++) {
+            if (qps[i].qpNum() == qpn) {
+                return i;
+            }
+        }
+        throw new AssertionError("completion of unknown QP 0x" + Integer.toHexString(qpn));
+    }
+
+    private static Pending find(Pending[][] pending, long wrId) {
+        for (Pending[] row : pending) {
+            for (Pending p : row) {
+                if (p != null && p.wrId == wrId) {
+                    return p;
+                }
+            }
+        }
+        return null;
+    }
+
+    private static long regionOff(int q) {
+        return (long) q * (REGION + WORDS * 8);
+    }
+
+    private static long wordOff(int q, int w) {
+        return regionOff(q) + REGION + w * 8L;
+    }
+
+    private static long recvOff(int q, int s) {
+        return (long) QPS * (REGION + WORDS * 8) + ((long) q * RECV_SLOTS + s) * SLOT;
+    }
+
+    private static long slotOff(int q, int slot) {
+        return ((long) q * DEPTH + slot) * SLOT;
+    }
+
+    private void postRecv(QueuePair qp, MemoryRegion remote, int q, int s) {
+        qp.postRecv(new RecvWr().set(s, new Sge(remote.addr() + recvOff(q, s), SLOT, remote.lkey())));
+    }
+
+    /** Fills {@code wr} for the next random operation and applies it to the model; returns a SEND's payload. */
+    private byte[] prepare(Pending p, SendWr wr, Sge sge, MemoryRegion local, MemorySegment lmem, MemoryRegion remote,
+            byte[] model, long[] words, Pending[] outstanding) {
+        int q = p.qp;
+        long lva = local.addr() + slotOff(q, p.slot);
+        long lo = slotOff(q, p.slot);
+        int k = rnd.nextInt(100);
+        wr.reset();
+        wr.wrId = p.wrId;
+        wr.sendFlags = SendFlags.SIGNALED;
+        wr.rkey = remote.rkey();
+        if (k < 15) { // SEND
+            int len = rnd.nextInt(0, 3001);
+            byte[] data = randomBytes(len);
+            MemorySegment.copy(MemorySegment.ofArray(data), 0, lmem, lo, len);
+            p.op = WrOpcode.SEND;
+            wr.set(p.wrId, WrOpcode.SEND, SendFlags.SIGNALED, sge.set(lva, len, local.lkey()));
+            return data;
+        }
+        if (k < 40) { // WRITE
+            int len = rnd.nextInt(0, SLOT + 1);
+            int off = rnd.nextInt(0, REGION - len + 1);
+            byte[] data = randomBytes(len);
+            MemorySegment.copy(MemorySegment.ofArray(data), 0, lmem, lo, len);
+            System.arraycopy(data, 0, model, off, len);
+            p.op = WrOpcode.RDMA_WRITE;
+            // A READ retried after a lost response re-reads memory as it is then (rxe-facts §5.5), so a
+            // WRITE over the range of an outstanding READ must wait for it: IB_SEND_FENCE, as an
+            // application would do
+            int flags = SendFlags.SIGNALED | (overlapsRead(outstanding, off, len) ? SendFlags.FENCE : 0);
+            wr.set(p.wrId, WrOpcode.RDMA_WRITE, flags, sge.set(lva, len, local.lkey()))
+                    .remote(remote.addr() + regionOff(q) + off, remote.rkey());
+            return null;
+        }
+        if (k < 60) { // READ
+            int len = rnd.nextInt(0, SLOT + 1);
+            int off = rnd.nextInt(0, REGION - len + 1);
+            p.op = WrOpcode.RDMA_READ;
+            p.expectData = java.util.Arrays.copyOfRange(model, off, off + len);
+            p.readOff = off;
+            wr.set(p.wrId, WrOpcode.RDMA_READ, SendFlags.SIGNALED, sge.set(lva, len, local.lkey()))
+                    .remote(remote.addr() + regionOff(q) + off, remote.rkey());
+            return null;
+        }
+        int w = rnd.nextInt(WORDS);
+        long va = remote.addr() + wordOff(q, w);
+        long old = words[w];
+        p.expectValue = old;
+        wr.set(p.wrId, WrOpcode.ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED, sge.set(lva, 8, local.lkey()))
+                .remote(va, remote.rkey());
+        if (k < 70) {
+            long cmp = rnd.nextBoolean() ? old : rnd.nextLong();
+            long swap = rnd.nextLong();
+            wr.opcode = WrOpcode.ATOMIC_CMP_AND_SWP;
+            wr.atomic(cmp, swap);
+            if (cmp == old) {
+                words[w] = swap;
+            }
+        } else if (k < 82) {
+            long add = rnd.nextLong();
+            wr.opcode = WrOpcode.ATOMIC_FETCH_AND_ADD;
+            wr.atomic(add, 0);
+            words[w] = old + add;
+        } else if (k < 87) {
+            long cmp = rnd.nextBoolean() ? old : rnd.nextLong();
+            long cmpMask = rnd.nextLong();
+            long swap = rnd.nextLong();
+            long swapMask = rnd.nextLong();
+            wr.opcode = WrOpcode.MASKED_ATOMIC_CMP_AND_SWP;
+            wr.atomic(cmp, swap).masks(cmpMask, swapMask);
+            if (((cmp ^ old) & cmpMask) == 0) {
+                words[w] = (old & ~swapMask) | (swap & swapMask);
+            }
+        } else if (k < 92) {
+            long add = rnd.nextLong();
+            long boundary = rnd.nextLong();
+            wr.opcode = WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD;
+            wr.atomic(add, 0).masks(boundary, 0);
+            words[w] = io.rxe4j.core.memory.MemoryRegion.fieldAdd(old, add, boundary);
+        } else if (k < 97) {
+            long v = rnd.nextLong();
+            wr.set(p.wrId, WrOpcode.ATOMIC_WRITE, SendFlags.SIGNALED).remote(va, remote.rkey());
+            wr.atomicWriteValue = v;
+            words[w] = v;
+        } else {
+            wr.set(p.wrId, WrOpcode.FLUSH, SendFlags.SIGNALED).remote(remote.addr() + regionOff(q), remote.rkey())
+                    .flush(Flush.GLOBAL, rnd.nextBoolean() ? Flush.RANGE : Flush.MR, REGION);
+        }
+        p.op = wr.opcode;
+        return null;
+    }
+
+    private static boolean overlapsRead(Pending[] outstanding, int off, int len) {
+        for (Pending o : outstanding) {
+            if (o != null && o.op == WrOpcode.RDMA_READ && off < o.readOff + o.expectData.length
+                    && o.readOff < off + len) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void verify(Pending p, WorkCompletion wc, MemorySegment lmem) {
+        long lo = slotOff(p.qp, p.slot);
+        switch (p.op) {
+            case RDMA_READ -> check(lmem.asSlice(lo, p.expectData.length).mismatch(MemorySegment.ofArray(p.expectData))
+                    == -1, "READ wr " + p.wrId + " returned data that differs from the model");
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, MASKED_ATOMIC_CMP_AND_SWP, MASKED_ATOMIC_FETCH_AND_ADD ->
+                    check(lmem.get(ValueLayout.JAVA_LONG, lo) == p.expectValue, p.op + " wr " + p.wrId + " returned "
+                            + lmem.get(ValueLayout.JAVA_LONG, lo) + ", model " + p.expectValue);
+            default -> { }
+        }
+    }
+
+    private byte[] randomBytes(int len) {
+        byte[] b = new byte[len];
+        for (int i = 0; i < len; i++) {
+            b[i] = (byte) rnd.nextInt(256);
+        }
+        return b;
+    }
+
+    private void check(boolean cond, String what) {
+        if (!cond) {
+            throw new AssertionError("soak seed " + seed + " (replay: -Drxe4j.soak.seed=" + seed + "): " + what
+                    + (trace.isEmpty() ? "" : "\nlast packets:\n" + String.join("\n", trace)));
+        }
+    }
+
+    private static void connect(QueuePair me, QueuePair peer, InetSocketAddress peerAddr, int myPsn, int peerPsn) {
+        me.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ACCESS));
+        me.modify(new QpAttr().state(QpState.RTR).av(peerAddr).pathMtu(Mtu.MTU_1024).destQpNum(peer.qpNum())
+                .rqPsn(peerPsn).maxDestRdAtomic(16).minRnrTimer(1));
+        me.modify(new QpAttr().state(QpState.RTS).timeout(8).retryCnt(7).rnrRetry(7).sqPsn(myPsn).maxRdAtomic(16));
+    }
+}
