@@ -162,6 +162,7 @@ abstract class ConformanceFixture {
 
         Cfg mtu(Mtu m) { mtu = m; return this; }
         Cfg qpAccessB(int f) { qpAccessB = f; return this; }
+        Cfg mrAccess(int f) { mrAccess = f; return this; }
         Cfg timeout(int t) { timeout = t; return this; }
         Cfg rnrRetry(int r) { rnrRetry = r; return this; }
         Cfg minRnrTimer(int c) { minRnrTimer = c; return this; }
@@ -189,6 +190,17 @@ abstract class ConformanceFixture {
             this.qp = closeLater(pd.createQp(new QpInitAttr(scq, rcq, rc.caps(), rc.qpType(), cfg.sqSigAll)));
             this.mr = closeLater(pd.allocMr(MR_BYTES, cfg.mrAccess));
             fill(mr.segment(), 0, MR_BYTES, seed);
+        }
+
+        /** A side whose QP lives in an existing PD and whose main MR is a shared one (several QPs, one MR). */
+        Side(RdmaDevice dev, Cfg cfg, ProtectionDomain pd, MemoryRegion mr) {
+            this.dev = dev;
+            this.pd = pd;
+            this.scq = closeLater(dev.createCq(1024));
+            this.rcq = closeLater(dev.createCq(1024));
+            QpInitAttr rc = QpInitAttr.rc(scq, rcq);
+            this.qp = closeLater(pd.createQp(new QpInitAttr(scq, rcq, rc.caps(), rc.qpType(), cfg.sqSigAll)));
+            this.mr = mr;
         }
 
         /** @return an extra MR of this side's PD, seeded, closed after the test */

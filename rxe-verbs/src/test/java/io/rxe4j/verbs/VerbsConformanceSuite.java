@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rxe4j.core.verbs.Access;
+import io.rxe4j.core.verbs.DeviceCap;
+import io.rxe4j.core.verbs.Flush;
 import io.rxe4j.core.verbs.Mtu;
 import io.rxe4j.core.verbs.QpAttr;
 import io.rxe4j.core.verbs.QpState;
@@ -17,11 +19,14 @@ import io.rxe4j.core.verbs.WcOpcode;
 import io.rxe4j.core.verbs.WcStatus;
 import io.rxe4j.core.verbs.WorkCompletion;
 import io.rxe4j.core.verbs.WrOpcode;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -270,7 +275,8 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
     }
 
     static Stream<Arguments> misalignedAtomics() {
-        return Stream.of(WrOpcode.ATOMIC_CMP_AND_SWP, WrOpcode.ATOMIC_FETCH_AND_ADD)
+        return Stream.of(WrOpcode.ATOMIC_CMP_AND_SWP, WrOpcode.ATOMIC_FETCH_AND_ADD,
+                        WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD)
                 .flatMap(op -> Stream.of(1, 4, 7).map(m -> Arguments.of(op, m)));
     }
 
@@ -440,7 +446,11 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
         WRITE_WITH_IMM(WrOpcode.RDMA_WRITE_WITH_IMM, WcOpcode.RDMA_WRITE, Access.REMOTE_WRITE, 64),
         READ(WrOpcode.RDMA_READ, WcOpcode.RDMA_READ, Access.REMOTE_READ, 64),
         CMP_SWAP(WrOpcode.ATOMIC_CMP_AND_SWP, WcOpcode.COMP_SWAP, Access.REMOTE_ATOMIC, 8),
-        FETCH_ADD(WrOpcode.ATOMIC_FETCH_AND_ADD, WcOpcode.FETCH_ADD, Access.REMOTE_ATOMIC, 8);
+        FETCH_ADD(WrOpcode.ATOMIC_FETCH_AND_ADD, WcOpcode.FETCH_ADD, Access.REMOTE_ATOMIC, 8),
+        MASKED_CMP_SWAP(WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, WcOpcode.MASKED_COMP_SWAP, Access.REMOTE_ATOMIC, 8),
+        MASKED_FETCH_ADD(WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, WcOpcode.MASKED_FETCH_ADD, Access.REMOTE_ATOMIC, 8),
+        /** ATOMIC WRITE needs REMOTE_WRITE, not REMOTE_ATOMIC, on QP and MR (rxe-facts §6.3, §7.2). */
+        ATOMIC_WRITE(WrOpcode.ATOMIC_WRITE, WcOpcode.ATOMIC_WRITE, Access.REMOTE_WRITE, 8);
 
         final WrOpcode wr;
         final WcOpcode wc;
@@ -512,8 +522,11 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
         b.qp.postRecv(new RecvWr().set(900, b.sge(HALF, 4096)));
         b.qp.postRecv(new RecvWr().set(901, b.sge(HALF, 4096)));
 
-        SendWr bad = new SendWr().set(100, op.wr, SendFlags.SIGNALED, a.sge(HALF, op.len)).remote(va, rkey)
-                .atomic(0, 0x77);
+        SendWr bad = op == RemoteOp.ATOMIC_WRITE // its operand is in the WR: no SGE
+                ? new SendWr().set(100, op.wr, SendFlags.SIGNALED).remote(va, rkey)
+                : new SendWr().set(100, op.wr, SendFlags.SIGNALED, a.sge(HALF, op.len)).remote(va, rkey)
+                        .atomic(0, 0x77).masks(0x77, -1L);
+        bad.atomicWriteValue = 0x7777_7777_7777_7777L;
         a.qp.postSend(bad);
         // two valid WRs behind it, one unsignaled: both must be flushed, neither executed
         a.qp.postSend(new SendWr().set(101, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, a.sge(0, 100))
@@ -1028,6 +1041,290 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
             WorkCompletion r = p.a().nextRecv();
             assertThat(r.wrId).isEqualTo(i);
             assertThat(r.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
+        }
+    }
+
+    // =====================================================================================
+    // Masked atomics, ATOMIC WRITE and RDMA FLUSH (extensions.md §2–4, rxe-facts §7, §8)
+    // =====================================================================================
+
+    @Test
+    void maskedCompareAndSwapComparesAndSwapsOnlyMaskedBits() {
+        Pair p = connect();
+        p.b().word(64, 0x1111_2222_3333_4444L);
+        byte[] beforeB = snapshot(p.b().mr);
+        // compare only the low 16 bits (equal), swap only the high 16 bits
+        p.a().qp.postSend(new SendWr().set(51, WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, SendFlags.SIGNALED,
+                p.a().sge(HALF, 8)).remote(p.b().va(64), p.b().mr.rkey())
+                .atomic(0xFFFF_FFFF_FFFF_4444L, 0xAAAA_BBBB_CCCC_DDDDL).masks(0xFFFFL, 0xFFFF_0000_0000_0000L));
+        assertWc(p.a().nextSend(), 51, WcStatus.SUCCESS, WcOpcode.MASKED_COMP_SWAP, 8, 0, p.a().qp);
+        assertThat(p.a().word(HALF)).as("original returned").isEqualTo(0x1111_2222_3333_4444L);
+        assertThat(p.b().word(64)).isEqualTo(0xAAAA_2222_3333_4444L);
+        // a masked compare that differs in one masked bit: no change, original returned
+        p.a().qp.postSend(new SendWr().set(52, WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, SendFlags.SIGNALED,
+                p.a().sge(HALF + 8, 8)).remote(p.b().va(64), p.b().mr.rkey())
+                .atomic(0x0000_0000_0000_4445L, -1L).masks(0xFFFFL, -1L));
+        assertWc(p.a().nextSend(), 52, WcStatus.SUCCESS, WcOpcode.MASKED_COMP_SWAP, 8, 0, p.a().qp);
+        assertThat(p.a().word(HALF + 8)).isEqualTo(0xAAAA_2222_3333_4444L);
+        assertThat(p.b().word(64)).isEqualTo(0xAAAA_2222_3333_4444L);
+        // only the 8 target bytes changed
+        byte[] after = snapshot(p.b().mr);
+        Arrays.fill(after, 64, 72, (byte) 0);
+        Arrays.fill(beforeB, 64, 72, (byte) 0);
+        assertThat(after).isEqualTo(beforeB);
+        assertNoCompletion(p.a().scq);
+    }
+
+    @Test
+    void maskedFetchAndAddAddsFieldByFieldAndReturnsOriginal() {
+        Pair p = connect();
+        byte[] beforeB = snapshot(p.b().mr);
+        p.b().word(128, 0x01FF_7F80_00FF_FF01L);
+        // byte fields: each byte wraps on its own
+        p.a().qp.postSend(new SendWr().set(53, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                p.a().sge(HALF, 8)).remote(p.b().va(128), p.b().mr.rkey())
+                .atomic(0x0101_0101_0101_0101L, 0).masks(0x8080_8080_8080_8080L, 0));
+        assertWc(p.a().nextSend(), 53, WcStatus.SUCCESS, WcOpcode.MASKED_FETCH_ADD, 8, 0, p.a().qp);
+        assertThat(p.a().word(HALF)).as("original returned").isEqualTo(0x01FF_7F80_00FF_FF01L);
+        assertThat(p.b().word(128)).isEqualTo(0x0200_8081_0100_0002L);
+        // boundary 0: an ordinary 64-bit add with carries all the way up
+        p.a().qp.postSend(new SendWr().set(54, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                p.a().sge(HALF + 8, 8)).remote(p.b().va(128), p.b().mr.rkey()).atomic(0x00FF_7F7F_FF00_FFFEL, 0)
+                .masks(0, 0));
+        assertWc(p.a().nextSend(), 54, WcStatus.SUCCESS, WcOpcode.MASKED_FETCH_ADD, 8, 0, p.a().qp);
+        assertThat(p.a().word(HALF + 8)).isEqualTo(0x0200_8081_0100_0002L);
+        assertThat(p.b().word(128)).isEqualTo(0x0200_8081_0100_0002L + 0x00FF_7F7F_FF00_FFFEL);
+        // boundary all ones: XOR
+        long before = p.b().word(128);
+        p.a().qp.postSend(new SendWr().set(55, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                p.a().sge(HALF + 16, 8)).remote(p.b().va(128), p.b().mr.rkey()).atomic(-1L, 0).masks(-1L, 0));
+        assertWc(p.a().nextSend(), 55, WcStatus.SUCCESS, WcOpcode.MASKED_FETCH_ADD, 8, 0, p.a().qp);
+        assertThat(p.a().word(HALF + 16)).isEqualTo(before);
+        assertThat(p.b().word(128)).isEqualTo(~before);
+        byte[] after = snapshot(p.b().mr);
+        Arrays.fill(after, 128, 136, (byte) 0);
+        Arrays.fill(beforeB, 128, 136, (byte) 0);
+        assertThat(after).isEqualTo(beforeB);
+    }
+
+    @Test
+    void maskedFetchAndAddsFromSeveralQpsOnDisjointFieldsOfOneWordAreEachExact() {
+        // four QPs on device A, each connected to its own QP on device B; the four B QPs share one
+        // PD and one MR, and every A QP adds 1 to its own 16-bit field of the same remote word
+        int qps = 4;
+        int n = 600;
+        long start = 0xFFF0_FFF0_FFF0_FFF0L; // every field wraps during the test
+        long boundary = 0x8000_8000_8000_8000L;
+        Cfg cfg = new Cfg();
+        ProtectionDomain pdB = closeLater(devB.allocPd());
+        MemoryRegion shared = closeLater(pdB.allocMr(4096, ALL));
+        shared.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, 256, start);
+        List<Side> as = new ArrayList<>();
+        for (int k = 0; k < qps; k++) {
+            Side a = new Side(devA, cfg, 0xA00 + k);
+            Side b = new Side(devB, cfg, pdB, shared);
+            bringUp(a, b, cfg.qpAccessA, cfg, cfg.psnA + k, cfg.psnB + k);
+            bringUp(b, a, cfg.qpAccessB, cfg, cfg.psnB + k, cfg.psnA + k);
+            as.add(a);
+        }
+        long va = shared.addr() + 256;
+        int batch = 100;
+        for (int from = 0; from < n; from += batch) {
+            for (int i = from; i < from + batch; i++) { // interleave the QPs
+                for (int k = 0; k < qps; k++) {
+                    Side a = as.get(k);
+                    a.qp.postSend(new SendWr().set(i, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                            a.sge(HALF + 8L * i, 8)).remote(va, shared.rkey()).atomic(1L << (16 * k), 0)
+                            .masks(boundary, 0));
+                }
+            }
+            for (int i = from; i < from + batch; i++) {
+                for (int k = 0; k < qps; k++) {
+                    WorkCompletion wc = as.get(k).nextSend();
+                    assertWc(wc, i, WcStatus.SUCCESS, WcOpcode.MASKED_FETCH_ADD, 8, 0, as.get(k).qp);
+                }
+            }
+        }
+        long end = shared.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG, 256);
+        for (int k = 0; k < qps; k++) {
+            int shift = 16 * k;
+            assertThat((end >>> shift) & 0xFFFF).as("field %d", k).isEqualTo((0xFFF0L + n) & 0xFFFF);
+            // QP k alone changes field k, in posting order: its i-th original holds 0xFFF0 + i there
+            for (int i = 0; i < n; i++) {
+                long orig = as.get(k).word(HALF + 8L * i);
+                assertThat((orig >>> shift) & 0xFFFF).as("field %d of original %d", k, i)
+                        .isEqualTo((0xFFF0L + i) & 0xFFFF);
+            }
+        }
+    }
+
+    @Test
+    void atomicWriteStoresTheValueAsANativeLong() {
+        Pair p = connect();
+        byte[] beforeB = snapshot(p.b().mr);
+        long v = 0x0102_0304_0506_0708L;
+        SendWr wr = new SendWr().set(61, WrOpcode.ATOMIC_WRITE, SendFlags.SIGNALED).remote(p.b().va(200), p.b().mr.rkey());
+        wr.atomicWriteValue = v;
+        p.a().qp.postSend(wr);
+        assertWc(p.a().nextSend(), 61, WcStatus.SUCCESS, WcOpcode.ATOMIC_WRITE, 8, 0, p.a().qp);
+        assertThat(p.b().word(200)).isEqualTo(v);
+        byte[] after = snapshot(p.b().mr);
+        Arrays.fill(after, 200, 208, (byte) 0);
+        Arrays.fill(beforeB, 200, 208, (byte) 0);
+        assertThat(after).isEqualTo(beforeB);
+        assertNoCompletion(p.b().rcq); // like a WRITE, no receive is consumed
+        assertNoCompletion(p.a().scq);
+        // a second one at the very end of the MR, after a WRITE of the same QP
+        p.a().qp.postSend(new SendWr().set(62, WrOpcode.RDMA_WRITE, 0, p.a().sge(0, 64)).remote(p.b().va(1000),
+                p.b().mr.rkey()));
+        wr = new SendWr().set(63, WrOpcode.ATOMIC_WRITE, SendFlags.SIGNALED).remote(p.b().va(MR_BYTES - 8),
+                p.b().mr.rkey());
+        wr.atomicWriteValue = -2L;
+        p.a().qp.postSend(wr);
+        assertWc(p.a().nextSend(), 63, WcStatus.SUCCESS, WcOpcode.ATOMIC_WRITE, 8, 0, p.a().qp);
+        assertThat(p.b().word(MR_BYTES - 8)).isEqualTo(-2L);
+        assertThat(bytes(p.b().mem(), 1000, 64)).isEqualTo(bytes(p.a().mem(), 0, 64));
+    }
+
+    @ParameterizedTest(name = "ATOMIC_WRITE at remote offset +{0} fails with REM_INV_REQ_ERR")
+    @ValueSource(ints = {1, 4, 7})
+    void misalignedAtomicWriteReachesTheWireAndIsAnInvalidRequest(int misalign) {
+        // unlike CAS/FAA, rxe4j leaves ATOMIC WRITE alignment to the responder (NAK 0x61, rxe-facts §7.2)
+        Pair p = connect();
+        byte[] beforeB = snapshot(p.b().mr);
+        recB.start();
+        SendWr wr = new SendWr().set(64, WrOpcode.ATOMIC_WRITE, SendFlags.SIGNALED)
+                .remote(p.b().va(64 + misalign), p.b().mr.rkey());
+        wr.atomicWriteValue = -1L;
+        p.a().qp.postSend(wr);
+        WorkCompletion wc = p.a().nextSend();
+        assertThat(wc.wrId).isEqualTo(64);
+        assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.REM_INV_REQ_ERR);
+        assertThat(wc.vendorErr).as("NAK syndrome").isEqualTo(0x61);
+        List<RecordingTransport.Sent> sent = recB.stop().stream()
+                .filter(s -> (((s.bytes()[5] & 0xFF) << 16) | ((s.bytes()[6] & 0xFF) << 8) | (s.bytes()[7] & 0xFF))
+                        == p.a().qp.qpNum()).toList();
+        assertThat(sent).as("the responder answered on the wire").isNotEmpty();
+        assertThat(sent.get(0).bytes()[0] & 0xFF).as("ACK opcode").isEqualTo(0x11);
+        assertThat(sent.get(0).bytes()[12] & 0xFF).as("AETH syndrome").isEqualTo(0x61);
+        awaitState(p.a().qp, QpState.ERR);
+        assertThat(snapshot(p.b().mr)).isEqualTo(beforeB);
+    }
+
+    // ---------------------------------------------------------------------- FLUSH (test_qpex.py)
+
+    static final int FLUSH_BOTH = Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
+
+    static Stream<Arguments> flushKinds() {
+        List<Arguments> l = new ArrayList<>();
+        for (int type : new int[] {Flush.GLOBAL, Flush.PERSISTENT, Flush.GLOBAL | Flush.PERSISTENT}) {
+            for (int level : new int[] {Flush.RANGE, Flush.MR}) {
+                for (int len : new int[] {0, 4096}) {
+                    l.add(Arguments.of(type, level, len));
+                }
+            }
+        }
+        return l.stream();
+    }
+
+    /** test_qp_ex_rc_flush: WRITE into a file-backed MR, then FLUSH it; the WC and the file agree. */
+    @ParameterizedTest(name = "FLUSH type {0} level {1} of {2} bytes")
+    @MethodSource("flushKinds")
+    void flushSucceeds(int type, int level, int len, @TempDir Path dir) throws Exception {
+        Pair p = connect(new Cfg().qpAccessB(ALL | FLUSH_BOTH));
+        int size = 16 * 1024;
+        Path file = dir.resolve("pmem-" + type + "-" + level + "-" + len);
+        MemoryRegion pm = closeLater(p.b().pd.registerFileMr(file, size, ALL | FLUSH_BOTH));
+        p.a().qp.postSend(new SendWr().set(70, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, p.a().sge(0, 4096))
+                .remote(pm.addr() + 4096, pm.rkey()));
+        assertWc(p.a().nextSend(), 70, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 4096, 0, p.a().qp);
+        p.a().qp.postSend(new SendWr().set(71, WrOpcode.FLUSH, SendFlags.SIGNALED).remote(pm.addr() + 4096,
+                pm.rkey()).flush(type, level, len));
+        assertWc(p.a().nextSend(), 71, WcStatus.SUCCESS, WcOpcode.FLUSH, len, 0, p.a().qp);
+        assertThat(p.a().qp.state()).isEqualTo(QpState.RTS);
+        assertThat(p.b().qp.state()).isEqualTo(QpState.RTS);
+        byte[] onFile = Files.readAllBytes(file);
+        assertThat(onFile).hasSize(size);
+        assertThat(Arrays.copyOfRange(onFile, 4096, 8192)).isEqualTo(bytes(p.a().mem(), 0, 4096));
+        // the QP keeps working
+        p.a().qp.postSend(new SendWr().set(72, WrOpcode.RDMA_READ, SendFlags.SIGNALED, p.a().sge(HALF, 64))
+                .remote(pm.addr() + 4096, pm.rkey()));
+        assertWc(p.a().nextSend(), 72, WcStatus.SUCCESS, WcOpcode.RDMA_READ, 64, 0, p.a().qp);
+    }
+
+    @Test
+    void flushGlobalOnOrdinaryMemory() {
+        Pair p = connect(new Cfg().qpAccessB(ALL | Access.FLUSH_GLOBAL).mrAccess(ALL | Access.FLUSH_GLOBAL));
+        for (int level : new int[] {Flush.RANGE, Flush.MR}) {
+            p.a().qp.postSend(new SendWr().set(73 + level, WrOpcode.FLUSH, SendFlags.SIGNALED)
+                    .remote(p.b().va(MR_BYTES - 64), p.b().mr.rkey()).flush(Flush.GLOBAL, level, 64));
+            assertWc(p.a().nextSend(), 73 + level, WcStatus.SUCCESS, WcOpcode.FLUSH, 64, 0, p.a().qp);
+        }
+    }
+
+    /** test_qp_ex_rc_flush_type_violate: QP allows both types, the MR only GLOBAL; PERSISTENT → REM_ACCESS_ERR. */
+    @Test
+    void flushTypeViolationIsRemoteAccessError(@TempDir Path dir) {
+        Pair p = connect(new Cfg().qpAccessB(ALL | FLUSH_BOTH));
+        MemoryRegion pm = closeLater(p.b().pd.registerFileMr(dir.resolve("global-only"), 8192,
+                ALL | Access.FLUSH_GLOBAL));
+        p.a().qp.postSend(new SendWr().set(75, WrOpcode.FLUSH, SendFlags.SIGNALED).remote(pm.addr(), pm.rkey())
+                .flush(Flush.PERSISTENT, Flush.RANGE, 64));
+        WorkCompletion wc = p.a().nextSend();
+        assertThat(wc.wrId).isEqualTo(75);
+        assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.vendorErr).isEqualTo(0x62);
+        awaitState(p.a().qp, QpState.ERR);
+        awaitState(p.b().qp, QpState.ERR);
+    }
+
+    @Test
+    void flushWithoutQpFlushGlobalIsInvalidRequest() {
+        Pair p = connect(new Cfg().mrAccess(ALL | Access.FLUSH_GLOBAL)); // QP: ALL, no FLUSH_GLOBAL
+        p.a().qp.postSend(new SendWr().set(76, WrOpcode.FLUSH, SendFlags.SIGNALED).remote(p.b().va(0),
+                p.b().mr.rkey()).flush(Flush.GLOBAL, Flush.RANGE, 64));
+        WorkCompletion wc = p.a().nextSend();
+        assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.REM_INV_REQ_ERR);
+        assertThat(wc.vendorErr).isEqualTo(0x61);
+        awaitState(p.a().qp, QpState.ERR);
+    }
+
+    @ParameterizedTest(name = "FLUSH range [{0}, +{1}) outside the MR")
+    @MethodSource("flushOutOfRange")
+    void flushRangeOutsideTheMrIsRemoteAccessError(long off, long len) {
+        Pair p = connect(new Cfg().qpAccessB(ALL | Access.FLUSH_GLOBAL).mrAccess(ALL | Access.FLUSH_GLOBAL));
+        p.a().qp.postSend(new SendWr().set(77, WrOpcode.FLUSH, SendFlags.SIGNALED).remote(p.b().va(off),
+                p.b().mr.rkey()).flush(Flush.GLOBAL, Flush.RANGE, len));
+        WorkCompletion wc = p.a().nextSend();
+        assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.vendorErr).isEqualTo(0x62);
+        awaitState(p.a().qp, QpState.ERR);
+    }
+
+    static Stream<Arguments> flushOutOfRange() {
+        return Stream.of(Arguments.of((long) MR_BYTES - 8, 64L), Arguments.of((long) MR_BYTES, 1L),
+                Arguments.of(-4096L, 64L), Arguments.of(0L, (long) MR_BYTES + 1));
+    }
+
+    @Test
+    void flushPersistentCannotBeRegisteredOnOrdinaryMemory() {
+        ProtectionDomain pd = closeLater(devA.allocPd());
+        assertThatThrownBy(() -> pd.allocMr(4096, ALL | Access.FLUSH_PERSISTENT))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("FLUSH_PERSISTENT");
+        // FLUSH_GLOBAL alone is fine on ordinary memory
+        MemoryRegion g = closeLater(pd.allocMr(4096, ALL | Access.FLUSH_GLOBAL));
+        assertThat(g.access()).isEqualTo(ALL | Access.FLUSH_GLOBAL);
+    }
+
+    @Test
+    void deviceReportsMaskedAtomicsAtomicWriteAndFlush() {
+        for (RdmaDevice d : new RdmaDevice[] {devA, devB}) {
+            DeviceAttr attr = d.queryDevice();
+            assertThat(attr.atomicCap()).isEqualTo(DeviceCap.ATOMIC_HCA);
+            assertThat(attr.maskedAtomicCap()).isEqualTo(DeviceCap.ATOMIC_HCA).isEqualTo(1);
+            assertThat(attr.deviceCapFlagsEx() & DeviceCap.FLUSH_GLOBAL).isEqualTo(1L << 38);
+            assertThat(attr.deviceCapFlagsEx() & DeviceCap.FLUSH_PERSISTENT).isEqualTo(1L << 39);
+            assertThat(attr.deviceCapFlagsEx() & DeviceCap.ATOMIC_WRITE).isEqualTo(1L << 40);
         }
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.rxe4j.core.verbs.Access;
+import io.rxe4j.core.verbs.Flush;
 import io.rxe4j.core.verbs.Mtu;
 import io.rxe4j.core.verbs.RecvWr;
 import io.rxe4j.core.verbs.SendFlags;
@@ -37,7 +38,8 @@ abstract class WireFormatSuite extends ConformanceFixture {
             SEND_ONLY = 0x04, SEND_ONLY_IMM = 0x05, WRITE_FIRST = 0x06, WRITE_MIDDLE = 0x07, WRITE_LAST = 0x08,
             WRITE_LAST_IMM = 0x09, WRITE_ONLY = 0x0A, WRITE_ONLY_IMM = 0x0B, READ_REQUEST = 0x0C,
             READ_RESP_FIRST = 0x0D, READ_RESP_MIDDLE = 0x0E, READ_RESP_LAST = 0x0F, READ_RESP_ONLY = 0x10,
-            ACK = 0x11, ATOMIC_ACK = 0x12, COMPARE_SWAP = 0x13, FETCH_ADD = 0x14;
+            ACK = 0x11, ATOMIC_ACK = 0x12, COMPARE_SWAP = 0x13, FETCH_ADD = 0x14, FLUSH = 0x1C, ATOMIC_WRITE = 0x1D,
+            MASKED_COMPARE_SWAP = 0xF0, MASKED_FETCH_ADD = 0xF1;
 
     /** Header bytes from the BTH start, per opcode (rxe-facts §1.2 "hdr bytes"). */
     static final Map<Integer, Integer> HDR = Map.ofEntries(
@@ -47,7 +49,10 @@ abstract class WireFormatSuite extends ConformanceFixture {
             Map.entry(WRITE_LAST_IMM, 16), Map.entry(WRITE_ONLY, 28), Map.entry(WRITE_ONLY_IMM, 32),
             Map.entry(READ_REQUEST, 28), Map.entry(READ_RESP_FIRST, 16), Map.entry(READ_RESP_MIDDLE, 12),
             Map.entry(READ_RESP_LAST, 16), Map.entry(READ_RESP_ONLY, 16), Map.entry(ACK, 16),
-            Map.entry(ATOMIC_ACK, 24), Map.entry(COMPARE_SWAP, 40), Map.entry(FETCH_ADD, 40));
+            Map.entry(ATOMIC_ACK, 24), Map.entry(COMPARE_SWAP, 40), Map.entry(FETCH_ADD, 40),
+            // rxe-facts §7.2, §7.3; extensions.md §2
+            Map.entry(FLUSH, 32), Map.entry(ATOMIC_WRITE, 28), Map.entry(MASKED_COMPARE_SWAP, 56),
+            Map.entry(MASKED_FETCH_ADD, 40));
 
     /** The requester's first PSN: three below the 24-bit wrap, so every test crosses it. */
     static final int PSN_A = 0xFF_FFFD;
@@ -412,6 +417,107 @@ abstract class WireFormatSuite extends ConformanceFixture {
         assertThat(resp.get(0).be64(16)).isEqualTo(0x0102_0304_0506_0708L);
         assertThat(resp.get(1).be64(16)).isEqualTo(0x1122_3344_5566_7788L);
         assertThat(b.word(64)).isEqualTo(0x1122_3344_5566_7798L);
+    }
+
+    /** The rxe4j masked atomics (extensions.md §2), ATOMIC WRITE and FLUSH (rxe-facts §7.2, §7.3) on the wire. */
+    @Test
+    void extendedOpsOnTheWire() {
+        Pair p = start(new Cfg().qpAccessB(ALL | Access.FLUSH_GLOBAL).mrAccess(ALL | Access.FLUSH_GLOBAL));
+        Side a = p.a();
+        Side b = p.b();
+        int rkey = b.mr.rkey();
+        b.word(64, 0x0102_0304_0506_0708L);
+        a.qp.postSend(new SendWr().set(1, WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, SendFlags.SIGNALED, a.sge(HALF, 8))
+                .remote(b.va(64), rkey).atomic(0x1111_1111_1111_0708L, 0xAAAA_BBBB_CCCC_DDDDL)
+                .masks(0x0000_0000_0000_FFFFL, 0xFFFF_0000_0000_0000L));
+        ok(a.nextSend());
+        a.qp.postSend(new SendWr().set(2, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                a.sge(HALF + 8, 8)).remote(b.va(64), rkey).atomic(0x0001_0001_0001_0001L, 0x9999)
+                .masks(0x8000_8000_8000_8000L, 0x5555));
+        ok(a.nextSend());
+        long v = 0x1122_3344_5566_7788L;
+        SendWr aw = new SendWr().set(3, WrOpcode.ATOMIC_WRITE, SendFlags.SIGNALED).remote(b.va(128), rkey);
+        aw.atomicWriteValue = v;
+        a.qp.postSend(aw);
+        ok(a.nextSend());
+        a.qp.postSend(new SendWr().set(4, WrOpcode.FLUSH, SendFlags.SIGNALED).remote(b.va(256), rkey)
+                .flush(Flush.GLOBAL, Flush.MR, 0x1234));
+        ok(a.nextSend());
+        a.qp.postSend(new SendWr().set(5, WrOpcode.FLUSH, SendFlags.SIGNALED).remote(b.va(512), rkey)
+                .flush(Flush.GLOBAL, Flush.RANGE, 100));
+        ok(a.nextSend());
+
+        List<Pkt> req = sent(recA, b);
+        List<Pkt> resp = sent(recB, a);
+        checkRequests(req, b);
+        checkResponses(resp, a);
+        assertThat(opcodes(req)).containsExactly(MASKED_COMPARE_SWAP, MASKED_FETCH_ADD, ATOMIC_WRITE, FLUSH, FLUSH);
+        assertThat(req.stream().map(Pkt::psn).toList()).containsExactly(psn(PSN_A, 0), psn(PSN_A, 1),
+                psn(PSN_A, 2), psn(PSN_A, 3), psn(PSN_A, 4));
+        assertThat(req).allSatisfy(q -> {
+            assertThat(q.ackReq()).as("AckReq on %s", q).isTrue();
+            assertThat(q.pad()).as("PadCnt on %s", q).isZero();
+            assertThat(q.se()).isFalse();
+        });
+
+        // 0xF0: BTH + MaskedCmpSwapETH (44 bytes): VA, rkey, swap, compare, swap_mask, compare_mask
+        Pkt mcs = req.get(0);
+        assertThat(mcs.raw().length).as("BTH + 44 + ICRC").isEqualTo(12 + 44 + 4);
+        assertThat(mcs.be64(12)).as("VA").isEqualTo(b.va(64));
+        assertThat(mcs.be32(20)).as("rkey").isEqualTo(rkey);
+        assertThat(mcs.be64(24)).as("swap").isEqualTo(0xAAAA_BBBB_CCCC_DDDDL);
+        assertThat(mcs.be64(32)).as("compare").isEqualTo(0x1111_1111_1111_0708L);
+        assertThat(mcs.be64(40)).as("swap_mask").isEqualTo(0xFFFF_0000_0000_0000L);
+        assertThat(mcs.be64(48)).as("compare_mask").isEqualTo(0x0000_0000_0000_FFFFL);
+        // 0xF1: BTH + AtomicETH layout: VA, rkey, add, field boundary
+        Pkt mfa = req.get(1);
+        assertThat(mfa.raw().length).as("BTH + 28 + ICRC").isEqualTo(12 + 28 + 4);
+        assertThat(mfa.be64(12)).isEqualTo(b.va(64));
+        assertThat(mfa.be32(20)).isEqualTo(rkey);
+        assertThat(mfa.be64(24)).as("add").isEqualTo(0x0001_0001_0001_0001L);
+        assertThat(mfa.be64(32)).as("field boundary").isEqualTo(0x8000_8000_8000_8000L);
+        // 0x1D: RETH (length 8) + 8 raw payload bytes: the value's bytes in host memory order
+        Pkt awp = req.get(2);
+        assertThat(awp.raw().length).as("BTH + RETH + 8 + ICRC").isEqualTo(12 + 16 + 8 + 4);
+        assertThat(awp.rethVa()).isEqualTo(b.va(128));
+        assertThat(awp.rethRkey()).isEqualTo(rkey);
+        assertThat(awp.rethLen()).isEqualTo(8);
+        byte[] nativeBytes = java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder()).putLong(v).array();
+        assertThat(awp.payload()).as("raw payload, no byte swap").isEqualTo(nativeBytes);
+        assertThat(b.word(128)).isEqualTo(v);
+        // 0x1C: FETH (byte 3 = SEL << 4 | PLT) then RETH, no payload
+        Pkt fl = req.get(3);
+        assertThat(fl.raw().length).as("BTH + FETH + RETH + ICRC").isEqualTo(12 + 4 + 16 + 4);
+        assertThat(fl.u8(12)).isZero();
+        assertThat(fl.u8(13)).isZero();
+        assertThat(fl.u8(14)).isZero();
+        assertThat(fl.u8(15)).as("SEL MR, PLT global").isEqualTo(Flush.MR << 4 | Flush.GLOBAL);
+        assertThat(fl.be64(16)).as("RETH VA").isEqualTo(b.va(256));
+        assertThat(fl.be32(24)).as("RETH rkey").isEqualTo(rkey);
+        assertThat(fl.be32(28) & 0xFFFF_FFFFL).as("RETH length").isEqualTo(0x1234);
+        Pkt fr = req.get(4);
+        assertThat(fr.u8(15)).as("SEL range, PLT global").isEqualTo(Flush.RANGE << 4 | Flush.GLOBAL);
+        assertThat(fr.be64(16)).isEqualTo(b.va(512));
+        assertThat(fr.be32(28)).isEqualTo(100);
+
+        // responses: ATOMIC_ACK with the original for both masked atomics; zero-length READ_RESPONSE_ONLY
+        assertThat(opcodes(resp)).containsExactly(ATOMIC_ACK, ATOMIC_ACK, READ_RESP_ONLY, READ_RESP_ONLY,
+                READ_RESP_ONLY);
+        assertThat(resp.stream().map(Pkt::psn).toList()).containsExactly(psn(PSN_A, 0), psn(PSN_A, 1),
+                psn(PSN_A, 2), psn(PSN_A, 3), psn(PSN_A, 4));
+        assertThat(resp.stream().map(Pkt::syndrome).toList()).containsOnly(0x1F);
+        assertThat(resp.stream().map(Pkt::msn).toList()).containsExactly(1, 2, 3, 4, 5);
+        assertThat(resp.get(0).raw().length).isEqualTo(12 + 4 + 8 + 4);
+        assertThat(resp.get(0).be64(16)).as("original before the masked CAS").isEqualTo(0x0102_0304_0506_0708L);
+        assertThat(resp.get(1).be64(16)).as("original before the masked FAA").isEqualTo(0xAAAA_0304_0506_0708L);
+        assertThat(b.word(64)).isEqualTo(0xAAAB_0305_0507_0709L);
+        for (Pkt r : resp.subList(2, 5)) {
+            assertThat(r.raw().length).as("BTH + AETH + ICRC, no payload").isEqualTo(12 + 4 + 4);
+            assertThat(r.payloadLen()).isZero();
+            assertThat(r.pad()).isZero();
+        }
+        assertThat(a.word(HALF)).isEqualTo(0x0102_0304_0506_0708L);
+        assertThat(a.word(HALF + 8)).isEqualTo(0xAAAA_0304_0506_0708L);
     }
 
     @Test

@@ -43,6 +43,61 @@ final class VirtualRcPair implements AutoCloseable {
     final List<Pkt> log = new ArrayList<>();
     /** Drops a packet when it returns true; {@code null}: deliver everything. */
     Predicate<Pkt> dropper;
+    /**
+     * Called when a device hands a packet to its transport ({@code Transport.send}), before the
+     * transport batches it; the fabric filter and {@link #log} only see it at the later flush.
+     */
+    java.util.function.Consumer<Pkt> onSend;
+
+    /** Forwards to the fabric transport, reporting each packet to {@link #onSend} at send time. */
+    private final class SendTap implements io.rxe4j.core.spi.Transport {
+        private final io.rxe4j.core.spi.Transport delegate;
+
+        SendTap(io.rxe4j.core.spi.Transport delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public InetSocketAddress localAddress() {
+            return delegate.localAddress();
+        }
+
+        @Override
+        public io.rxe4j.core.spi.Scheduler scheduler() {
+            return delegate.scheduler();
+        }
+
+        @Override
+        public io.netty.buffer.ByteBufAllocator allocator() {
+            return delegate.allocator();
+        }
+
+        @Override
+        public void start(io.rxe4j.core.spi.PacketReceiver receiver) {
+            delegate.start(receiver);
+        }
+
+        @Override
+        public void send(ByteBuf packet, InetSocketAddress peer) {
+            java.util.function.Consumer<Pkt> hook = onSend;
+            if (hook != null) {
+                int at = packet.readerIndex();
+                hook.accept(new Pkt(delegate.localAddress().equals(ADDR_A), Bth.opcode(packet, at),
+                        Bth.psn(packet, at), -1, -1, false));
+            }
+            delegate.send(packet, peer);
+        }
+
+        @Override
+        public void flush() {
+            delegate.flush();
+        }
+
+        @Override
+        public void close() {
+            delegate.close();
+        }
+    }
 
     static final class Side {
         final RdmaDevice dev;
@@ -68,15 +123,20 @@ final class VirtualRcPair implements AutoCloseable {
     }
 
     VirtualRcPair(long mrBytes, Params p) {
-        a = new Side(RdmaDevice.open(fabric.newTransport(ADDR_A)), mrBytes);
-        b = new Side(RdmaDevice.open(fabric.newTransport(ADDR_B)), mrBytes);
-        connect(a, b, p, p.psnA, p.psnB);
-        connect(b, a, p, p.psnB, p.psnA);
+        this(mrBytes, p, ALL_REMOTE);
+    }
+
+    /** @param qpAccess the QP access flags of both QPs (e.g. with FLUSH_GLOBAL / FLUSH_PERSISTENT) */
+    VirtualRcPair(long mrBytes, Params p, int qpAccess) {
+        a = new Side(RdmaDevice.open(new SendTap(fabric.newTransport(ADDR_A))), mrBytes);
+        b = new Side(RdmaDevice.open(new SendTap(fabric.newTransport(ADDR_B))), mrBytes);
+        connect(a, b, p, p.psnA, p.psnB, qpAccess);
+        connect(b, a, p, p.psnB, p.psnA, qpAccess);
         fabric.setFilter(this::filter);
     }
 
-    private static void connect(Side me, Side peer, Params p, int myPsn, int peerPsn) {
-        me.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ALL_REMOTE));
+    private static void connect(Side me, Side peer, Params p, int myPsn, int peerPsn, int qpAccess) {
+        me.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(qpAccess));
         me.qp.modify(new QpAttr().state(QpState.RTR).av(peer.dev.address()).pathMtu(p.mtu)
                 .destQpNum(peer.qp.qpNum()).rqPsn(peerPsn).maxDestRdAtomic(16).minRnrTimer(1));
         me.qp.modify(new QpAttr().state(QpState.RTS).timeout(p.timeout).retryCnt(p.retryCnt).rnrRetry(7)
