@@ -18,11 +18,25 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One side of the demo: a device on UDP, a PD, one CQ, one MR and one RC QP, and the
- * RESET → INIT → RTR → RTS sequence of {@code ibv_rc_pingpong}.
+ * RESET → INIT → RTR → RTS sequence of {@code ibv_rc_pingpong}; optionally a second,
+ * persistent MR backed by a memory-mapped file ({@link #registerPmem}).
  */
 public final class RcEndpoint implements AutoCloseable {
-    /** Access granted to the peer on the QP and MR. */
-    public static final int ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+    /**
+     * Access granted to the peer on the QP: everything the two MRs allow, including both FLUSH
+     * placement types (a FLUSH needs its type on the QP and on the MR).
+     */
+    public static final int ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
+            | Access.REMOTE_ATOMIC | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
+    /** Access granted to the peer on the ordinary (off-heap) MR. */
+    public static final int MR_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
+            | Access.REMOTE_ATOMIC;
+    /**
+     * Access granted to the peer on the persistent MR: WRITE, READ and FLUSH with global
+     * visibility and persistence (FLUSH_PERSISTENT is accepted only on a file-backed MR).
+     */
+    public static final int PMEM_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
+            | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
 
     final RdmaDevice device;
     final ProtectionDomain pd;
@@ -30,6 +44,7 @@ public final class RcEndpoint implements AutoCloseable {
     final MemoryRegion mr;
     final QueuePair qp;
     final int psn;
+    MemoryRegion pmem;
     private final WorkCompletion[] wc = {new WorkCompletion()};
 
     /**
@@ -40,14 +55,37 @@ public final class RcEndpoint implements AutoCloseable {
         device = RdmaDevice.open(UdpTransport.bind(udp));
         pd = device.allocPd();
         cq = device.createCq(4096);
-        mr = pd.allocMr(mrBytes, ACCESS);
+        mr = pd.allocMr(mrBytes, MR_ACCESS);
         qp = pd.createQp(QpInitAttr.rc(cq, cq));
         psn = new SplittableRandom(seed).nextInt(1 << 24);
     }
 
-    /** @return what the peer needs to reach us and our MR */
+    /**
+     * Registers the first {@code length} bytes of {@code file} (created or grown as needed) as a
+     * persistent MR with {@link #PMEM_ACCESS}; {@link #info()} then advertises it too.
+     *
+     * @return the MR, closed with this endpoint
+     * @throws IllegalStateException if one is already registered
+     */
+    public MemoryRegion registerPmem(java.nio.file.Path file, long length) {
+        if (pmem != null) {
+            throw new IllegalStateException("a persistent MR is already registered: " + pmem);
+        }
+        pmem = pd.registerFileMr(file, length, PMEM_ACCESS);
+        return pmem;
+    }
+
+    /** @return the persistent MR, or null if none is registered */
+    public MemoryRegion pmem() {
+        return pmem;
+    }
+
+    /** @return what the peer needs to reach us and our MR(s) */
     public ConnectionInfo info() {
-        return new ConnectionInfo(device.address(), qp.qpNum(), psn, mr.rkey(), mr.addr(), mr.length());
+        return pmem == null
+                ? new ConnectionInfo(device.address(), qp.qpNum(), psn, mr.rkey(), mr.addr(), mr.length())
+                : new ConnectionInfo(device.address(), qp.qpNum(), psn, mr.rkey(), mr.addr(), mr.length(),
+                        pmem.rkey(), pmem.addr(), pmem.length());
     }
 
     /** Moves the QP to RTS towards {@code peer} at path MTU {@code mtu}. */
@@ -114,6 +152,9 @@ public final class RcEndpoint implements AutoCloseable {
     @Override
     public void close() {
         qp.close();
+        if (pmem != null) {
+            pmem.close();
+        }
         mr.close();
         cq.close();
         pd.close();

@@ -1,5 +1,6 @@
 package io.rxe4j.examples.demo;
 
+import static io.rxe4j.examples.demo.DemoLayout.ATOMIC_WRITE_OFF;
 import static io.rxe4j.examples.demo.DemoLayout.BULK;
 import static io.rxe4j.examples.demo.DemoLayout.BULK_SEED;
 import static io.rxe4j.examples.demo.DemoLayout.CAS_OFF;
@@ -7,7 +8,13 @@ import static io.rxe4j.examples.demo.DemoLayout.FAA_OFF;
 import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_LEN;
 import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_OFF;
 import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_SEED;
+import static io.rxe4j.examples.demo.DemoLayout.MASKED_CAS_OFF;
+import static io.rxe4j.examples.demo.DemoLayout.MASKED_FAA_OFF;
 import static io.rxe4j.examples.demo.DemoLayout.MR_BYTES;
+import static io.rxe4j.examples.demo.DemoLayout.PMEM_BLOCK_LEN;
+import static io.rxe4j.examples.demo.DemoLayout.PMEM_BLOCK_OFF;
+import static io.rxe4j.examples.demo.DemoLayout.PMEM_SEED;
+import static io.rxe4j.examples.demo.DemoLayout.PMEM_SRC_OFF;
 import static io.rxe4j.examples.demo.DemoLayout.READ_BACK_OFF;
 import static io.rxe4j.examples.demo.DemoLayout.SCRATCH_OFF;
 import static io.rxe4j.examples.demo.DemoLayout.SEND_IMM;
@@ -16,6 +23,7 @@ import static io.rxe4j.examples.demo.DemoLayout.SEND_SEED;
 import static io.rxe4j.examples.demo.DemoLayout.WRITE_IMM;
 import static io.rxe4j.examples.demo.DemoLayout.WRITE_OFF;
 
+import io.rxe4j.core.verbs.Flush;
 import io.rxe4j.core.verbs.Mtu;
 import io.rxe4j.core.verbs.SendFlags;
 import io.rxe4j.core.verbs.SendWr;
@@ -42,7 +50,9 @@ import picocli.CommandLine.Option;
 /**
  * The demo's client process: connects to {@link DemoServer}, runs every RC operation against the
  * server's MR, checks each result (data byte for byte, atomic return values, the final counter),
- * and prints a table. Exit code 0 when every check passed, here and on the server.
+ * then the extended operations (masked CAS and field-wise masked FAA, ATOMIC WRITE, and a WRITE
+ * into the server's persistent MR made durable with RDMA FLUSH), and prints a table. Exit code 0
+ * when every check passed, here and on the server.
  */
 @Command(name = "client", mixinStandardHelpOptions = true, description = "Run the demo client side.")
 public final class DemoClient implements Callable<Integer> {
@@ -83,9 +93,10 @@ public final class DemoClient implements Callable<Integer> {
                 throw new IllegalStateException("expected READY from the server, got " + ready);
             }
             runOperations();
+            runExtendedOperations();
             boot.send("DONE");
             String verdict = boot.receive();
-            rows.add(new Row("server-side checks", 2, 0, verdict.equals("OK") ? "OK" : "FAIL", 0));
+            rows.add(new Row("server-side checks", 3, 0, verdict.equals("OK") ? "OK" : "FAIL", 0));
             if (!verdict.equals("OK")) {
                 failures.add("server: " + verdict);
             }
@@ -168,6 +179,153 @@ public final class DemoClient implements Callable<Integer> {
         });
     }
 
+    /**
+     * The extended operations ({@code docs/extended-ops.md}): masked atomics and ATOMIC WRITE on
+     * the server's ordinary MR, WRITE + FLUSH on its persistent MR. Each result is read back with
+     * an RDMA READ rather than trusted from the completion alone.
+     */
+    private void runExtendedOperations() {
+        MemorySegment mem = ep.segment();
+        long local = ep.addr();
+        int lkey = ep.lkey();
+        long remote = peer.va();
+        int rkey = peer.rkey();
+        SendWr wr = new SendWr();
+
+        // Masked CAS: compare only the low 16 bits, swap only the high 16 bits. The first compare
+        // value differs from the word in unmasked bits (ignored), so it swaps; the second differs
+        // in a masked bit, so it does not. Both return the original word.
+        op("MASKED_CMP_AND_SWP", 2, 16, () -> {
+            long initial = 0x1111_2222_3333_4444L;
+            long swapped = 0xAAAA_2222_3333_4444L;
+            boolean ok = writeWord(wr, 20, initial, remote + MASKED_CAS_OFF, rkey);
+            wr.reset().set(21, WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, SendFlags.SIGNALED,
+                    new Sge(local + SCRATCH_OFF, 8, lkey)).remote(remote + MASKED_CAS_OFF, rkey)
+                    .atomic(0xDEAD_BEEF_0000_4444L, 0xAAAA_FFFF_FFFF_FFFFL).masks(0xFFFFL, 0xFFFF_0000_0000_0000L);
+            ok = ok && post(wr, WcOpcode.MASKED_COMP_SWAP, 8)
+                    && checkWord(mem, initial, "masked CAS (match) returned");
+            ok = ok && readWord(wr, 22, remote + MASKED_CAS_OFF, rkey)
+                    && checkWord(mem, swapped, "word after the matching masked CAS is");
+            wr.reset().set(23, WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, SendFlags.SIGNALED,
+                    new Sge(local + SCRATCH_OFF, 8, lkey)).remote(remote + MASKED_CAS_OFF, rkey)
+                    .atomic(0xAAAA_2222_3333_4445L, 0L).masks(0xFFFFL, -1L);
+            ok = ok && post(wr, WcOpcode.MASKED_COMP_SWAP, 8)
+                    && checkWord(mem, swapped, "masked CAS (mismatch) returned");
+            ok = ok && readWord(wr, 24, remote + MASKED_CAS_OFF, rkey)
+                    && checkWord(mem, swapped, "word after the failing masked CAS is");
+            if (ok) {
+                System.out.printf(Locale.ROOT, "masked CAS: %016x -> %016x (compare mask 0xffff, swap mask "
+                        + "0xffff000000000000); mismatch left it unchanged%n", initial, swapped);
+            }
+            return ok;
+        });
+
+        // Masked FAA on four fields of 8, 8, 16 and 32 bits (boundary bits 7, 15, 31, 63 mark each
+        // field's top bit). Every field overflows on the first add; no carry may reach the next field.
+        op("MASKED_FETCH_AND_ADD", 2, 16, () -> {
+            long boundary = (1L << 7) | (1L << 15) | (1L << 31) | (1L << 63);
+            long initial = 0x0000_0001_FFFE_7FFFL; // fields: 0x00000001 | 0xfffe | 0x7f | 0xff
+            long add = 0xFFFF_FFFF_0003_8101L;     // fields: 0xffffffff | 0x0003 | 0x81 | 0x01
+            long once = 0x0000_0000_0001_0000L;    // 0x00000000 | 0x0001 | 0x00 | 0x00
+            long twice = 0xFFFF_FFFF_0004_8101L;   // 0xffffffff | 0x0004 | 0x81 | 0x01
+            boolean ok = check(rippleFieldAdd(initial, add, boundary) == once
+                    && rippleFieldAdd(once, add, boundary) == twice, "reference field add disagrees with the table");
+            ok = ok && writeWord(wr, 30, initial, remote + MASKED_FAA_OFF, rkey);
+            long expectOriginal = initial;
+            for (int i = 0; i < 2 && ok; i++) {
+                wr.reset().set(31 + i, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                        new Sge(local + SCRATCH_OFF, 8, lkey)).remote(remote + MASKED_FAA_OFF, rkey)
+                        .atomic(add, 0).masks(boundary, 0);
+                ok = post(wr, WcOpcode.MASKED_FETCH_ADD, 8)
+                        && checkWord(mem, expectOriginal, "masked FAA #" + i + " returned");
+                expectOriginal = rippleFieldAdd(expectOriginal, add, boundary);
+                ok = ok && readWord(wr, 33 + i, remote + MASKED_FAA_OFF, rkey)
+                        && checkWord(mem, expectOriginal, "word after masked FAA #" + i + " is");
+            }
+            if (ok) {
+                System.out.printf(Locale.ROOT, "masked FAA (boundary %016x): %016x -> %016x -> %016x "
+                        + "(a plain add would give %016x)%n", boundary, initial, once, twice, initial + add);
+            }
+            return ok;
+        });
+
+        // ATOMIC WRITE: one untorn 64-bit store of the WR's 8 bytes, then READ it back.
+        op("ATOMIC_WRITE", 1, 8, () -> {
+            long value = 0x0123_4567_89AB_CDEFL;
+            boolean ok = writeWord(wr, 40, 0, remote + ATOMIC_WRITE_OFF, rkey);
+            wr.reset().set(41, WrOpcode.ATOMIC_WRITE, SendFlags.SIGNALED).remote(remote + ATOMIC_WRITE_OFF, rkey);
+            wr.atomicWriteValue = value;
+            ok = ok && post(wr, WcOpcode.ATOMIC_WRITE, 8);
+            return ok && readWord(wr, 42, remote + ATOMIC_WRITE_OFF, rkey)
+                    && checkWord(mem, value, "word after ATOMIC WRITE is");
+        });
+
+        if (!check(peer.hasPmem(), "the server advertised no persistent MR")) {
+            rows.add(new Row("FLUSH (no pmem MR)", 0, 0, "FAIL", 0));
+            return;
+        }
+        long pmem = peer.pmemVa();
+        int pmemRkey = peer.pmemRkey();
+        // WRITE a seeded block into the persistent MR; the server checks the MR and its file at the end
+        Pattern.fill(mem, PMEM_SRC_OFF, PMEM_BLOCK_LEN, PMEM_SEED);
+        op("RDMA_WRITE pmem", 1, PMEM_BLOCK_LEN, () -> post(wr.reset().set(50, WrOpcode.RDMA_WRITE,
+                SendFlags.SIGNALED, new Sge(local + PMEM_SRC_OFF, PMEM_BLOCK_LEN, lkey))
+                .remote(pmem + PMEM_BLOCK_OFF, pmemRkey), WcOpcode.RDMA_WRITE, PMEM_BLOCK_LEN));
+        // FLUSH that range with persistence and global visibility: acknowledged only once forced to the file
+        op("FLUSH PERSIST|GLOBAL RANGE", 1, PMEM_BLOCK_LEN, () -> post(wr.reset().set(51, WrOpcode.FLUSH,
+                SendFlags.SIGNALED).remote(pmem + PMEM_BLOCK_OFF, pmemRkey)
+                .flush(Flush.PERSISTENT | Flush.GLOBAL, Flush.RANGE, PMEM_BLOCK_LEN), WcOpcode.FLUSH, PMEM_BLOCK_LEN));
+        // FLUSH level MR: the whole MR named by the rkey (address and length ignored by the responder)
+        op("FLUSH PERSIST|GLOBAL MR", 1, peer.pmemLength(), () -> post(wr.reset().set(52, WrOpcode.FLUSH,
+                SendFlags.SIGNALED).remote(pmem, pmemRkey)
+                .flush(Flush.PERSISTENT | Flush.GLOBAL, Flush.MR, peer.pmemLength()), WcOpcode.FLUSH,
+                peer.pmemLength()));
+        // and READ the block back from the persistent MR
+        op("RDMA_READ pmem", 1, PMEM_BLOCK_LEN, () -> {
+            boolean ok = post(wr.reset().set(53, WrOpcode.RDMA_READ, SendFlags.SIGNALED,
+                    new Sge(local + READ_BACK_OFF, PMEM_BLOCK_LEN, lkey)).remote(pmem + PMEM_BLOCK_OFF, pmemRkey),
+                    WcOpcode.RDMA_READ, PMEM_BLOCK_LEN);
+            return ok && check(Pattern.matches(mem, READ_BACK_OFF, PMEM_BLOCK_LEN, PMEM_SEED),
+                    "READ from the persistent MR returned different bytes than WRITE stored");
+        });
+    }
+
+    /** Sets the remote word at {@code remoteVa} to {@code value} with an 8-byte RDMA WRITE. */
+    private boolean writeWord(SendWr wr, long id, long value, long remoteVa, int rkey) {
+        ep.segment().set(ValueLayout.JAVA_LONG, SCRATCH_OFF + 8, value);
+        return post(wr.reset().set(id, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                new Sge(ep.addr() + SCRATCH_OFF + 8, 8, ep.lkey())).remote(remoteVa, rkey), WcOpcode.RDMA_WRITE, 8);
+    }
+
+    /** READs the remote word at {@code remoteVa} into the scratch word. */
+    private boolean readWord(SendWr wr, long id, long remoteVa, int rkey) {
+        ep.segment().set(ValueLayout.JAVA_LONG, SCRATCH_OFF, 0x5A5A_5A5A_5A5A_5A5AL); // poison
+        return post(wr.reset().set(id, WrOpcode.RDMA_READ, SendFlags.SIGNALED,
+                new Sge(ep.addr() + SCRATCH_OFF, 8, ep.lkey())).remote(remoteVa, rkey), WcOpcode.RDMA_READ, 8);
+    }
+
+    /** Checks the scratch word (an atomic's returned value or a READ's result). */
+    private boolean checkWord(MemorySegment mem, long expect, String what) {
+        long got = mem.get(ValueLayout.JAVA_LONG, SCRATCH_OFF);
+        return check(got == expect, String.format(Locale.ROOT, "%s %016x, expected %016x", what, got, expect));
+    }
+
+    /**
+     * The masked FETCH_AND_ADD definition ({@code extensions.md} §2) written as the bit-serial
+     * ripple add it describes, independent of the engine's implementation: the carry out of bit i
+     * goes into bit i + 1 only if bit i of {@code boundary} is clear.
+     */
+    static long rippleFieldAdd(long a, long b, long boundary) {
+        long sum = 0;
+        long carry = 0;
+        for (int i = 0; i < 64; i++) {
+            long s = ((a >>> i) & 1) + ((b >>> i) & 1) + carry;
+            sum |= (s & 1) << i;
+            carry = ((boundary >>> i) & 1) == 0 ? s >>> 1 : 0;
+        }
+        return sum;
+    }
+
     private static SendWr atomic(SendWr wr, long id, WrOpcode op, long local, int lkey, long remote, int rkey,
             long compareAdd, long swap) {
         wr.set(id, op, SendFlags.SIGNALED, new Sge(local, 8, lkey)).remote(remote, rkey);
@@ -211,9 +369,9 @@ public final class DemoClient implements Callable<Integer> {
     }
 
     private void printTable() {
-        System.out.printf(Locale.ROOT, "%-22s %8s %10s %-6s %10s%n", "operation", "count", "bytes", "status", "time(ms)");
+        System.out.printf(Locale.ROOT, "%-26s %8s %10s %-6s %10s%n", "operation", "count", "bytes", "status", "time(ms)");
         for (Row r : rows) {
-            System.out.printf(Locale.ROOT, "%-22s %8d %10d %-6s %10.2f%n", r.op, r.count, r.bytes, r.status, r.millis);
+            System.out.printf(Locale.ROOT, "%-26s %8d %10d %-6s %10.2f%n", r.op, r.count, r.bytes, r.status, r.millis);
         }
     }
 }

@@ -4,6 +4,10 @@ import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_LEN;
 import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_OFF;
 import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_SEED;
 import static io.rxe4j.examples.demo.DemoLayout.MR_BYTES;
+import static io.rxe4j.examples.demo.DemoLayout.PMEM_BLOCK_LEN;
+import static io.rxe4j.examples.demo.DemoLayout.PMEM_BLOCK_OFF;
+import static io.rxe4j.examples.demo.DemoLayout.PMEM_BYTES;
+import static io.rxe4j.examples.demo.DemoLayout.PMEM_SEED;
 import static io.rxe4j.examples.demo.DemoLayout.RECV_LEN;
 import static io.rxe4j.examples.demo.DemoLayout.RECV_OFF;
 import static io.rxe4j.examples.demo.DemoLayout.SEND_IMM;
@@ -20,9 +24,16 @@ import io.rxe4j.core.verbs.WorkCompletion;
 import io.rxe4j.examples.Bootstrap;
 import io.rxe4j.examples.ConnectionInfo;
 import io.rxe4j.examples.RcEndpoint;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -30,10 +41,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * The demo's server process: exposes a 4 MiB MR, accepts one bootstrap connection, posts the
- * receives the client's SEND and WRITE_WITH_IMM consume, and checks them when the client is done.
- * Prints {@code LISTENING <tcpPort>} once it accepts connections. Exit code 0 when every check
- * passed.
+ * The demo's server process: exposes a 4 MiB MR and a 1 MiB persistent MR backed by a
+ * memory-mapped file (by default in a fresh temporary directory, deleted on exit), accepts one
+ * bootstrap connection, posts the receives the client's SEND and WRITE_WITH_IMM consume, and checks
+ * them when the client is done, together with the block the client wrote into the persistent MR
+ * and FLUSHed (in the mapping and, through a separate file read, in the file). Prints {@code
+ * LISTENING <tcpPort>} once it accepts connections. Exit code 0 when every check passed.
  */
 @Command(name = "server", mixinStandardHelpOptions = true, description = "Run the demo server side.")
 public final class DemoServer implements Callable<Integer> {
@@ -49,11 +62,34 @@ public final class DemoServer implements Callable<Integer> {
     @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
     int mtu = 1024;
 
+    @Option(names = "--pmem-file", description = "file backing the persistent MR (created or grown to 1 MiB; "
+            + "default: a file in a new temporary directory, deleted on exit)")
+    Path pmemFile;
+
     @Override
     public Integer call() throws Exception {
+        Path tempDir = null;
+        Path file = pmemFile;
+        if (file == null) {
+            tempDir = Files.createTempDirectory("rxe4j-demo-pmem");
+            file = tempDir.resolve("pmem.bin");
+        }
+        try {
+            return serve(file);
+        } finally {
+            if (tempDir != null) {
+                Files.deleteIfExists(file);
+                Files.deleteIfExists(tempDir);
+            }
+        }
+    }
+
+    private Integer serve(Path file) throws Exception {
         InetAddress ip = InetAddress.getByName(bind);
         try (RcEndpoint ep = new RcEndpoint(new InetSocketAddress(ip, udpPort), MR_BYTES, 2);
                 ServerSocket ss = new ServerSocket(tcpPort, 1, ip)) {
+            ep.registerPmem(file, PMEM_BYTES);
+            System.out.println("persistent MR: " + PMEM_BYTES + " bytes of " + file);
             System.out.println("LISTENING " + ss.getLocalPort());
             System.out.flush();
             try (Bootstrap boot = new Bootstrap(ss.accept())) {
@@ -72,8 +108,10 @@ public final class DemoServer implements Callable<Integer> {
                     failures.add("expected DONE, got " + done);
                 }
                 checkReceives(ep, failures);
+                checkPmem(ep.pmem().segment(), file, failures);
                 boot.send(failures.isEmpty() ? "OK" : "FAIL " + String.join("; ", failures));
-                System.out.println(failures.isEmpty() ? "server checks passed: SEND_WITH_IMM and WRITE_WITH_IMM received"
+                System.out.println(failures.isEmpty() ? "server checks passed: SEND_WITH_IMM and WRITE_WITH_IMM received, "
+                        + "flushed block found in the persistent MR and its file"
                         : "server checks FAILED: " + failures);
                 System.out.println("server counters: " + ep.counters());
                 return failures.isEmpty() ? 0 : 1;
@@ -113,6 +151,26 @@ public final class DemoServer implements Callable<Integer> {
         }
         if (!sawSend || !sawWriteImm) {
             failures.add("missing receive completions (SEND " + sawSend + ", WRITE_WITH_IMM " + sawWriteImm + ")");
+        }
+    }
+
+    /** The block the client wrote and FLUSHed: in the mapped MR, and in the file read on its own. */
+    private static void checkPmem(MemorySegment pmem, Path file, List<String> failures) {
+        if (!Pattern.matches(pmem, PMEM_BLOCK_OFF, PMEM_BLOCK_LEN, PMEM_SEED)) {
+            failures.add("persistent MR block differs from what the client wrote");
+            return;
+        }
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            ByteBuffer buf = ByteBuffer.allocate(PMEM_BLOCK_LEN);
+            while (buf.hasRemaining() && ch.read(buf, PMEM_BLOCK_OFF + buf.position()) >= 0) {
+                // read until full or end of file
+            }
+            if (buf.hasRemaining() || !Pattern.matches(MemorySegment.ofBuffer(buf.flip()), 0, PMEM_BLOCK_LEN,
+                    PMEM_SEED)) {
+                failures.add("file " + file + " does not hold the flushed block");
+            }
+        } catch (IOException e) {
+            failures.add("cannot read " + file + ": " + e);
         }
     }
 }
