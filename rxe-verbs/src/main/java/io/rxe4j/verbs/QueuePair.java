@@ -79,6 +79,14 @@ public final class QueuePair implements AutoCloseable {
         return core.errorReason();
     }
 
+    /**
+     * @return this QP's counters by rxe-style name (the per-QP part of {@link RdmaDevice#counters()};
+     *     sent_pkts and rcvd_pkts count this QP's packets)
+     */
+    public java.util.Map<String, Long> counters() {
+        return core.counters().snapshot();
+    }
+
     /** @return a one-line snapshot of the engine state (PSNs, queue indices, head WQE), for diagnostics */
     public String debugState() {
         return core.debugState();

@@ -73,7 +73,7 @@ public final class RdmaDevice implements AutoCloseable {
 
     /** @return the device counters, by rxe-style name */
     public Map<String, Long> counters() {
-        return core.counters().snapshot();
+        return core.counterSnapshot();
     }
 
     /**
@@ -83,9 +83,10 @@ public final class RdmaDevice implements AutoCloseable {
      * @throws IllegalArgumentException for an unknown name
      */
     public long counter(String name) {
-        Long v = core.counters().snapshot().get(name);
+        java.util.Map<String, Long> all = core.counterSnapshot();
+        Long v = all.get(name);
         if (v == null) {
-            throw new IllegalArgumentException("unknown counter '" + name + "'; known: " + core.counters().snapshot().keySet());
+            throw new IllegalArgumentException("unknown counter '" + name + "'; known: " + all.keySet());
         }
         return v;
     }

@@ -5,7 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Device counters, named like {@code rdma_rxe}'s hardware counters where one exists
+ * Device or QP counters, named like {@code rdma_rxe}'s hardware counters where one exists
  * ({@code sent_pkts}, {@code rcvd_pkts}, {@code duplicate_request}, …), plus drops by
  * {@link DropReason}. Written only by the device loop; reads from other threads may be slightly
  * stale (plain 64-bit fields, no tearing on a 64-bit JVM).
@@ -54,6 +54,35 @@ public final class DeviceCounters {
     /** @return how many packets were dropped for {@code reason} */
     public long drops(DropReason reason) {
         return drops[reason.ordinal()];
+    }
+
+    /**
+     * Adds every counter of {@code o} to this one.
+     *
+     * @param withPackets whether to add sent_pkts and rcvd_pkts too (false when {@code o} is a
+     *     QP's counters being folded into a device total that already counts its packets)
+     */
+    public void add(DeviceCounters o, boolean withPackets) {
+        if (withPackets) {
+            sentPkts += o.sentPkts;
+            rcvdPkts += o.rcvdPkts;
+        }
+        duplicateRequest += o.duplicateRequest;
+        outOfSeqRequest += o.outOfSeqRequest;
+        rcvdRnrErr += o.rcvdRnrErr;
+        sendRnrErr += o.sendRnrErr;
+        rcvdSeqErr += o.rcvdSeqErr;
+        retryExceededErr += o.retryExceededErr;
+        retryRnrExceededErr += o.retryRnrExceededErr;
+        completerRetryErr += o.completerRetryErr;
+        retransmitTimeouts += o.retransmitTimeouts;
+        rewinds += o.rewinds;
+        duplicateResponse += o.duplicateResponse;
+        outOfSeqResponse += o.outOfSeqResponse;
+        cqOverflow += o.cqOverflow;
+        for (int i = 0; i < drops.length; i++) {
+            drops[i] += o.drops[i];
+        }
     }
 
     /** @return every counter by its rxe-style name (drops as {@code drop_<reason>}), in a stable order */

@@ -52,6 +52,8 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
     private final MrTable mrs;
     private final DeviceCounters counters = new DeviceCounters();
     private final AtomicReferenceArray<QueuePair> qps;
+    /** Counters of destroyed QPs, so device totals never go backwards. */
+    private final DeviceCounters retired = new DeviceCounters();
     private final Icrc icrc;
     private final PacketView view = new PacketView();
     private final AtomicInteger pdHandles = new AtomicInteger();
@@ -97,9 +99,32 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         return mrs;
     }
 
-    /** @return the counters */
+    /**
+     * @return the device's own counters: packets sent and received and the receive-path drops
+     *     before a packet reaches a QP; see {@link #counterSnapshot()} for the totals
+     */
     public DeviceCounters counters() {
         return counters;
+    }
+
+    /**
+     * @return device totals by rxe-style name: the device's own counters plus those of every QP,
+     *     live or destroyed (reads QP counters without synchronisation: a snapshot off the loop may
+     *     be slightly stale)
+     */
+    public java.util.Map<String, Long> counterSnapshot() {
+        DeviceCounters total = new DeviceCounters();
+        total.add(counters, true);
+        synchronized (this) {
+            total.add(retired, false);
+        }
+        for (int i = 0; i < qps.length(); i++) {
+            QueuePair qp = qps.get(i);
+            if (qp != null) {
+                total.add(qp.counters(), false);
+            }
+        }
+        return total.snapshot();
     }
 
     // ------------------------------------------------------------------ resources
@@ -214,8 +239,10 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
             });
         }
         int idx = qp.qpn() - FIRST_QPN;
-        if (idx >= 0 && idx < qps.length()) {
-            qps.compareAndSet(idx, qp, null);
+        if (idx >= 0 && idx < qps.length() && qps.compareAndSet(idx, qp, null)) {
+            synchronized (this) {
+                retired.add(qp.counters(), false);
+            }
         }
     }
 
@@ -278,6 +305,7 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         InetSocketAddress peer = qp.av();
         icrc.write(packet, 0, packet.writerIndex(), address, peer);
         counters.sentPkts++;
+        qp.counters().sentPkts++;
         transport.send(packet, peer);
         needFlush = true;
     }
@@ -343,6 +371,7 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
             counters.drop(DropReason.WRONG_PEER);
             return;
         }
+        qp.counters().rcvdPkts++;
         QpState s = qp.state();
         if (op.isRequest()) {
             if (s != QpState.RTR && s != QpState.RTS && s != QpState.SQD && s != QpState.SQE) {

@@ -29,7 +29,7 @@ final class Completer {
 
     Completer(QueuePair qp) {
         this.qp = qp;
-        this.counters = qp.device.counters();
+        this.counters = qp.counters;
     }
 
     void reset() {

@@ -2,6 +2,7 @@ package io.rxe4j.core.qp;
 
 import io.rxe4j.core.wire.PacketView;
 import io.rxe4j.core.cq.CompletionQueue;
+import io.rxe4j.core.device.DeviceCounters;
 import io.rxe4j.core.device.RxeDevice;
 import io.rxe4j.core.memory.MemoryRegion;
 import io.rxe4j.core.memory.ProtectionDomain;
@@ -97,6 +98,8 @@ public final class QueuePair {
     @SuppressWarnings("unused")
     private long rqCons;
 
+    /** This QP's counters (the device's are their sum plus the device's own receive-path drops). */
+    final DeviceCounters counters = new DeviceCounters();
     final Requester requester;
     final Completer completer;
     final Responder responder;
@@ -131,6 +134,11 @@ public final class QueuePair {
         this.requester = new Requester(this);
         this.completer = new Completer(this);
         this.responder = new Responder(this);
+    }
+
+    /** @return this QP's counters, named like the device's ({@code rdma statistic qp} in rdma-core) */
+    public DeviceCounters counters() {
+        return counters;
     }
 
     /** @return the 24-bit QPN */
@@ -646,7 +654,7 @@ public final class QueuePair {
                 default -> (int) w.length;
             };
             if (!sendCq.push(w.wrId, status, wcOpcode(w.opcode), byteLen, qpn, flags, w.immData, vendorErr)) {
-                device.counters().cqOverflow++;
+                counters.cqOverflow++;
                 return false;
             }
         }
@@ -655,7 +663,7 @@ public final class QueuePair {
 
     boolean completeRecv(RecvWqe w, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm) {
         if (!recvCq.push(w.wrId, status, opcode, byteLen, qpn, flags, imm, 0)) {
-            device.counters().cqOverflow++;
+            counters.cqOverflow++;
             return false;
         }
         return true;

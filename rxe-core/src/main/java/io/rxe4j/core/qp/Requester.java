@@ -60,7 +60,7 @@ final class Requester {
     Requester(QueuePair qp) {
         this.qp = qp;
         this.scheduler = qp.scheduler;
-        this.counters = qp.device.counters();
+        this.counters = qp.counters;
     }
 
     void setPsn(int p) {

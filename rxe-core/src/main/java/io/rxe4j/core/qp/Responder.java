@@ -56,7 +56,7 @@ final class Responder {
 
     Responder(QueuePair qp) {
         this.qp = qp;
-        this.counters = qp.device.counters();
+        this.counters = qp.counters;
     }
 
     String debugState() {
