@@ -11,7 +11,7 @@ import java.net.InetSocketAddress;
 /**
  * Test double: a {@link Transport} whose loop runs every task inline on the calling thread
  * ({@link Scheduler#inLoop()} always true) and whose timers never fire. Sent packets are counted
- * and released.
+ * and released; with {@link #capture} on, a heap copy of each is kept in {@link #captured} first.
  */
 public final class FakeTransport implements Transport {
     private final InetSocketAddress local;
@@ -23,6 +23,10 @@ public final class FakeTransport implements Transport {
     public long flushes;
     /** Whether {@link #close} ran. */
     public boolean closed;
+    /** Whether {@link #send} keeps a copy of each packet in {@link #captured}. */
+    public boolean capture;
+    /** Copies of the packets sent while {@link #capture} was on, in order (the test releases them). */
+    public final java.util.List<ByteBuf> captured = new java.util.ArrayList<>();
 
     /** @param local the local address */
     public FakeTransport(InetSocketAddress local) {
@@ -87,6 +91,9 @@ public final class FakeTransport implements Transport {
     @Override
     public void send(ByteBuf packet, InetSocketAddress peer) {
         sent++;
+        if (capture) {
+            captured.add(io.netty.buffer.Unpooled.copiedBuffer(packet));
+        }
         packet.release();
     }
 

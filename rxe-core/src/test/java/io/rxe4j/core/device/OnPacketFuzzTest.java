@@ -121,7 +121,7 @@ class OnPacketFuzzTest {
         deliver(sendOnly(RQ_PSN, 16), PEER); // no receive WQE: RNR NAK, not a drop
         assertThat(totalDrops()).isZero();
         assertThat(dev.counters().rcvdPkts).isEqualTo(2);
-        assertThat(dev.counters().sendRnrErr).isEqualTo(1);
+        assertThat(dev.counterSnapshot().get("send_rnr_err")).isEqualTo(1L);
         assertThat(transport.sent).isEqualTo(1);
         assertThat(qp.state()).isEqualTo(QpState.RTS);
     }
