@@ -265,14 +265,18 @@ final class Completer {
             qp.requester.returnCredit();
         }
         w.state = SendWqe.State.DONE;
-        // the CQE is built from the slot before the slot is handed back to posting threads
-        boolean cqOk = qp.completeSend(w, status, vendorErr);
+        // copy what the CQE needs, free the slot, then publish the CQE (see QueuePair.completeSend)
+        long wrId = w.wrId;
+        WrOpcode op = w.opcode;
+        int sendFlags = w.sendFlags;
+        long length = w.length;
+        int imm = w.immData;
         long comp = qp.sqCompleted() + 1;
         qp.advanceSqCompleted(comp);
         if (qp.sqReq - comp < 0) {
             qp.sqReq = comp;
         }
-        if (!cqOk) {
+        if (!qp.completeSend(wrId, op, sendFlags, length, imm, status, vendorErr)) {
             qp.moveToError("send CQ overflow");
             return false;
         }

@@ -641,19 +641,22 @@ public final class QueuePair {
     }
 
     /**
-     * Posts a completion for a send WQE. On CQ overflow the QP moves to ERR.
+     * Posts a completion for a send WQE from values the caller copied out of its slot, so the slot
+     * can be handed back to posting threads first: a user who polls this completion and posts again
+     * at once must find the room it freed (as in rxe). On CQ overflow the caller moves the QP to ERR.
      *
      * @return false if the CQ overflowed
      */
-    boolean completeSend(SendWqe w, WcStatus status, int vendorErr) {
-        if (status != WcStatus.SUCCESS || w.signaled(sqSigAll)) {
-            int flags = w.opcode.hasImmediate() ? WorkCompletion.WC_WITH_IMM : 0;
-            int byteLen = switch (w.opcode) {
+    boolean completeSend(long wrId, WrOpcode op, int sendFlags, long length, int immData, WcStatus status,
+            int vendorErr) {
+        if (status != WcStatus.SUCCESS || sqSigAll || (sendFlags & SendFlags.SIGNALED) != 0) {
+            int flags = op.hasImmediate() ? WorkCompletion.WC_WITH_IMM : 0;
+            int byteLen = switch (op) {
                 case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, MASKED_ATOMIC_CMP_AND_SWP,
                         MASKED_ATOMIC_FETCH_AND_ADD -> 8;
-                default -> (int) w.length;
+                default -> (int) length;
             };
-            if (!sendCq.push(w.wrId, status, wcOpcode(w.opcode), byteLen, qpn, flags, w.immData, vendorErr)) {
+            if (!sendCq.push(wrId, status, wcOpcode(op), byteLen, qpn, flags, immData, vendorErr)) {
                 counters.cqOverflow++;
                 return false;
             }
@@ -661,8 +664,14 @@ public final class QueuePair {
         return true;
     }
 
-    boolean completeRecv(RecvWqe w, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm) {
-        if (!recvCq.push(w.wrId, status, opcode, byteLen, qpn, flags, imm, 0)) {
+    /**
+     * Posts a receive completion for the receive WQE with {@code wrId}, which the caller has
+     * already consumed (see {@link #completeSend}).
+     *
+     * @return false if the CQ overflowed
+     */
+    boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm) {
+        if (!recvCq.push(wrId, status, opcode, byteLen, qpn, flags, imm, 0)) {
             counters.cqOverflow++;
             return false;
         }
@@ -705,26 +714,28 @@ public final class QueuePair {
 
     private void flushQueues() {
         long prod = sqProducer();
-        long comp = sqCompleted();
         boolean cqOk = true;
-        while (comp != prod) {
+        for (long comp = sqCompleted(); comp != prod; ) {
             SendWqe w = sqAt(comp);
-            if (cqOk) {
-                WcStatus st = w.failStatus != null ? w.failStatus : WcStatus.WR_FLUSH_ERR;
-                cqOk = sendCq.push(w.wrId, st, wcOpcode(w.opcode), 0, qpn, 0, 0, 0);
-            }
+            long wrId = w.wrId;
+            WrOpcode op = w.opcode;
+            WcStatus st = w.failStatus != null ? w.failStatus : WcStatus.WR_FLUSH_ERR;
             w.state = SendWqe.State.DONE;
             comp++;
+            advanceSqCompleted(comp); // slot free before its CQE is visible (see completeSend)
+            sqReq = comp;
+            if (cqOk) {
+                cqOk = sendCq.push(wrId, st, wcOpcode(op), 0, qpn, 0, 0, 0);
+            }
         }
-        advanceSqCompleted(comp);
-        sqReq = comp;
         cqOk = true;
         RecvWqe r;
         while ((r = peekRecv()) != null) {
-            if (cqOk) {
-                cqOk = recvCq.push(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, qpn, 0, 0, 0);
-            }
+            long wrId = r.wrId;
             consumeRecv();
+            if (cqOk) {
+                cqOk = recvCq.push(wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, qpn, 0, 0, 0);
+            }
         }
     }
 

@@ -185,9 +185,9 @@ final class Responder {
             recv = null;
             inMessage = InMessage.NONE;
             msn = Psn.next(msn);
-            boolean cqOk = qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, flags, imm);
-            qp.consumeRecv(); // only after the CQE was built from the slot
-            if (!cqOk) {
+            long wrId = r.wrId;
+            qp.consumeRecv(); // free the slot first (see QueuePair.completeSend)
+            if (!qp.completeRecv(wrId, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, flags, imm)) {
                 qp.moveToError("receive CQ overflow");
                 return;
             }
@@ -260,10 +260,10 @@ final class Responder {
                 RecvWqe r = recv;
                 recv = null;
                 int imm = ImmDt.imm(pkt.buf(), pkt.index(Header.IMM_DT));
-                boolean cqOk = qp.completeRecv(r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeLength,
-                        WorkCompletion.WC_GRH | WorkCompletion.WC_WITH_IMM, imm);
+                long wrId = r.wrId;
                 qp.consumeRecv();
-                if (!cqOk) {
+                if (!qp.completeRecv(wrId, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeLength,
+                        WorkCompletion.WC_GRH | WorkCompletion.WC_WITH_IMM, imm)) {
                     qp.moveToError("receive CQ overflow");
                     return;
                 }
@@ -537,8 +537,9 @@ final class Responder {
                 default -> WcStatus.REM_INV_REQ_ERR;
             };
             recv = null;
-            qp.completeRecv(r, st, WcOpcode.RECV, (int) recvOffset, 0, 0);
+            long wrId = r.wrId;
             qp.consumeRecv();
+            qp.completeRecv(wrId, st, WcOpcode.RECV, (int) recvOffset, 0, 0);
         }
         qp.moveToError("responder sent NAK 0x" + Integer.toHexString(syndrome) + " for PSN 0x"
                 + Integer.toHexString(p) + " (in message: " + inMessage + ")");

@@ -1,6 +1,5 @@
 package io.rxe4j.core.qp;
 
-import io.rxe4j.core.verbs.SendFlags;
 import io.rxe4j.core.verbs.SendWr;
 import io.rxe4j.core.verbs.WcStatus;
 import io.rxe4j.core.verbs.WrOpcode;
@@ -69,9 +68,5 @@ final class SendWqe {
     /** Takes a max_rd_atomic credit: READ, atomics and ATOMIC_WRITE ({@code rxe-facts.md} §5.7). */
     boolean needsCredit() {
         return isReadOrAtomic() || opcode == WrOpcode.ATOMIC_WRITE;
-    }
-
-    boolean signaled(boolean sqSigAll) {
-        return sqSigAll || (sendFlags & SendFlags.SIGNALED) != 0;
     }
 }
