@@ -4,7 +4,12 @@ import io.rxe4j.core.verbs.Access;
 import io.rxe4j.core.verbs.Mtu;
 import io.rxe4j.core.verbs.QpAttr;
 import io.rxe4j.core.verbs.QpState;
+import io.rxe4j.core.spi.Transport;
 import io.rxe4j.core.verbs.WorkCompletion;
+import io.rxe4j.net.fault.Direction;
+import io.rxe4j.net.fault.FaultAction;
+import io.rxe4j.net.fault.FaultInjectingTransport;
+import io.rxe4j.net.fault.FaultSpec;
 import io.rxe4j.net.udp.UdpTransport;
 import io.rxe4j.verbs.CompletionQueue;
 import io.rxe4j.verbs.MemoryRegion;
@@ -44,6 +49,8 @@ public final class RcEndpoint implements AutoCloseable {
     final MemoryRegion mr;
     final QueuePair qp;
     final int psn;
+    /** The fault injector wrapping the UDP transport, or null when no fault spec was given. */
+    final FaultInjectingTransport faults;
     MemoryRegion pmem;
     private final WorkCompletion[] wc = {new WorkCompletion()};
 
@@ -52,7 +59,22 @@ public final class RcEndpoint implements AutoCloseable {
      * @param mrBytes MR size in bytes
      */
     public RcEndpoint(InetSocketAddress udp, long mrBytes, long seed) {
-        device = RdmaDevice.open(UdpTransport.bind(udp));
+        this(udp, mrBytes, seed, null, 0);
+    }
+
+    /**
+     * @param udp the (IP, UDP port) to bind; port 0 picks one
+     * @param mrBytes MR size in bytes
+     * @param faultSpec a {@link FaultSpec} (e.g. {@code drop=0.02,dir=out}) to inject faults into
+     *     this endpoint's packets, or null / blank for none
+     * @param faultSeed seed of the fault injector's random choices
+     * @throws IllegalArgumentException for a malformed fault spec
+     */
+    public RcEndpoint(InetSocketAddress udp, long mrBytes, long seed, String faultSpec, long faultSeed) {
+        var rules = faultSpec == null || faultSpec.isBlank() ? null : FaultSpec.parse(faultSpec); // fail before binding
+        Transport transport = UdpTransport.bind(udp);
+        faults = rules == null ? null : new FaultInjectingTransport(transport, faultSeed, rules);
+        device = RdmaDevice.open(faults != null ? faults : transport);
         pd = device.allocPd();
         cq = device.createCq(4096);
         mr = pd.allocMr(mrBytes, MR_ACCESS);
@@ -94,8 +116,12 @@ public final class RcEndpoint implements AutoCloseable {
         qp.modify(new QpAttr().state(QpState.RTR).av(peer.address()).pathMtu(mtu).destQpNum(peer.qpn())
                 .rqPsn(peer.psn()).maxDestRdAtomic(16).minRnrTimer(12));
         // local ACK timeout 18 = 4.096 µs × 2^18 ≈ 1.07 s: a cold JVM can pause longer than rc_pingpong's
-        // default 14 (67 ms) while compiling, which costs spurious (harmless) retransmissions
-        qp.modify(new QpAttr().state(QpState.RTS).timeout(18).retryCnt(7).rnrRetry(7).sqPsn(psn).maxRdAtomic(16));
+        // default 14 (67 ms) while compiling, which costs spurious (harmless) retransmissions. With
+        // faults injected, lost packets are expected and each tail loss waits for this timer, so use
+        // 14 (67 ms) and accept the spurious retries
+        int timeout = faults != null ? 14 : 18;
+        qp.modify(new QpAttr().state(QpState.RTS).timeout(timeout).retryCnt(7).rnrRetry(7).sqPsn(psn)
+                .maxRdAtomic(16));
     }
 
     /**
@@ -147,6 +173,28 @@ public final class RcEndpoint implements AutoCloseable {
         java.util.Map<String, Long> m = new java.util.LinkedHashMap<>(device.counters());
         m.values().removeIf(v -> v == 0L);
         return m;
+    }
+
+    /**
+     * @return the faults injected so far by kind ({@code drop=…, duplicate=…}, non-zero only, both
+     *     directions), or an empty map when no fault spec was given
+     */
+    public java.util.Map<String, Long> faultCounts() {
+        java.util.Map<String, Long> m = new java.util.LinkedHashMap<>();
+        if (faults != null) {
+            for (FaultAction a : FaultAction.values()) {
+                long n = faults.count(Direction.OUTBOUND, a) + faults.count(Direction.INBOUND, a);
+                if (n > 0) {
+                    m.put(a.name().toLowerCase(java.util.Locale.ROOT), n);
+                }
+            }
+        }
+        return m;
+    }
+
+    /** @return whether faults are injected into this endpoint's packets */
+    public boolean injectsFaults() {
+        return faults != null;
     }
 
     @Override

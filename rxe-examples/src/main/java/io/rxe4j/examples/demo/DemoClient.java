@@ -62,6 +62,13 @@ public final class DemoClient implements Callable<Integer> {
     @Option(names = "--bind", description = "IP to bind UDP to (default: ${DEFAULT-VALUE})")
     String bind = "127.0.0.1";
 
+    @Option(names = "--faults", paramLabel = "<spec>", description = "inject faults into this side's packets, "
+            + "FaultSpec syntax, e.g. drop=0.02,dup=0.01,reorder=0.01,corrupt=0.001,dir=out (default: none)")
+    String faults;
+
+    @Option(names = "--fault-seed", description = "seed of the fault injector (default: ${DEFAULT-VALUE})")
+    long faultSeed = 1;
+
     @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
     int mtu = 1024;
 
@@ -82,10 +89,14 @@ public final class DemoClient implements Callable<Integer> {
             throw new IllegalArgumentException("--connect must be host:port, got " + connect);
         }
         InetAddress ip = InetAddress.getByName(bind);
-        try (RcEndpoint e = new RcEndpoint(new InetSocketAddress(ip, 0), MR_BYTES, 1);
+        try (RcEndpoint e = new RcEndpoint(new InetSocketAddress(ip, 0), MR_BYTES, 1, faults,
+                faultSeed * 31 + 1);
                 Bootstrap boot = new Bootstrap(new Socket(connect.substring(0, colon),
                         Integer.parseInt(connect.substring(colon + 1))))) {
             ep = e;
+            if (ep.injectsFaults()) {
+                System.out.println("fault injection: " + faults + " (seed " + faultSeed + ")");
+            }
             peer = boot.exchange(ep.info());
             ep.connect(peer, Mtu.ofBytes(mtu));
             String ready = boot.receive();
@@ -102,6 +113,9 @@ public final class DemoClient implements Callable<Integer> {
             }
             printTable();
             System.out.println("client counters: " + ep.counters());
+            if (ep.injectsFaults()) {
+                System.out.println("client faults injected: " + ep.faultCounts());
+            }
         }
         if (failures.isEmpty()) {
             System.out.println("all checks passed");

@@ -24,6 +24,14 @@ public final class DemoLauncher implements Callable<Integer> {
     @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
     int mtu = 1024;
 
+    @Option(names = "--faults", paramLabel = "<spec>", description = "inject faults into the packets of both "
+            + "processes, FaultSpec syntax, e.g. drop=0.02,dir=out (default: none)")
+    String faults;
+
+    @Option(names = "--fault-seed", description = "seed of both fault injectors, mixed with the side "
+            + "(default: ${DEFAULT-VALUE})")
+    long faultSeed = 1;
+
     @Option(names = "--timeout", description = "seconds before both processes are killed (default: ${DEFAULT-VALUE})")
     long timeoutSeconds = 180;
 
@@ -31,11 +39,20 @@ public final class DemoLauncher implements Callable<Integer> {
     public Integer call() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String cp = System.getProperty("java.class.path");
-        Process server = start(java, cp, "server", "--mtu", Integer.toString(mtu));
+        if (faults != null) {
+            try {
+                io.rxe4j.net.fault.FaultSpec.parse(faults); // reject a bad spec before starting anything
+            } catch (IllegalArgumentException e) {
+                System.err.println("bad --faults '" + faults + "': " + e.getMessage());
+                return 2;
+            }
+        }
+        Process server = start(java, cp, withFaults("server", "--mtu", Integer.toString(mtu)));
         CompletableFuture<Integer> port = new CompletableFuture<>();
         Thread serverOut = relay(server, "[server] ", port);
         Integer tcpPort = port.get(60, TimeUnit.SECONDS);
-        Process client = start(java, cp, "client", "--connect", "127.0.0.1:" + tcpPort, "--mtu", Integer.toString(mtu));
+        Process client = start(java, cp, withFaults("client", "--connect", "127.0.0.1:" + tcpPort, "--mtu",
+                Integer.toString(mtu)));
         Thread clientOut = relay(client, "[client] ", null);
         boolean clientDone = client.waitFor(timeoutSeconds, TimeUnit.SECONDS);
         boolean serverDone = server.waitFor(clientDone ? 30 : 1, TimeUnit.SECONDS);
@@ -51,6 +68,15 @@ public final class DemoLauncher implements Callable<Integer> {
         System.out.println(rc == 0 ? "DEMO PASSED (client and server exited 0)"
                 : "DEMO FAILED (client exit " + client.exitValue() + ", server exit " + server.exitValue() + ")");
         return rc == 0 ? 0 : 1;
+    }
+
+    /** @return {@code args} plus {@code --faults} and {@code --fault-seed} when a fault spec was given */
+    private String[] withFaults(String... args) {
+        List<String> all = new ArrayList<>(List.of(args));
+        if (faults != null) {
+            all.addAll(List.of("--faults", faults, "--fault-seed", Long.toString(faultSeed)));
+        }
+        return all.toArray(String[]::new);
     }
 
     private static Process start(String java, String cp, String... args) throws IOException {

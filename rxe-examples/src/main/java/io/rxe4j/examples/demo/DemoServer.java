@@ -59,6 +59,13 @@ public final class DemoServer implements Callable<Integer> {
     @Option(names = "--tcp-port", description = "bootstrap TCP port; 0 = any (default: ${DEFAULT-VALUE})")
     int tcpPort = 0;
 
+    @Option(names = "--faults", paramLabel = "<spec>", description = "inject faults into this side's packets, "
+            + "FaultSpec syntax, e.g. drop=0.02,dup=0.01,reorder=0.01,corrupt=0.001,dir=out (default: none)")
+    String faults;
+
+    @Option(names = "--fault-seed", description = "seed of the fault injector (default: ${DEFAULT-VALUE})")
+    long faultSeed = 1;
+
     @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
     int mtu = 1024;
 
@@ -86,9 +93,13 @@ public final class DemoServer implements Callable<Integer> {
 
     private Integer serve(Path file) throws Exception {
         InetAddress ip = InetAddress.getByName(bind);
-        try (RcEndpoint ep = new RcEndpoint(new InetSocketAddress(ip, udpPort), MR_BYTES, 2);
+        try (RcEndpoint ep = new RcEndpoint(new InetSocketAddress(ip, udpPort), MR_BYTES, 2, faults,
+                        faultSeed * 31 + 2);
                 ServerSocket ss = new ServerSocket(tcpPort, 1, ip)) {
             ep.registerPmem(file, PMEM_BYTES);
+            if (ep.injectsFaults()) {
+                System.out.println("fault injection: " + faults + " (seed " + faultSeed + ")");
+            }
             System.out.println("persistent MR: " + PMEM_BYTES + " bytes of " + file);
             System.out.println("LISTENING " + ss.getLocalPort());
             System.out.flush();
@@ -114,6 +125,9 @@ public final class DemoServer implements Callable<Integer> {
                         + "flushed block found in the persistent MR and its file"
                         : "server checks FAILED: " + failures);
                 System.out.println("server counters: " + ep.counters());
+                if (ep.injectsFaults()) {
+                    System.out.println("server faults injected: " + ep.faultCounts());
+                }
                 return failures.isEmpty() ? 0 : 1;
             }
         }

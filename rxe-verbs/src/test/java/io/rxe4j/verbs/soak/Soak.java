@@ -21,6 +21,7 @@ import io.rxe4j.net.fault.FaultInjectingTransport;
 import io.rxe4j.net.fault.FaultSpec;
 import io.rxe4j.net.inproc.InJvmFabric;
 import io.rxe4j.net.sim.VirtualScheduler;
+import io.rxe4j.net.udp.UdpTransport;
 import io.rxe4j.verbs.CompletionQueue;
 import io.rxe4j.verbs.MemoryRegion;
 import io.rxe4j.verbs.ProtectionDomain;
@@ -29,6 +30,7 @@ import io.rxe4j.verbs.QueuePair;
 import io.rxe4j.verbs.RdmaDevice;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,19 +38,44 @@ import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
- * A seeded soak of mixed RC operations over a simulated lossy network on virtual time: device A's
- * QPs issue SEND, WRITE, READ, CAS, FAA, masked CAS/FAA, ATOMIC WRITE and FLUSH against device
- * B's memory while both directions drop, duplicate, reorder and corrupt packets. Every result is
- * checked against a reference model applied in posting order per QP (each QP owns a disjoint
- * region of B's memory, so per-QP order is the whole truth). Reproducible from its seed.
+ * A seeded soak of mixed RC operations over a lossy network: device A's QPs issue SEND, WRITE,
+ * READ, CAS, FAA, masked CAS/FAA, ATOMIC WRITE and FLUSH against device B's memory while both
+ * devices' outbound packets are dropped, duplicated, reordered and corrupted by a {@link
+ * FaultInjectingTransport}. Every result is checked against a reference model applied in posting
+ * order per QP (each QP owns a disjoint region of B's memory, so per-QP order is the whole truth).
+ *
+ * <p>Two networks ({@link Network}): {@link Network#SIM} (default) is an {@link InJvmFabric} on a
+ * {@link VirtualScheduler}, single-threaded on virtual time, so a run is bit-for-bit reproducible
+ * from its seed. {@link Network#UDP} binds two {@link UdpTransport}s on the loopback address, each
+ * with its own Netty event loop, and waits for completions in real time; it is seeded (the same
+ * workload generator and fault generators) but <em>not</em> reproducible, because which QP posts
+ * next, and so which packet meets which random draw, depends on thread timing.
  */
 public final class Soak {
-    /** Result of a run. */
-    public record Result(long seed, int ops, long virtualNanos, long realNanos, long faults,
+    /** Which network the two devices talk over. */
+    public enum Network {
+        /** {@link InJvmFabric} on a {@link VirtualScheduler}: virtual time, reproducible from the seed. */
+        SIM,
+        /** Two {@link UdpTransport}s on the loopback address: real time, seeded but not reproducible. */
+        UDP;
+
+        /** @return the network named {@code sim} or {@code udp} (case-insensitive) */
+        public static Network of(String name) {
+            return switch (name.trim().toLowerCase(java.util.Locale.ROOT)) {
+                case "sim" -> SIM;
+                case "udp" -> UDP;
+                default -> throw new IllegalArgumentException("soak transport must be sim or udp, got '" + name + "'");
+            };
+        }
+    }
+
+    /** Result of a run; {@code virtualNanos} is -1 on {@link Network#UDP}. */
+    public record Result(Network network, long seed, int ops, long virtualNanos, long realNanos, long faults,
             Map<String, Long> faultsByKind, Map<String, Long> countersA, Map<String, Long> countersB) {
         @Override
         public String toString() {
-            return "soak seed=" + seed + " ops=" + ops + " virtual=" + virtualNanos / 1_000_000 + " ms real="
+            return "soak transport=" + network.name().toLowerCase(java.util.Locale.ROOT) + " seed=" + seed + " ops="
+                    + ops + " virtual=" + (virtualNanos < 0 ? "n/a" : virtualNanos / 1_000_000 + " ms") + " real="
                     + realNanos / 1_000_000 + " ms faults=" + faults + " " + faultsByKind + "\n  A " + countersA
                     + "\n  B " + countersB;
         }
@@ -62,11 +89,23 @@ public final class Soak {
     static final int RECV_SLOTS = 64;
     static final int ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC
             | Access.FLUSH_GLOBAL;
+    /** SIM: virtual nanoseconds without any completion before the run is declared stuck. */
     static final long MAX_WAIT = 60_000_000_000L;
+    /** UDP: real nanoseconds without any completion before the run is declared stuck. */
+    static final long MAX_REAL_WAIT = 20_000_000_000L;
+    /** Local ACK timeout exponent on SIM: 4.096 µs × 2^8 ≈ 1.05 ms of virtual time. */
+    static final int SIM_ACK_TIMEOUT = 8;
+    /**
+     * Local ACK timeout exponent on UDP: 4.096 µs × 2^12 ≈ 16.8 ms, long enough not to fire on
+     * every scheduling hiccup of a 2-core machine, short enough that thousands of retries fit in
+     * seconds.
+     */
+    static final int UDP_ACK_TIMEOUT = 12;
 
     private final long seed;
     private final int totalOps;
     private final String faultSpec;
+    private final Network network;
     private final SplittableRandom rnd;
     private final java.util.ArrayDeque<String> trace = new java.util.ArrayDeque<>();
 
@@ -76,9 +115,20 @@ public final class Soak {
      * @param faultSpec {@link FaultSpec} applied to the outbound packets of both devices
      */
     public Soak(long seed, int totalOps, String faultSpec) {
+        this(seed, totalOps, faultSpec, Network.SIM);
+    }
+
+    /**
+     * @param seed seeds the workload and the faults
+     * @param totalOps operations to post
+     * @param faultSpec {@link FaultSpec} applied to the outbound packets of both devices
+     * @param network the network to run over
+     */
+    public Soak(long seed, int totalOps, String faultSpec, Network network) {
         this.seed = seed;
         this.totalOps = totalOps;
         this.faultSpec = faultSpec;
+        this.network = network;
         this.rnd = new SplittableRandom(seed);
     }
 
@@ -96,13 +146,22 @@ public final class Soak {
     /** Runs the soak; throws AssertionError (with the seed) on the first mismatch. */
     public Result run() {
         long t0 = System.nanoTime();
-        VirtualScheduler vs = new VirtualScheduler();
-        InJvmFabric fabric = InJvmFabric.withScheduler(vs);
-        FaultInjectingTransport ta = new FaultInjectingTransport(
-                fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)), seed * 31 + 1, FaultSpec.parse(faultSpec));
-        FaultInjectingTransport tb = new FaultInjectingTransport(
-                fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)), seed * 31 + 2, FaultSpec.parse(faultSpec));
-        if (Boolean.getBoolean("rxe4j.soak.trace")) {
+        boolean sim = network == Network.SIM;
+        VirtualScheduler vs = sim ? new VirtualScheduler() : null;
+        InJvmFabric fabric = sim ? InJvmFabric.withScheduler(vs) : null;
+        FaultInjectingTransport ta;
+        FaultInjectingTransport tb;
+        if (sim) {
+            ta = new FaultInjectingTransport(fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)),
+                    seed * 31 + 1, FaultSpec.parse(faultSpec));
+            tb = new FaultInjectingTransport(fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)),
+                    seed * 31 + 2, FaultSpec.parse(faultSpec));
+        } else {
+            InetSocketAddress loopback = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+            ta = new FaultInjectingTransport(UdpTransport.bind(loopback), seed * 31 + 1, FaultSpec.parse(faultSpec));
+            tb = new FaultInjectingTransport(UdpTransport.bind(loopback), seed * 31 + 2, FaultSpec.parse(faultSpec));
+        }
+        if (sim && Boolean.getBoolean("rxe4j.soak.trace")) {
             fabric.setFilter((buf, from, to) -> {
                 int at = buf.readerIndex();
                 trace.addLast(String.format("%s->%s op=%02x psn=%06x qp=%x len=%d syn=%s", from.getAddress().getHostAddress(),
@@ -125,14 +184,19 @@ public final class Soak {
         MemoryRegion remote = pb.allocMr((long) QPS * (REGION + WORDS * 8) + (long) QPS * RECV_SLOTS * SLOT, ACCESS);
         QueuePair[] qa = new QueuePair[QPS];
         QueuePair[] qb = new QueuePair[QPS];
-        QpCaps caps = new QpCaps(DEPTH * 2, RECV_SLOTS, 2, 1, 0);
+        // the receive queue has room for twice the RECV_SLOTS posted: the engine pushes a receive
+        // completion before it frees the WQE's slot (Responder: completeRecv, then consumeRecv; rxe
+        // frees first), so on UDP a receive reposted right after polling its completion can find the
+        // queue still full. The send queue (64 for 32 outstanding) has the same slack
+        QpCaps caps = new QpCaps(DEPTH * 2, RECV_SLOTS * 2, 2, 1, 0);
         for (int i = 0; i < QPS; i++) {
             qa[i] = pa.createQp(new QpInitAttr(cqa, cqa, caps, QpType.RC, false));
             qb[i] = pb.createQp(new QpInitAttr(cqb, cqb, caps, QpType.RC, false));
         }
         for (int i = 0; i < QPS; i++) {
-            connect(qa[i], qb[i], db.address(), 0xFFFF00 + i * 77, 0x100 + i);
-            connect(qb[i], qa[i], da.address(), 0x100 + i, 0xFFFF00 + i * 77);
+            int timeout = sim ? SIM_ACK_TIMEOUT : UDP_ACK_TIMEOUT;
+            connect(qa[i], qb[i], db.address(), 0xFFFF00 + i * 77, 0x100 + i, timeout);
+            connect(qb[i], qa[i], da.address(), 0x100 + i, 0xFFFF00 + i * 77, timeout);
         }
         MemorySegment rmem = remote.segment();
         MemorySegment lmem = local.segment();
@@ -196,12 +260,13 @@ public final class Soak {
                     posted++;
                 }
             }
-            boolean progress = vs.runUntil(() -> cqa.size() > 0 || cqb.size() > 0,
-                    MAX_WAIT);
+            boolean progress = sim ? vs.runUntil(() -> cqa.size() > 0 || cqb.size() > 0, MAX_WAIT)
+                    : awaitEither(cqa, cqb, completed < totalOps);
             if (!progress) {
-                throw new AssertionError("soak seed " + seed + ": no completion within " + MAX_WAIT
-                        + " virtual ns; posted " + posted + ", completed " + completed + "; " + states(qa, qb) + "; A " + da.counters()
-                        + " B " + db.counters());
+                throw new AssertionError("soak seed " + seed + " (" + network + "): no completion within "
+                        + (sim ? MAX_WAIT + " virtual" : MAX_REAL_WAIT + " real") + " ns; posted " + posted
+                        + ", completed " + completed + "; " + states(qa, qb) + "; A " + da.counters() + " B "
+                        + db.counters());
             }
             int n;
             while ((n = cqa.poll(wcs)) > 0) {
@@ -247,14 +312,12 @@ public final class Soak {
             }
         }
         check(done.cardinality() == totalOps, "completed " + done.cardinality() + " of " + totalOps);
-        Map<String, Long> faults = new java.util.LinkedHashMap<>();
-        for (FaultAction a : FaultAction.values()) {
-            faults.put(a.name().toLowerCase(java.util.Locale.ROOT),
-                    ta.count(Direction.OUTBOUND, a) + tb.count(Direction.OUTBOUND, a)
-                            + ta.count(Direction.INBOUND, a) + tb.count(Direction.INBOUND, a));
-        }
-        Result r = new Result(seed, totalOps, vs.nanoTime(), System.nanoTime() - t0, ta.faults() + tb.faults(), faults,
-                nonZero(da.counters()), nonZero(db.counters()));
+        long virtual = sim ? vs.nanoTime() : -1;
+        long real = System.nanoTime() - t0;
+        // device counters before the QPs go: on UDP a late retransmission reaching a closed QP would
+        // count as a drop (the fault counts below are read after the loops stopped, so they are final)
+        Map<String, Long> countersA = nonZero(da.counters());
+        Map<String, Long> countersB = nonZero(db.counters());
         for (int i = 0; i < QPS; i++) {
             qa[i].close();
             qb[i].close();
@@ -265,10 +328,40 @@ public final class Soak {
         cqb.close();
         pa.close();
         pb.close();
-        da.close();
+        da.close(); // closes the transports: on UDP their event loops stop, so the counters below are final
         db.close();
-        vs.shutdown();
+        Map<String, Long> faults = new java.util.LinkedHashMap<>();
+        for (FaultAction a : FaultAction.values()) {
+            faults.put(a.name().toLowerCase(java.util.Locale.ROOT),
+                    ta.count(Direction.OUTBOUND, a) + tb.count(Direction.OUTBOUND, a)
+                            + ta.count(Direction.INBOUND, a) + tb.count(Direction.INBOUND, a));
+        }
+        Result r = new Result(network, seed, totalOps, virtual, real, ta.faults() + tb.faults(), faults, countersA,
+                countersB);
+        if (sim) {
+            vs.shutdown();
+        }
         return r;
+    }
+
+    /**
+     * UDP: waits in real time until either CQ holds a completion, parking on A's CQ while requests
+     * are outstanding (a SEND completes at A only after B has queued its receive completion) and on
+     * B's once only receives remain.
+     *
+     * @return false if nothing arrived within {@link #MAX_REAL_WAIT}
+     */
+    private static boolean awaitEither(CompletionQueue cqa, CompletionQueue cqb, boolean requestsOutstanding) {
+        long deadline = System.nanoTime() + MAX_REAL_WAIT;
+        CompletionQueue main = requestsOutstanding ? cqa : cqb;
+        while (cqa.size() == 0 && cqb.size() == 0) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            main.await(Math.min(left, 10_000_000L));
+        }
+        return true;
     }
 
     private static String states(QueuePair[] qa, QueuePair[] qb) {
@@ -453,10 +546,11 @@ public final class Soak {
         }
     }
 
-    private static void connect(QueuePair me, QueuePair peer, InetSocketAddress peerAddr, int myPsn, int peerPsn) {
+    private static void connect(QueuePair me, QueuePair peer, InetSocketAddress peerAddr, int myPsn, int peerPsn,
+            int timeout) {
         me.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ACCESS));
         me.modify(new QpAttr().state(QpState.RTR).av(peerAddr).pathMtu(Mtu.MTU_1024).destQpNum(peer.qpNum())
                 .rqPsn(peerPsn).maxDestRdAtomic(16).minRnrTimer(1));
-        me.modify(new QpAttr().state(QpState.RTS).timeout(8).retryCnt(7).rnrRetry(7).sqPsn(myPsn).maxRdAtomic(16));
+        me.modify(new QpAttr().state(QpState.RTS).timeout(timeout).retryCnt(7).rnrRetry(7).sqPsn(myPsn).maxRdAtomic(16));
     }
 }
