@@ -15,6 +15,8 @@ module io.rxe4j.net {
     requires transitive io.netty.transport; // EventLoopGroup in UdpTransport.Builder
     requires transitive io.netty.common; // EventExecutor in NettyScheduler
     requires io.netty.buffer;
+    requires io.netty.transport.classes.epoll; // opt-in native epoll (UdpTransport.Io.EPOLL)
+    requires io.netty.transport.unix.common;
     requires org.slf4j;
     requires jdk.net;
 

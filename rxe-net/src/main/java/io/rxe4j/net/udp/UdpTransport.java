@@ -9,13 +9,19 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramChannelConfig;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.channel.socket.nio.NioChannelOption;
 import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.unix.IntegerUnixChannelOption;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.rxe4j.core.spi.PacketReceiver;
@@ -35,7 +41,30 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * RoCEv2 over UDP: a Netty NIO datagram channel bound to one concrete local (IP, UDP port).
+ * RoCEv2 over UDP: a Netty datagram channel bound to one concrete local (IP, UDP port), NIO by
+ * default or, opt-in, Linux native epoll ({@link Builder#io(Io)}).
+ *
+ * <h2>I/O: NIO or epoll</h2>
+ *
+ * <p>{@link Io#NIO} (the default) uses {@link NioDatagramChannel} and works everywhere. {@link
+ * Io#EPOLL} uses Netty's native {@link EpollDatagramChannel} (Linux x86_64 only; the JNI library
+ * comes from {@code io.netty:netty-transport-native-epoll:linux-x86_64}). With epoll, reads use
+ * {@code recvmmsg}: {@code EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE} is set to {@link
+ * Builder#maxDatagramBytes(int)} + 1 and each read buffer holds {@link Builder#recvBatch(int)}
+ * datagrams, so one system call returns up to that many datagrams; a multi-packet flush becomes one
+ * {@code sendmmsg}. Don't-fragment is set with the raw socket option {@code IP_MTU_DISCOVER =
+ * IP_PMTUDISC_DO} ({@code IPV6_MTU_DISCOVER} over IPv6), which is what the JDK's {@code
+ * IP_DONTFRAGMENT} does on Linux. On JDK 22+ the native library needs the JVM flag {@code
+ * --enable-native-access=ALL-UNNAMED} (on the class path) to load without a warning, and future
+ * JDKs deny it without. If epoll cannot be loaded, {@link Builder#bind()} (and {@link
+ * #newEventLoopGroup}) throw an {@link IllegalStateException} naming {@link
+ * Epoll#unavailabilityCause()}.
+ *
+ * <p>UDP GSO ({@code SegmentedDatagramPacket}) is not used: {@link #send} takes one packet at a
+ * time and GSO needs several equally sized packets to the same peer in one buffer, so the
+ * transport would have to hold back and copy packets of a flush into segment trains (a message's
+ * last packet, ACKs and READ requests differ in size and interleave); see {@code
+ * docs/performance.md}.
  *
  * <h2>Socket</h2>
  *
@@ -50,7 +79,7 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Threads</h2>
  *
- * <p>By default the transport creates its own event loop group with one NIO thread and shuts it
+ * <p>By default the transport creates its own event loop group with one thread (NIO or epoll, see {@link Builder#io}) and shuts it
  * down on {@link #close()}; with {@link Builder#eventLoopGroup(EventLoopGroup)} the channel is
  * registered on a caller-supplied group (or single {@link io.netty.channel.EventLoop}) that the
  * caller owns. {@link #scheduler()} is that channel's event loop. Received packets are delivered on
@@ -85,12 +114,16 @@ public final class UdpTransport implements Transport {
      */
     public static final int DEFAULT_MAX_DATAGRAM_BYTES = 16 * 1024;
 
+    /** Default number of datagrams one {@code recvmmsg} may return with {@link Io#EPOLL}: 16. */
+    public static final int DEFAULT_RECV_BATCH = 16;
+
     /** The largest possible UDP payload, 65 507 bytes over IPv4 (65 535 − 20 − 8). */
     public static final int MAX_UDP_PAYLOAD_BYTES = 65_507;
 
     private static final long CLOSE_TIMEOUT_SECONDS = 5;
 
-    private final NioDatagramChannel channel;
+    private final DatagramChannel channel;
+    private final Io io;
     private final EventLoopGroup ownGroup;
     private final NettyScheduler scheduler;
     private final InetSocketAddress localAddress;
@@ -110,23 +143,31 @@ public final class UdpTransport implements Transport {
         SocketProtocolFamily family =
                 ip instanceof Inet6Address ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
         this.maxDatagramBytes = b.maxDatagramBytes;
+        this.io = b.io;
+        if (io == Io.EPOLL) {
+            ensureEpoll();
+        }
         EventLoopGroup group = b.group;
-        this.ownGroup = group == null
-                ? new MultiThreadIoEventLoopGroup(
-                        1, new DefaultThreadFactory("rxe-udp"), NioIoHandler.newFactory())
-                : null;
+        this.ownGroup = group == null ? newEventLoopGroup(io, 1, "rxe-udp") : null;
         if (group == null) {
             group = ownGroup;
         }
-        NioDatagramChannel ch = null;
+        DatagramChannel ch = null;
         boolean ok = false;
         try {
-            ch = new NioDatagramChannel(family);
+            ch = io == Io.EPOLL ? new EpollDatagramChannel(family) : new NioDatagramChannel(family);
             DatagramChannelConfig config = ch.config();
             config.setAutoRead(false);
             config.setAllocator(b.allocator);
             // one byte more than the largest accepted datagram, so that truncation is detectable
-            config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator(b.maxDatagramBytes + 1));
+            if (ch instanceof EpollDatagramChannel epoll) {
+                // recvmmsg: each read buffer is cut into recvBatch slots of this size
+                epoll.config().setMaxDatagramPayloadSize(b.maxDatagramBytes + 1);
+                config.setRecvByteBufAllocator(
+                        new FixedRecvByteBufAllocator((b.maxDatagramBytes + 1) * b.recvBatch));
+            } else {
+                config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator(b.maxDatagramBytes + 1));
+            }
             config.setReceiveBufferSize(b.receiveBufferBytes);
             config.setSendBufferSize(b.sendBufferBytes);
             this.dontFragment = b.dontFragment && setDontFragment(ch, ip);
@@ -147,7 +188,8 @@ public final class UdpTransport implements Transport {
             this.scheduler = new NettyScheduler(ch.eventLoop());
             if (log.isDebugEnabled()) {
                 log.debug(
-                        "UDP transport bound to {} (SO_RCVBUF {} B, SO_SNDBUF {} B, DF {})",
+                        "UDP transport ({}) bound to {} (SO_RCVBUF {} B, SO_SNDBUF {} B, DF {})",
+                        io,
                         localAddress,
                         config.getReceiveBufferSize(),
                         config.getSendBufferSize(),
@@ -167,11 +209,27 @@ public final class UdpTransport implements Transport {
         }
     }
 
-    private static boolean setDontFragment(NioDatagramChannel ch, InetAddress ip) {
+    // <netinet/in.h>, <linux/in6.h>: the options behind the JDK's IP_DONTFRAGMENT on Linux
+    private static final int IPPROTO_IP = 0;
+    private static final int IP_MTU_DISCOVER = 10;
+    private static final int IPPROTO_IPV6 = 41;
+    private static final int IPV6_MTU_DISCOVER = 23;
+    private static final int PMTUDISC_DO = 2;
+
+    private static boolean setDontFragment(DatagramChannel ch, InetAddress ip) {
         String problem;
         try {
-            ChannelOption<Boolean> option = NioChannelOption.of(ExtendedSocketOptions.IP_DONTFRAGMENT);
-            if (ch.config().setOption(option, Boolean.TRUE)) {
+            boolean set;
+            if (ch instanceof EpollDatagramChannel) {
+                IntegerUnixChannelOption option = ip instanceof Inet6Address
+                        ? new IntegerUnixChannelOption("IPV6_MTU_DISCOVER", IPPROTO_IPV6, IPV6_MTU_DISCOVER)
+                        : new IntegerUnixChannelOption("IP_MTU_DISCOVER", IPPROTO_IP, IP_MTU_DISCOVER);
+                set = ch.config().setOption(option, PMTUDISC_DO);
+            } else {
+                ChannelOption<Boolean> option = NioChannelOption.of(ExtendedSocketOptions.IP_DONTFRAGMENT);
+                set = ch.config().setOption(option, Boolean.TRUE);
+            }
+            if (set) {
                 return true;
             }
             problem = "not supported by this platform";
@@ -184,6 +242,79 @@ public final class UdpTransport implements Transport {
                 ip,
                 problem);
         return false;
+    }
+
+    /** The channel implementation: portable NIO, or Linux native epoll. */
+    public enum Io {
+        /** {@code NioDatagramChannel} on a {@code NioIoHandler} loop (default; every platform). */
+        NIO,
+        /**
+         * {@code EpollDatagramChannel} on an {@code EpollIoHandler} loop, with {@code recvmmsg}
+         * batching (Linux x86_64; needs {@code --enable-native-access=ALL-UNNAMED} on JDK 22+).
+         */
+        EPOLL;
+
+        /**
+         * @param name {@code nio} or {@code epoll}, case-insensitive
+         * @return the constant
+         * @throws IllegalArgumentException for another name
+         */
+        public static Io parse(String name) {
+            for (Io v : values()) {
+                if (v.name().equalsIgnoreCase(name)) {
+                    return v;
+                }
+            }
+            throw new IllegalArgumentException("I/O must be nio or epoll, got '" + name + "'");
+        }
+    }
+
+    /**
+     * @return whether Netty's native epoll transport can be used in this JVM
+     */
+    public static boolean isEpollAvailable() {
+        return Epoll.isAvailable();
+    }
+
+    /**
+     * @throws IllegalStateException naming {@link Epoll#unavailabilityCause()} if epoll cannot be used
+     */
+    public static void ensureEpoll() {
+        if (!Epoll.isAvailable()) {
+            Throwable cause = Epoll.unavailabilityCause();
+            throw new IllegalStateException(
+                    "Netty native epoll is unavailable (" + cause + "); it needs Linux x86_64, "
+                            + "io.netty:netty-transport-native-epoll:linux-x86_64 on the class path and, "
+                            + "on JDK 22+, --enable-native-access=ALL-UNNAMED; use NIO instead",
+                    cause);
+        }
+    }
+
+    /**
+     * Creates an event loop group of the kind a channel of {@code io} needs (for {@link
+     * Builder#eventLoopGroup}, or for other channels sharing the same settings). The caller shuts
+     * it down.
+     *
+     * @param io NIO or EPOLL
+     * @param threads number of loop threads, {@code >= 1}
+     * @param threadName prefix of the thread names
+     * @return the group
+     * @throws IllegalStateException for EPOLL when epoll is unavailable (see {@link #ensureEpoll()})
+     */
+    public static EventLoopGroup newEventLoopGroup(Io io, int threads, String threadName) {
+        IoHandlerFactory factory;
+        if (io == Io.EPOLL) {
+            ensureEpoll();
+            factory = EpollIoHandler.newFactory();
+        } else {
+            factory = NioIoHandler.newFactory();
+        }
+        return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(threadName), factory);
+    }
+
+    /** @return the channel implementation in use */
+    public Io io() {
+        return io;
     }
 
     /**
@@ -429,6 +560,8 @@ public final class UdpTransport implements Transport {
         private boolean dontFragment = true;
         private EventLoopGroup group;
         private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
+        private Io io = Io.NIO;
+        private int recvBatch = DEFAULT_RECV_BATCH;
 
         private Builder(InetAddress bindAddress) {
             Objects.requireNonNull(bindAddress, "bindAddress");
@@ -500,13 +633,40 @@ public final class UdpTransport implements Transport {
         }
 
         /**
-         * @param group a caller-owned NIO-capable event loop group or single event loop to
+         * @param group a caller-owned event loop group of the builder's {@link #io(Io)} kind or single event loop to
          *     register the channel on (not shut down by the transport), or {@code null} (the
-         *     default) for an own group of one NIO thread
+         *     default) for an own group of one thread
          * @return this builder
          */
         public Builder eventLoopGroup(EventLoopGroup group) {
             this.group = group;
+            return this;
+        }
+
+        /**
+         * @param io the channel implementation, {@link Io#NIO} (default) or {@link Io#EPOLL}; with
+         *     a caller-supplied {@link #eventLoopGroup} the group must be of the same kind (see
+         *     {@link UdpTransport#newEventLoopGroup})
+         * @return this builder
+         * @throws NullPointerException if {@code io} is {@code null}
+         */
+        public Builder io(Io io) {
+            this.io = Objects.requireNonNull(io, "io");
+            return this;
+        }
+
+        /**
+         * @param datagrams with {@link Io#EPOLL}: how many datagrams one {@code recvmmsg} call
+         *     may return, 1..1024 (1 turns recvmmsg off); each read buffer is {@code datagrams ×
+         *     (maxDatagramBytes + 1)} bytes. Ignored with NIO. Default {@link #DEFAULT_RECV_BATCH}.
+         * @return this builder
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder recvBatch(int datagrams) {
+            if (datagrams < 1 || datagrams > 1024) {
+                throw new IllegalArgumentException("recvBatch out of range 1..1024: " + datagrams);
+            }
+            this.recvBatch = datagrams;
             return this;
         }
 

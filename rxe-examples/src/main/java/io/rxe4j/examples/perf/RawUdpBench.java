@@ -1,0 +1,261 @@
+package io.rxe4j.examples.perf;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.socket.DatagramChannel;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.rxe4j.net.udp.UdpTransport;
+import io.rxe4j.net.udp.UdpTransport.Io;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
+
+/**
+ * {@code --raw-udp}: the traffic pattern of a test with plain UDP datagrams and no RDMA protocol.
+ * The requester sends each message as {@link Shape#count()} datagrams of rxe4j's packet sizes and
+ * keeps a window of messages outstanding; the responder answers the last datagram of each message
+ * with the response datagrams ({@link Shape}: an ACK-sized datagram per message for WRITE/SEND
+ * streams, mirroring one coalesced RC ACK per message; the READ response stream; the atomic ACK;
+ * for send_lat the echoed message). Channels are Netty NIO or epoll like {@link UdpTransport}'s,
+ * one event-loop thread per side, 4 MiB socket buffers, and with epoll the same recvmmsg batching.
+ * There is no retransmission: a window whose responses stop arriving for {@link #STALL_MILLIS} is
+ * counted as lost and refilled.
+ *
+ * <p>Datagram header (fits the smallest, 20-byte ACK): flags (1 byte, bit 0 = last of message),
+ * message id (int), then in the last request datagram the response's count, first, middle and last
+ * sizes (unsigned shorts).
+ */
+final class RawUdpBench {
+    static final int STALL_MILLIS = 50;
+    private static final int MAX_DATAGRAM = UdpTransport.DEFAULT_MAX_DATAGRAM_BYTES;
+    private static final int LAST = 1;
+
+    private RawUdpBench() {}
+
+    static DatagramChannel open(Io io, EventLoopGroup group, InetAddress ip, ChannelInboundHandlerAdapter handler) {
+        DatagramChannel ch = io == Io.EPOLL ? new EpollDatagramChannel() : new NioDatagramChannel();
+        ch.config().setReceiveBufferSize(UdpTransport.DEFAULT_SOCKET_BUFFER_BYTES);
+        ch.config().setSendBufferSize(UdpTransport.DEFAULT_SOCKET_BUFFER_BYTES);
+        if (ch instanceof EpollDatagramChannel e) {
+            e.config().setMaxDatagramPayloadSize(MAX_DATAGRAM + 1);
+            ch.config().setRecvByteBufAllocator(
+                    new FixedRecvByteBufAllocator((MAX_DATAGRAM + 1) * UdpTransport.DEFAULT_RECV_BATCH));
+        } else {
+            ch.config().setRecvByteBufAllocator(new FixedRecvByteBufAllocator(MAX_DATAGRAM + 1));
+        }
+        ch.pipeline().addLast(handler);
+        group.register(ch).syncUninterruptibly();
+        ch.bind(new InetSocketAddress(ip, 0)).syncUninterruptibly();
+        return ch;
+    }
+
+    /** The passive side: answers each message's last datagram with the response it names. */
+    static final class Responder implements AutoCloseable {
+        private final EventLoopGroup group;
+        private final DatagramChannel channel;
+
+        Responder(Io io, InetAddress ip) {
+            group = UdpTransport.newEventLoopGroup(io, 1, "raw-udp-responder");
+            channel = open(io, group, ip, new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                    DatagramPacket p = (DatagramPacket) msg;
+                    try {
+                        ByteBuf b = p.content();
+                        if (b.readableBytes() >= 13 && (b.getByte(0) & LAST) != 0) {
+                            int id = b.getInt(1);
+                            int n = b.getUnsignedShort(5);
+                            int first = b.getUnsignedShort(7);
+                            int mid = b.getUnsignedShort(9);
+                            int last = b.getUnsignedShort(11);
+                            for (int i = 0; i < n; i++) {
+                                int size = i == 0 ? first : i == n - 1 ? last : mid;
+                                ByteBuf out = ctx.alloc().directBuffer(size);
+                                out.writeByte(i == n - 1 ? LAST : 0).writeInt(id);
+                                out.writerIndex(size);
+                                ctx.write(new DatagramPacket(out, p.sender()), ctx.voidPromise());
+                            }
+                            ctx.flush();
+                        }
+                    } finally {
+                        p.release();
+                    }
+                }
+            });
+        }
+
+        InetSocketAddress address() {
+            return channel.localAddress();
+        }
+
+        @Override
+        public void close() {
+            channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /** The active side; all of its state lives on its one event loop. */
+    static final class Requester extends ChannelInboundHandlerAdapter implements AutoCloseable {
+        private final EventLoopGroup group;
+        private final DatagramChannel channel;
+        private final InetSocketAddress peer;
+        // phase state, touched on the loop only
+        private Shape shape;
+        private int window;
+        private long target;
+        private long deadline;
+        private long[] sentAt;
+        private int mask;
+        private int nextId;
+        private long completed;
+        private long lost;
+        private int outstanding;
+        private long lastCompleted;
+        private long startNanos;
+        private long endNanos;
+        private Histogram histogram;
+        private CompletableFuture<Result> done;
+        private PerfTest test;
+        private int bytes;
+        private ScheduledFuture<?> stallCheck;
+
+        Requester(Io io, InetAddress ip, InetSocketAddress peer) {
+            this.peer = peer;
+            group = UdpTransport.newEventLoopGroup(io, 1, "raw-udp-requester");
+            channel = open(io, group, ip, this);
+        }
+
+        /**
+         * Runs one phase: {@code iterations} messages, or until {@code durationNanos} has passed.
+         */
+        Result run(PerfTest test, int bytes, Shape shape, int window, long iterations, long durationNanos)
+                throws Exception {
+            CompletableFuture<Result> f = new CompletableFuture<>();
+            channel.eventLoop().execute(() -> start(test, bytes, shape, window, iterations, durationNanos, f));
+            return f.get(Math.max(60, TimeUnit.NANOSECONDS.toSeconds(durationNanos) * 3 + 60), TimeUnit.SECONDS);
+        }
+
+        private void start(PerfTest t, int b, Shape s, int w, long iterations, long durationNanos,
+                CompletableFuture<Result> f) {
+            test = t;
+            bytes = b;
+            shape = s;
+            window = w;
+            target = iterations > 0 ? iterations : Long.MAX_VALUE;
+            startNanos = System.nanoTime();
+            deadline = durationNanos > 0 ? startNanos + durationNanos : Long.MAX_VALUE;
+            int cap = Integer.highestOneBit(Math.max(1, w) * 2 - 1) * 2;
+            sentAt = new long[cap];
+            mask = cap - 1;
+            completed = 0;
+            lost = 0;
+            outstanding = 0;
+            lastCompleted = -1;
+            histogram = t.latency() ? new Histogram(TimeUnit.SECONDS.toNanos(60), 3) : null;
+            done = f;
+            fill();
+            stallCheck = channel.eventLoop().scheduleAtFixedRate(this::checkStall, STALL_MILLIS, STALL_MILLIS,
+                    TimeUnit.MILLISECONDS);
+        }
+
+        private boolean stopping() {
+            return completed + outstanding >= target || System.nanoTime() >= deadline;
+        }
+
+        private void fill() {
+            boolean wrote = false;
+            while (outstanding < window && !stopping()) {
+                sendMessage();
+                wrote = true;
+            }
+            if (wrote) {
+                channel.flush();
+            }
+            if (outstanding == 0 && stopping()) {
+                finish();
+            }
+        }
+
+        private void sendMessage() {
+            int id = nextId++;
+            outstanding++;
+            sentAt[id & mask] = System.nanoTime();
+            int n = shape.count();
+            for (int i = 0; i < n; i++) {
+                int size = shape.request(i);
+                ByteBuf out = channel.alloc().directBuffer(size);
+                out.writeByte(i == n - 1 ? LAST : 0).writeInt(id);
+                if (i == n - 1) {
+                    out.writeShort(shape.respCount()).writeShort(shape.respFirst()).writeShort(shape.respMiddle())
+                            .writeShort(shape.respLast());
+                }
+                out.writerIndex(size);
+                channel.write(new DatagramPacket(out, peer), channel.voidPromise());
+            }
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            try {
+                if (done == null || !(msg instanceof DatagramPacket p)) {
+                    return;
+                }
+                ByteBuf b = p.content();
+                if ((b.getByte(0) & LAST) == 0 || outstanding == 0) {
+                    return;
+                }
+                int id = b.getInt(1);
+                long now = System.nanoTime();
+                if (histogram != null) {
+                    histogram.recordValue(Math.max(0, now - sentAt[id & mask]));
+                }
+                outstanding--;
+                completed++;
+                endNanos = now;
+                fill();
+            } finally {
+                ReferenceCountUtil.release(msg);
+            }
+        }
+
+        private void checkStall() {
+            if (done == null) {
+                return;
+            }
+            if (completed == lastCompleted && outstanding > 0) {
+                lost += outstanding;
+                outstanding = 0;
+                fill();
+            }
+            lastCompleted = completed;
+        }
+
+        private void finish() {
+            if (done == null) {
+                return;
+            }
+            stallCheck.cancel(false);
+            CompletableFuture<Result> f = done;
+            done = null;
+            long end = completed == 0 ? System.nanoTime() : endNanos;
+            f.complete(new Result(test, true, bytes, completed, (end - startNanos) / 1e9, histogram, lost));
+        }
+
+        @Override
+        public void close() {
+            channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+    }
+
+}

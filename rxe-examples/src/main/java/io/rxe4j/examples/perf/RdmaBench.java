@@ -1,0 +1,331 @@
+package io.rxe4j.examples.perf;
+
+import io.rxe4j.core.spi.Transport;
+import io.rxe4j.core.verbs.Access;
+import io.rxe4j.core.verbs.Mtu;
+import io.rxe4j.core.verbs.QpAttr;
+import io.rxe4j.core.verbs.QpCaps;
+import io.rxe4j.core.verbs.QpState;
+import io.rxe4j.core.verbs.QpType;
+import io.rxe4j.core.verbs.RecvWr;
+import io.rxe4j.core.verbs.SendFlags;
+import io.rxe4j.core.verbs.SendWr;
+import io.rxe4j.core.verbs.Sge;
+import io.rxe4j.core.verbs.WcOpcode;
+import io.rxe4j.core.verbs.WcStatus;
+import io.rxe4j.core.verbs.WorkCompletion;
+import io.rxe4j.core.verbs.WrOpcode;
+import io.rxe4j.examples.ConnectionInfo;
+import io.rxe4j.verbs.CompletionQueue;
+import io.rxe4j.verbs.MemoryRegion;
+import io.rxe4j.verbs.ProtectionDomain;
+import io.rxe4j.verbs.QpInitAttr;
+import io.rxe4j.verbs.QueuePair;
+import io.rxe4j.verbs.RdmaDevice;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
+
+/** The rxe4j side of rxe-perf: one device with {@code q} RC QPs, one CQ and one MR. */
+final class RdmaBench {
+    static final int ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+
+    private RdmaBench() {}
+
+    /** One end: device, PD, CQ, MR and QPs. */
+    static final class Side implements AutoCloseable {
+        final RdmaDevice device;
+        final ProtectionDomain pd;
+        final CompletionQueue cq;
+        final MemoryRegion mr;
+        final QueuePair[] qps;
+        final int[] psns;
+        final int rqDepth;
+
+        Side(Transport transport, long mrBytes, int qpCount, int sqDepth, int rqDepth, long seed) {
+            this.rqDepth = rqDepth;
+            device = RdmaDevice.open(transport);
+            pd = device.allocPd();
+            int cqe = Math.min(device.queryDevice().maxCqe(), qpCount * (sqDepth + rqDepth) + 16);
+            cq = device.createCq(cqe);
+            mr = pd.allocMr(mrBytes, ACCESS);
+            qps = new QueuePair[qpCount];
+            psns = new int[qpCount];
+            SplittableRandom r = new SplittableRandom(seed);
+            for (int i = 0; i < qpCount; i++) {
+                qps[i] = pd.createQp(new QpInitAttr(cq, cq, new QpCaps(sqDepth, rqDepth, 1, 1, 0), QpType.RC, false));
+                psns[i] = r.nextInt(1 << 24);
+            }
+        }
+
+        ConnectionInfo info(int i) {
+            return new ConnectionInfo(device.address(), qps[i].qpNum(), psns[i], mr.rkey(), mr.addr(), mr.length());
+        }
+
+        /** Moves QP {@code i} to RTS towards {@code peer}. */
+        void connect(int i, ConnectionInfo peer, Mtu mtu, int timeout) {
+            QueuePair qp = qps[i];
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ACCESS));
+            qp.modify(new QpAttr().state(QpState.RTR).av(peer.address()).pathMtu(mtu).destQpNum(peer.qpn())
+                    .rqPsn(peer.psn()).maxDestRdAtomic(16).minRnrTimer(12));
+            qp.modify(new QpAttr().state(QpState.RTS).timeout(timeout).retryCnt(7).rnrRetry(7).sqPsn(psns[i])
+                    .maxRdAtomic(16));
+        }
+
+        int qpIndex(int qpNum) {
+            for (int i = 0; i < qps.length; i++) {
+                if (qps[i].qpNum() == qpNum) {
+                    return i;
+                }
+            }
+            throw new IllegalStateException("completion of unknown QP 0x" + Integer.toHexString(qpNum));
+        }
+
+        /** Waits briefly for a completion: a short spin, then a blocking wait. */
+        void idle() {
+            for (int i = 0; i < 64; i++) {
+                if (cq.size() > 0) {
+                    return;
+                }
+                Thread.onSpinWait();
+            }
+            cq.await(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+
+        void check(WorkCompletion wc) {
+            if (wc.status != WcStatus.SUCCESS) {
+                int i = qpIndex(wc.qpNum);
+                throw new IllegalStateException("completion " + wc + " on QP " + i + ": " + qps[i].errorReason()
+                        + "; counters " + device.counters());
+            }
+        }
+
+        @Override
+        public void close() {
+            for (QueuePair qp : qps) {
+                if (qp != null) {
+                    qp.close();
+                }
+            }
+            mr.close();
+            cq.close();
+            pd.close();
+            device.close();
+        }
+    }
+
+    /**
+     * The passive end's application: keeps receives posted and, for send_lat, echoes each received
+     * message. Runs on its own thread until closed. WRITE, READ and atomics need no application.
+     */
+    static final class Responder implements AutoCloseable {
+        private final Side side;
+        private final Thread thread;
+        private volatile boolean echo;
+        private volatile boolean running = true;
+        private volatile Throwable failure;
+
+        Responder(Side side, int recvBytes) {
+            this.side = side;
+            RecvWr rwr = new RecvWr().set(0, new Sge(side.mr.addr(), recvBytes, side.mr.lkey()));
+            for (QueuePair qp : side.qps) {
+                for (int j = 0; j < side.rqDepth; j++) {
+                    qp.postRecv(rwr);
+                }
+            }
+            thread = Thread.ofPlatform().name("rxe-perf-responder").daemon().start(() -> loop(rwr));
+        }
+
+        void echo(boolean on) {
+            echo = on;
+        }
+
+        private void loop(RecvWr rwr) {
+            WorkCompletion[] wcs = new WorkCompletion[32];
+            for (int i = 0; i < wcs.length; i++) {
+                wcs[i] = new WorkCompletion();
+            }
+            Sge sge = new Sge(side.mr.addr(), 0, side.mr.lkey());
+            SendWr swr = new SendWr().set(0, WrOpcode.SEND, SendFlags.SIGNALED, sge);
+            try {
+                while (running) {
+                    int n = side.cq.poll(wcs);
+                    if (n == 0) {
+                        side.cq.await(TimeUnit.MILLISECONDS.toNanos(5));
+                        continue;
+                    }
+                    for (int k = 0; k < n; k++) {
+                        WorkCompletion wc = wcs[k];
+                        if (wc.status == WcStatus.WR_FLUSH_ERR && !running) {
+                            return;
+                        }
+                        side.check(wc);
+                        if (wc.opcode == WcOpcode.RECV) {
+                            QueuePair qp = side.qps[side.qpIndex(wc.qpNum)];
+                            qp.postRecv(rwr);
+                            if (echo) {
+                                sge.length = wc.byteLen;
+                                qp.postSend(swr);
+                            }
+                        }
+                    }
+                }
+            } catch (Throwable t) {
+                if (running) {
+                    failure = t;
+                    System.err.println("rxe-perf responder failed: " + t);
+                }
+            }
+        }
+
+        Throwable failure() {
+            return failure;
+        }
+
+        @Override
+        public void close() {
+            running = false;
+            try {
+                thread.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The active end's loop. */
+    static final class Requester {
+        private final Side side;
+        private final ConnectionInfo[] peers;
+        private final WorkCompletion[] wcs = new WorkCompletion[64];
+        private final SendWr[] wrs;
+        private final RecvWr rwr;
+
+        Requester(Side side, ConnectionInfo[] peers) {
+            this.side = side;
+            this.peers = peers;
+            for (int i = 0; i < wcs.length; i++) {
+                wcs[i] = new WorkCompletion();
+            }
+            wrs = new SendWr[side.qps.length];
+            for (int i = 0; i < wrs.length; i++) {
+                wrs[i] = new SendWr();
+            }
+            rwr = new RecvWr();
+        }
+
+        private void prepare(PerfTest test, int size, AtomicType atomic) {
+            MemoryRegion mr = side.mr;
+            for (int i = 0; i < wrs.length; i++) {
+                SendWr wr = wrs[i].reset();
+                ConnectionInfo p = peers[i];
+                switch (test.op()) {
+                    case WRITE -> wr.set(0, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, new Sge(mr.addr(), size, mr.lkey()))
+                            .remote(p.va(), p.rkey());
+                    case READ -> wr.set(0, WrOpcode.RDMA_READ, SendFlags.SIGNALED, new Sge(mr.addr(), size, mr.lkey()))
+                            .remote(p.va(), p.rkey());
+                    case SEND -> wr.set(0, WrOpcode.SEND, SendFlags.SIGNALED, new Sge(mr.addr(), size, mr.lkey()));
+                    case ATOMIC -> {
+                        wr.set(0, atomic.opcode(), SendFlags.SIGNALED, new Sge(mr.addr(), 8, mr.lkey()))
+                                .remote(p.va(), p.rkey()).atomic(1, 2);
+                        if (atomic == AtomicType.MCAS) {
+                            wr.masks(0xFFFFL, 0xFFFFL);
+                        } else if (atomic == AtomicType.MFAA) {
+                            wr.masks(1L << 32, 0);
+                        }
+                    }
+                }
+            }
+            rwr.set(1, new Sge(mr.addr() + Math.max(size, 8), Math.max(size, 8), mr.lkey()));
+        }
+
+        /** Runs one phase: {@code iterations} messages, or for {@code durationNanos}. */
+        Result run(PerfTest test, int size, AtomicType atomic, int depth, long iterations, long durationNanos) {
+            prepare(test, size, atomic);
+            return test.latency() ? latency(test, size, iterations, durationNanos)
+                    : bandwidth(test, size, depth, iterations, durationNanos);
+        }
+
+        private Result bandwidth(PerfTest test, int size, int depth, long iterations, long durationNanos) {
+            QueuePair[] qps = side.qps;
+            long limit = iterations > 0 ? iterations : Long.MAX_VALUE;
+            long start = System.nanoTime();
+            long deadline = durationNanos > 0 ? start + durationNanos : Long.MAX_VALUE;
+            long posted = 0;
+            long done = 0;
+            long end = start;
+            for (int d = 0; d < depth; d++) {
+                for (int i = 0; i < qps.length && posted < limit; i++) {
+                    wrs[i].wrId = posted++;
+                    qps[i].postSend(wrs[i]);
+                }
+            }
+            boolean stop = posted >= limit;
+            while (done < posted) {
+                int n = side.cq.poll(wcs);
+                if (n == 0) {
+                    side.idle();
+                } else {
+                    end = System.nanoTime();
+                    stop |= end >= deadline;
+                }
+                for (int k = 0; k < n; k++) {
+                    WorkCompletion wc = wcs[k];
+                    side.check(wc);
+                    done++;
+                    if (!stop && posted < limit) {
+                        int i = side.qpIndex(wc.qpNum);
+                        wrs[i].wrId = posted++;
+                        qps[i].postSend(wrs[i]);
+                    }
+                }
+                if (n == 0 && System.nanoTime() >= deadline) {
+                    stop = true;
+                }
+            }
+            return new Result(test, false, size, done, (end - start) / 1e9, null, 0);
+        }
+
+        private Result latency(PerfTest test, int size, long iterations, long durationNanos) {
+            QueuePair qp = side.qps[0];
+            SendWr wr = wrs[0];
+            boolean pingPong = test.op() == PerfTest.Op.SEND;
+            Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+            long limit = iterations > 0 ? iterations : Long.MAX_VALUE;
+            long start = System.nanoTime();
+            long deadline = durationNanos > 0 ? start + durationNanos : Long.MAX_VALUE;
+            long done = 0;
+            long now = start;
+            while (done < limit && now < deadline) {
+                if (pingPong) {
+                    qp.postRecv(rwr);
+                }
+                long t0 = System.nanoTime();
+                qp.postSend(wr);
+                int need = pingPong ? 2 : 1;
+                long t1 = 0;
+                while (need > 0) {
+                    int n = side.cq.poll(wcs);
+                    if (n == 0) {
+                        Thread.onSpinWait();
+                        if (side.cq.size() == 0) {
+                            side.idle();
+                        }
+                        continue;
+                    }
+                    for (int k = 0; k < n; k++) {
+                        side.check(wcs[k]);
+                        need--;
+                        if (!pingPong || wcs[k].opcode == WcOpcode.RECV) {
+                            t1 = System.nanoTime();
+                        }
+                    }
+                }
+                h.recordValue(Math.max(0, t1 - t0));
+                done++;
+                now = t1;
+            }
+            return new Result(test, false, size, done, (now - start) / 1e9, h, 0);
+        }
+    }
+}

@@ -1,0 +1,522 @@
+package io.rxe4j.examples.perf;
+
+import io.rxe4j.core.spi.Transport;
+import io.rxe4j.core.verbs.Mtu;
+import io.rxe4j.examples.Bootstrap;
+import io.rxe4j.examples.ConnectionInfo;
+import io.rxe4j.net.inproc.InJvmFabric;
+import io.rxe4j.net.udp.UdpTransport;
+import io.rxe4j.net.udp.UdpTransport.Io;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * rxe-perf: perftest-style benchmarks of rxe4j RC ({@code write_bw}, {@code read_bw}, {@code
+ * send_bw}, {@code atomic_bw}, {@code write_lat}, {@code read_lat}, {@code send_lat}, {@code
+ * atomic_lat}), optionally against plain UDP with the same traffic pattern ({@code --raw-udp},
+ * {@code --compare}). Both ends in one process by default; {@code --server} / {@code --connect} for
+ * two processes (bootstrap over TCP). Run with {@code --enable-native-access=ALL-UNNAMED} (needed
+ * for {@code --transport epoll}).
+ */
+@Command(name = "rxe-perf", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "perftest-style RC benchmarks for rxe4j, with a raw-UDP reference.")
+public final class RxePerf implements Callable<Integer> {
+    /** Largest message of {@code -a}: 8 MiB. */
+    public static final int MAX_ALL_SIZE = 8 << 20;
+    /** Default TCP port of the bootstrap (perftest's). */
+    public static final int DEFAULT_PORT = 18515;
+
+    @Parameters(index = "0", paramLabel = "TEST",
+            description = "write_bw, read_bw, send_bw, atomic_bw, write_lat, read_lat, send_lat, atomic_lat")
+    String testName;
+
+    @Option(names = {"-s", "--size"}, description = "message size in bytes (default 65536 for bw, 2 for lat; 8 for atomics)")
+    Integer size;
+
+    @Option(names = {"-a", "--all"}, description = "all sizes 2, 4, ... up to --max-size")
+    boolean all;
+
+    @Option(names = "--max-size", description = "largest size of -a (default ${DEFAULT-VALUE})")
+    int maxSize = MAX_ALL_SIZE;
+
+    @Option(names = {"-n", "--iters"}, description = "iterations per size (default 5000 bw, 1000 lat; ignored with -D)")
+    Long iterations;
+
+    @Option(names = {"-D", "--duration"}, description = "seconds per size instead of -n")
+    Double duration;
+
+    @Option(names = {"-w", "--warmup"}, description = "warm-up seconds before each measured size (default ${DEFAULT-VALUE})")
+    double warmup = 1.0;
+
+    @Option(names = {"-m", "--mtu"}, description = "path MTU: 256, 512, 1024, 2048, 4096 (default ${DEFAULT-VALUE})")
+    int mtu = 4096;
+
+    @Option(names = {"-q", "--qps"}, description = "number of QPs (default ${DEFAULT-VALUE})")
+    int qps = 1;
+
+    @Option(names = {"-t", "--tx-depth"}, description = "outstanding WRs per QP in bw tests (default ${DEFAULT-VALUE})")
+    int txDepth = 128;
+
+    @Option(names = "--atomic-type", description = "CAS, FAA, MCAS, MFAA (default ${DEFAULT-VALUE})")
+    AtomicType atomicType = AtomicType.FAA;
+
+    @Option(names = "--transport", description = "inproc, nio, epoll (default ${DEFAULT-VALUE})")
+    String transport = "inproc";
+
+    @Option(names = "--server", description = "be the passive side: wait for --connect on --port")
+    boolean server;
+
+    @Option(names = {"-p", "--port"}, description = "TCP bootstrap port of --server (default ${DEFAULT-VALUE})")
+    int port = DEFAULT_PORT;
+
+    @Option(names = "--connect", paramLabel = "HOST:PORT", description = "be the active side, bootstrap with this server")
+    String connect;
+
+    @Option(names = "--raw-udp", description = "plain UDP with the same datagrams and window, no RDMA protocol")
+    boolean rawUdp;
+
+    @Option(names = "--compare", description = "run rxe4j and --raw-udp back to back; print rxe4j / raw per row")
+    boolean compare;
+
+    @Option(names = "--json", description = "print JSON instead of the table")
+    boolean json;
+
+    @Option(names = "--ack-timeout", description = "QP local ACK timeout exponent, 4.096 us x 2^n (default ${DEFAULT-VALUE})")
+    int ackTimeout = 14;
+
+    private PrintStream out = System.out;
+    private final List<Result[]> rows = new ArrayList<>();
+
+    /** Entry point; exits with the command's code. */
+    public static void main(String[] args) {
+        System.exit(run(System.out, args));
+    }
+
+    /** Runs the command, printing to {@code out}; @return the exit code (0 = success). */
+    public static int run(PrintStream out, String... args) {
+        RxePerf perf = new RxePerf();
+        perf.out = out;
+        CommandLine cl = new CommandLine(perf).setCaseInsensitiveEnumValuesAllowed(true);
+        cl.setOut(new java.io.PrintWriter(out, true));
+        return cl.execute(args);
+    }
+
+    /** Parses {@code args} without running (for tests). */
+    static RxePerf parse(String... args) {
+        RxePerf perf = new RxePerf();
+        new CommandLine(perf).setCaseInsensitiveEnumValuesAllowed(true).parseArgs(args);
+        perf.validate();
+        return perf;
+    }
+
+    PerfTest test() {
+        return PerfTest.parse(testName);
+    }
+
+    Mtu pathMtu() {
+        return Mtu.ofBytes(mtu);
+    }
+
+    /** @return inproc, nio or epoll, validated */
+    String transportName() {
+        String t = transport.toLowerCase(Locale.ROOT);
+        if (!t.equals("inproc") && !t.equals("nio") && !t.equals("epoll")) {
+            throw new IllegalArgumentException("--transport must be inproc, nio or epoll, got '" + transport + "'");
+        }
+        return t;
+    }
+
+    Io io() {
+        return transportName().equals("epoll") ? Io.EPOLL : Io.NIO;
+    }
+
+    /** @return the message sizes to run */
+    List<Integer> sizes() {
+        PerfTest t = test();
+        List<Integer> s = new ArrayList<>();
+        if (t.op() == PerfTest.Op.ATOMIC) {
+            s.add(8);
+        } else if (all) {
+            for (long v = 2; v <= maxSize; v <<= 1) {
+                s.add((int) v);
+            }
+        } else {
+            s.add(size != null ? size : t.latency() ? 2 : 65536);
+        }
+        return s;
+    }
+
+    long iterationsPerSize() {
+        return iterations != null ? iterations : test().latency() ? 1000 : 5000;
+    }
+
+    void validate() {
+        test();
+        pathMtu();
+        transportName();
+        if (size != null && (size < 1 || size > (1 << 30))) {
+            throw new IllegalArgumentException("-s must be 1..2^30 bytes, got " + size);
+        }
+        if (maxSize < 2 || maxSize > (1 << 30)) {
+            throw new IllegalArgumentException("--max-size must be 2..2^30, got " + maxSize);
+        }
+        if (qps < 1 || qps > 1024) {
+            throw new IllegalArgumentException("-q must be 1..1024, got " + qps);
+        }
+        if (txDepth < 1 || txDepth > 8192) {
+            throw new IllegalArgumentException("-t must be 1..8192, got " + txDepth);
+        }
+        if (iterations != null && iterations < 1) {
+            throw new IllegalArgumentException("-n must be >= 1, got " + iterations);
+        }
+        if (duration != null && !(duration > 0)) {
+            throw new IllegalArgumentException("-D must be > 0 seconds, got " + duration);
+        }
+        if (warmup < 0) {
+            throw new IllegalArgumentException("--warmup must be >= 0, got " + warmup);
+        }
+        if (server && connect != null) {
+            throw new IllegalArgumentException("--server and --connect exclude each other");
+        }
+        if (rawUdp && compare) {
+            throw new IllegalArgumentException("--raw-udp and --compare exclude each other (--compare runs both)");
+        }
+        if ((rawUdp || compare) && transportName().equals("inproc")) {
+            throw new IllegalArgumentException("--raw-udp / --compare need --transport nio or epoll");
+        }
+        if ((server || connect != null) && transportName().equals("inproc")) {
+            throw new IllegalArgumentException("two processes need --transport nio or epoll");
+        }
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        try {
+            validate();
+        } catch (IllegalArgumentException e) {
+            System.err.println("rxe-perf: " + e.getMessage());
+            return 2;
+        }
+        if (io() == Io.EPOLL) {
+            UdpTransport.ensureEpoll();
+        }
+        if (server) {
+            runServer();
+            return 0;
+        }
+        if (connect != null) {
+            runClient();
+        } else {
+            runLocal();
+        }
+        return 0;
+    }
+
+    /** @return the results, one array per size: [rxe4j or raw] or [rxe4j, raw] with --compare */
+    List<Result[]> results() {
+        return rows;
+    }
+
+    private int rqDepth() {
+        return Math.max(2 * txDepth, 16);
+    }
+
+    private long mrBytes() {
+        long largest = 0;
+        for (int s : sizes()) {
+            largest = Math.max(largest, s);
+        }
+        return 2 * Math.max(largest, 64) + 4096;
+    }
+
+    private Transport newTransport(InJvmFabric fabric, InetAddress ip, String name) {
+        if (fabric != null) {
+            return fabric.newTransport(new InetSocketAddress(ip, 4791));
+        }
+        return UdpTransport.builder(ip).port(0).io(io()).bind();
+    }
+
+    private void runLocal() throws Exception {
+        PerfTest test = test();
+        boolean doRdma = !rawUdp;
+        boolean doRaw = rawUdp || compare;
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        InJvmFabric fabric = transportName().equals("inproc") ? new InJvmFabric() : null;
+        RdmaBench.Side a = null;
+        RdmaBench.Side b = null;
+        RdmaBench.Responder responder = null;
+        RawUdpBench.Responder rawResponder = null;
+        RawUdpBench.Requester rawRequester = null;
+        try {
+            RdmaBench.Requester requester = null;
+            if (doRdma) {
+                InetAddress ipA = fabric != null ? InetAddress.getByName("10.0.0.1") : lo;
+                InetAddress ipB = fabric != null ? InetAddress.getByName("10.0.0.2") : lo;
+                a = new RdmaBench.Side(newTransport(fabric, ipA, "a"), mrBytes(), qps, txDepth, rqDepth(), 1);
+                b = new RdmaBench.Side(newTransport(fabric, ipB, "b"), mrBytes(), qps, txDepth, rqDepth(), 2);
+                ConnectionInfo[] peers = new ConnectionInfo[qps];
+                for (int i = 0; i < qps; i++) {
+                    a.connect(i, b.info(i), pathMtu(), ackTimeout);
+                    b.connect(i, a.info(i), pathMtu(), ackTimeout);
+                    peers[i] = b.info(i);
+                }
+                responder = new RdmaBench.Responder(b, (int) Math.min(Integer.MAX_VALUE, mrBytes() / 2));
+                responder.echo(test == PerfTest.SEND_LAT);
+                requester = new RdmaBench.Requester(a, peers);
+            }
+            if (doRaw) {
+                rawResponder = new RawUdpBench.Responder(io(), lo);
+                rawRequester = new RawUdpBench.Requester(io(), lo, rawResponder.address());
+            }
+            header();
+            for (int s : sizes()) {
+                Result r = doRdma ? measureRdma(requester, test, s) : null;
+                Result raw = doRaw ? measureRaw(rawRequester, test, s) : null;
+                Result[] row = compare ? new Result[] {r, raw} : new Result[] {doRdma ? r : raw};
+                rows.add(row);
+                printRow(row);
+            }
+            footer();
+        } finally {
+            if (rawRequester != null) {
+                rawRequester.close();
+            }
+            if (rawResponder != null) {
+                rawResponder.close();
+            }
+            if (responder != null) {
+                responder.close();
+            }
+            if (a != null) {
+                a.close();
+            }
+            if (b != null) {
+                b.close();
+            }
+        }
+    }
+
+    private long warmupNanos() {
+        return (long) (warmup * 1e9);
+    }
+
+    private long durationNanos() {
+        return duration == null ? 0 : (long) (duration * 1e9);
+    }
+
+    /** Outstanding READs and atomics per QP: the QPs' max_rd_atomic / max_dest_rd_atomic. */
+    static final int MAX_RD_ATOMIC = 16;
+
+    /**
+     * @return the raw-UDP window: one for latency tests; otherwise -t per QP, capped for READ and
+     *     atomics at {@link #MAX_RD_ATOMIC} per QP, as the RC requester caps them
+     */
+    int window() {
+        PerfTest t = test();
+        if (t.latency()) {
+            return 1;
+        }
+        boolean rdAtomic = t.op() == PerfTest.Op.READ || t.op() == PerfTest.Op.ATOMIC;
+        return (rdAtomic ? Math.min(txDepth, MAX_RD_ATOMIC) : txDepth) * qps;
+    }
+
+    private Result measureRdma(RdmaBench.Requester req, PerfTest test, int s) {
+        if (warmupNanos() > 0) {
+            req.run(test, s, atomicType, test.latency() ? 1 : txDepth, 0, warmupNanos());
+        }
+        return req.run(test, s, atomicType, test.latency() ? 1 : txDepth,
+                duration == null ? iterationsPerSize() : 0, durationNanos());
+    }
+
+    private Result measureRaw(RawUdpBench.Requester req, PerfTest test, int s) throws Exception {
+        Shape shape = Shape.of(test, s, mtu, atomicType);
+        if (warmupNanos() > 0) {
+            req.run(test, s, shape, window(), 0, warmupNanos());
+        }
+        return req.run(test, s, shape, window(), duration == null ? iterationsPerSize() : 0, durationNanos());
+    }
+
+    // ---- two processes ----
+
+    private void runServer() throws Exception {
+        try (ServerSocket listen = new ServerSocket(port)) {
+            out.println("rxe-perf server: waiting on TCP port " + listen.getLocalPort());
+            try (Socket s = listen.accept(); Bootstrap boot = new Bootstrap(s)) {
+                String[] p = boot.receive().split(" ");
+                if (p.length != 7 || !p[0].equals("PARAMS")) {
+                    throw new IllegalStateException("bad PARAMS line: " + String.join(" ", p));
+                }
+                PerfTest test = PerfTest.parse(p[1]);
+                long mr = Long.parseLong(p[2]);
+                int q = Integer.parseInt(p[3]);
+                int depth = Integer.parseInt(p[4]);
+                Mtu m = Mtu.ofBytes(Integer.parseInt(p[5]));
+                InetAddress ip = s.getLocalAddress();
+                try (RawUdpBench.Responder raw = new RawUdpBench.Responder(io(), ip);
+                        RdmaBench.Side side = new RdmaBench.Side(
+                                UdpTransport.builder(ip).port(0).io(io()).bind(), mr, q, depth,
+                                Math.max(2 * depth, 16), 2)) {
+                    boot.send("RAW " + raw.address().getAddress().getHostAddress() + " " + raw.address().getPort());
+                    for (int i = 0; i < q; i++) {
+                        ConnectionInfo peer = boot.exchange(side.info(i));
+                        side.connect(i, peer, m, ackTimeout);
+                    }
+                    try (RdmaBench.Responder responder = new RdmaBench.Responder(side, (int) Math.min(Integer.MAX_VALUE, mr / 2))) {
+                        responder.echo(test == PerfTest.SEND_LAT);
+                        boot.send("READY");
+                        String line = boot.receive();
+                        out.println("rxe-perf server: client says " + line + "; counters " + side.device.counters());
+                        boot.send(responder.failure() == null ? "OK" : "FAIL " + responder.failure());
+                    }
+                }
+            }
+        }
+    }
+
+    private void runClient() throws Exception {
+        int colon = connect.lastIndexOf(':');
+        String host = colon < 0 ? connect : connect.substring(0, colon);
+        int p = colon < 0 ? DEFAULT_PORT : Integer.parseInt(connect.substring(colon + 1));
+        PerfTest test = test();
+        try (Socket s = new Socket(host, p); Bootstrap boot = new Bootstrap(s)) {
+            boot.send("PARAMS " + test.cliName() + " " + mrBytes() + " " + qps + " " + txDepth + " " + mtu + " "
+                    + atomicType);
+            String[] raw = boot.receive().split(" ");
+            InetSocketAddress rawPeer = new InetSocketAddress(InetAddress.getByName(raw[1]), Integer.parseInt(raw[2]));
+            InetAddress ip = s.getLocalAddress();
+            try (RdmaBench.Side side = new RdmaBench.Side(UdpTransport.builder(ip).port(0).io(io()).bind(),
+                    mrBytes(), qps, txDepth, rqDepth(), 1)) {
+                ConnectionInfo[] peers = new ConnectionInfo[qps];
+                for (int i = 0; i < qps; i++) {
+                    peers[i] = boot.exchange(side.info(i));
+                    side.connect(i, peers[i], pathMtu(), ackTimeout);
+                }
+                String ready = boot.receive();
+                if (!ready.equals("READY")) {
+                    throw new IllegalStateException("server: " + ready);
+                }
+                RdmaBench.Requester req = new RdmaBench.Requester(side, peers);
+                try (RawUdpBench.Requester rawReq = rawUdp || compare
+                        ? new RawUdpBench.Requester(io(), ip, rawPeer) : null) {
+                    header();
+                    for (int size : sizes()) {
+                        Result r = rawUdp ? null : measureRdma(req, test, size);
+                        Result rr = rawReq == null ? null : measureRaw(rawReq, test, size);
+                        Result[] row = compare ? new Result[] {r, rr} : new Result[] {rawUdp ? rr : r};
+                        rows.add(row);
+                        printRow(row);
+                    }
+                    footer();
+                }
+                boot.send("DONE");
+                String ok = boot.receive();
+                if (!ok.equals("OK")) {
+                    throw new IllegalStateException("server: " + ok);
+                }
+            }
+        }
+    }
+
+    // ---- output ----
+
+    private static final String LINE = "-".repeat(100);
+
+    private void header() {
+        if (json) {
+            return;
+        }
+        PerfTest t = test();
+        out.println(LINE);
+        out.printf(Locale.ROOT, " %s%s%n", t.title(), rawUdp ? " (raw UDP)" : compare ? " (rxe4j vs raw UDP)" : "");
+        out.printf(Locale.ROOT, " transport: %s  MTU: %d  QPs: %d  TX depth: %d%s  %s%n", transportName(), mtu, qps,
+                t.latency() ? 1 : txDepth, t.op() == PerfTest.Op.ATOMIC ? "  atomic: " + atomicType : "",
+                duration != null ? "duration: " + duration + " s" : "iterations: " + iterationsPerSize());
+        out.println(LINE);
+        if (t.latency()) {
+            out.printf(Locale.ROOT, " %-10s %-12s %10s %10s %10s %10s %10s %10s", "#bytes", "#iterations",
+                    "t_min[us]", "t_p50[us]", "t_p99[us]", "t_p99.9[us]", "t_max[us]", "t_avg[us]");
+            if (compare) {
+                out.printf(Locale.ROOT, " %12s %12s %10s", "raw_p50[us]", "raw_p99[us]", "p50 ratio");
+            }
+        } else {
+            out.printf(Locale.ROOT, " %-10s %-12s %18s %18s %14s", "#bytes", "#iterations", "BW average[MB/sec]",
+                    "BW average[Gb/sec]", "MsgRate[Mpps]");
+            if (compare) {
+                out.printf(Locale.ROOT, " %14s %10s %10s", "raw[MB/sec]", "raw[Mpps]", "BW ratio");
+            }
+        }
+        out.println();
+    }
+
+    private void printRow(Result[] row) {
+        if (json) {
+            return;
+        }
+        Result r = row[0];
+        if (r.test().latency()) {
+            out.printf(Locale.ROOT, " %-10d %-12d %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f", r.bytes(),
+                    r.iterations(), r.minUs(), r.latencyUs(50), r.latencyUs(99), r.latencyUs(99.9), r.maxUs(),
+                    r.avgUs());
+            if (row.length > 1) {
+                Result raw = row[1];
+                out.printf(Locale.ROOT, " %12.2f %12.2f %10.2f", raw.latencyUs(50), raw.latencyUs(99),
+                        r.latencyUs(50) / raw.latencyUs(50));
+            }
+        } else {
+            out.printf(Locale.ROOT, " %-10d %-12d %18.2f %18.3f %14.4f", r.bytes(), r.iterations(), r.mbPerSec(),
+                    r.gbitPerSec(), r.mpps());
+            if (row.length > 1) {
+                Result raw = row[1];
+                out.printf(Locale.ROOT, " %14.2f %10.4f %10.2f", raw.mbPerSec(), raw.mpps(),
+                        r.mbPerSec() / raw.mbPerSec());
+            }
+        }
+        if (r.raw() && r.lost() > 0) {
+            out.printf(Locale.ROOT, "  (lost %d)", r.lost());
+        } else if (row.length > 1 && row[1].lost() > 0) {
+            out.printf(Locale.ROOT, "  (raw lost %d)", row[1].lost());
+        }
+        out.println();
+    }
+
+    private void footer() {
+        if (!json) {
+            out.println(LINE);
+            return;
+        }
+        StringBuilder sb = new StringBuilder("{\"test\":\"").append(test().cliName()).append("\",\"transport\":\"")
+                .append(transportName()).append("\",\"mtu\":").append(mtu).append(",\"qps\":").append(qps)
+                .append(",\"tx_depth\":").append(test().latency() ? 1 : txDepth).append(",\"atomic_type\":\"")
+                .append(atomicType).append("\",\"results\":[");
+        for (int i = 0; i < rows.size(); i++) {
+            Result[] row = rows.get(i);
+            sb.append(i == 0 ? "" : ",").append('{');
+            sb.append(row[0].raw() ? "\"raw\":" : "\"rxe4j\":").append(row[0].toJson());
+            if (row.length > 1) {
+                Result r = row[0];
+                Result raw = row[1];
+                sb.append(",\"raw\":").append(raw.toJson()).append(",\"ratio\":")
+                        .append(Result.num(r.test().latency() ? r.latencyUs(50) / raw.latencyUs(50)
+                                : r.mbPerSec() / raw.mbPerSec()));
+            }
+            sb.append('}');
+        }
+        out.println(sb.append("]}"));
+    }
+
+    static long seconds(long nanos) {
+        return TimeUnit.NANOSECONDS.toSeconds(nanos);
+    }
+}

@@ -1,0 +1,113 @@
+package io.rxe4j.examples.perf;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.rxe4j.net.udp.UdpTransport;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+class RxePerfTest {
+
+    @Test
+    void parsesOptions() {
+        RxePerf p = RxePerf.parse("write_bw", "-s", "4096", "-n", "10", "-m", "1024", "-q", "2", "-t", "8",
+                "--transport", "nio", "--compare", "--json");
+        assertThat(p.test()).isEqualTo(PerfTest.WRITE_BW);
+        assertThat(p.sizes()).containsExactly(4096);
+        assertThat(p.iterationsPerSize()).isEqualTo(10);
+        assertThat(p.pathMtu().bytes()).isEqualTo(1024);
+        assertThat(p.qps).isEqualTo(2);
+        assertThat(p.txDepth).isEqualTo(8);
+        assertThat(p.io()).isEqualTo(UdpTransport.Io.NIO);
+        assertThat(p.compare).isTrue();
+        assertThat(p.json).isTrue();
+
+        assertThat(RxePerf.parse("read_lat").sizes()).containsExactly(2);
+        assertThat(RxePerf.parse("send_bw").sizes()).containsExactly(65536);
+        assertThat(RxePerf.parse("atomic_lat", "-a", "--atomic-type", "mcas").atomicType).isEqualTo(AtomicType.MCAS);
+        assertThat(RxePerf.parse("atomic_lat", "-a").sizes()).containsExactly(8);
+        List<Integer> all = RxePerf.parse("write_bw", "-a").sizes();
+        assertThat(all).hasSize(23).startsWith(2, 4).endsWith(RxePerf.MAX_ALL_SIZE);
+        assertThat(RxePerf.parse("write_bw", "-a", "--max-size", "64").sizes()).containsExactly(2, 4, 8, 16, 32, 64);
+    }
+
+    @Test
+    void rejectsBadOptions() {
+        assertThatThrownBy(() -> RxePerf.parse("write_bandwidth")).hasMessageContaining("write_bw");
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "-m", "1500")).hasMessageContaining("4096");
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "--transport", "rdma")).hasMessageContaining("epoll");
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "--compare")).hasMessageContaining("nio or epoll");
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "-q", "0")).hasMessageContaining("-q");
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "--server", "--connect", "h:1"))
+                .hasMessageContaining("exclude");
+        assertThat(RxePerf.run(new PrintStream(new ByteArrayOutputStream()), "nonsense")).isNotZero();
+    }
+
+    @Test
+    void shapesMatchRxePackets() {
+        // 64 KiB WRITE at MTU 4096: 16 packets, first with RETH, one ACK back
+        Shape w = Shape.of(PerfTest.WRITE_BW, 65536, 4096, AtomicType.FAA);
+        assertThat(w.count()).isEqualTo(16);
+        assertThat(w.first()).isEqualTo(12 + 16 + 4096 + 4);
+        assertThat(w.last()).isEqualTo(12 + 4096 + 4);
+        assertThat(w.respCount()).isEqualTo(1);
+        assertThat(w.respFirst()).isEqualTo(20);
+        Shape r = Shape.of(PerfTest.READ_BW, 5000, 4096, AtomicType.FAA);
+        assertThat(r.count()).isEqualTo(1);
+        assertThat(r.first()).isEqualTo(32);
+        assertThat(r.respCount()).isEqualTo(2);
+        assertThat(r.respFirst()).isEqualTo(12 + 4 + 4096 + 4);
+        assertThat(r.respLast()).isEqualTo(12 + 4 + 904 + 4);
+        Shape a = Shape.of(PerfTest.ATOMIC_LAT, 8, 4096, AtomicType.MCAS);
+        assertThat(a.first()).isEqualTo(60);
+        assertThat(a.respFirst()).isEqualTo(28);
+    }
+
+    private static String run(String... args) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        int code = RxePerf.run(new PrintStream(bytes, true, StandardCharsets.UTF_8), args);
+        String out = bytes.toString(StandardCharsets.UTF_8);
+        assertThat(code).as(out).isZero();
+        return out;
+    }
+
+    @ParameterizedTest
+    @EnumSource(PerfTest.class)
+    void everyTestRunsInProcess(PerfTest test) {
+        String out = run(test.cliName(), "-n", "50", "-s", "5000", "-m", "1024", "-t", "8", "-w", "0", "--json");
+        assertThat(out).contains("\"test\":\"" + test.cliName() + "\"").contains("\"iterations\":50");
+        assertThat(out).doesNotContain("\"bw_mb_s\":0.0000").doesNotContain("null");
+        if (test.latency()) {
+            assertThat(out).contains("\"t_p99_9_us\":");
+        }
+    }
+
+    @Test
+    void tableOutputAndMaskedAtomics() {
+        String out = run("atomic_bw", "--atomic-type", "MFAA", "-n", "20", "-t", "4", "-w", "0", "-q", "2");
+        assertThat(out).contains("Atomic BW Test").contains("BW average[MB/sec]").contains(" 8 ");
+        out = run("atomic_lat", "--atomic-type", "MCAS", "-n", "20", "-w", "0");
+        assertThat(out).contains("t_p99.9[us]");
+    }
+
+    @Test
+    void compareOverNio() {
+        String out = run("write_bw", "--transport", "nio", "--compare", "-n", "30", "-s", "8192", "-t", "4", "-w", "0",
+                "--json");
+        assertThat(out).contains("\"rxe4j\":").contains("\"raw\":").contains("\"ratio\":");
+    }
+
+    @Test
+    void rawUdpOverEpoll() {
+        assumeTrue(UdpTransport.isEpollAvailable(), "epoll unavailable here");
+        String out = run("read_lat", "--transport", "epoll", "--compare", "-n", "30", "-w", "0");
+        assertThat(out).contains("raw_p50[us]");
+    }
+}
