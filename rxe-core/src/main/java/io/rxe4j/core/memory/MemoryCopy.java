@@ -7,6 +7,11 @@ import java.lang.foreign.ValueLayout;
 /**
  * Copies between MR memory ({@link MemorySegment}) and packet buffers ({@link ByteBuf}). The
  * caller has already checked bounds and rights; these methods only move bytes.
+ *
+ * <p>Allocation-free for heap buffers and, with native access enabled, for direct buffers with a
+ * memory address (copied by address through {@link NativeMemory#everything()}: a
+ * {@code MemorySegment.ofBuffer(buf.internalNioBuffer(..))} wrapper would cost a fresh
+ * {@code ByteBuffer} slice per pooled packet buffer, which escape analysis does not remove).
  */
 public final class MemoryCopy {
     private MemoryCopy() {}
@@ -18,6 +23,8 @@ public final class MemoryCopy {
         }
         if (buf.hasArray()) {
             MemorySegment.copy(seg, ValueLayout.JAVA_BYTE, off, buf.array(), buf.arrayOffset() + index, len);
+        } else if (NativeMemory.addressable(buf)) {
+            MemorySegment.copy(seg, off, NativeMemory.everything(), address(buf, index, len), len);
         } else if (buf.nioBufferCount() == 1) {
             MemorySegment.copy(seg, off, MemorySegment.ofBuffer(buf.internalNioBuffer(index, len)), 0, len);
         } else {
@@ -34,6 +41,8 @@ public final class MemoryCopy {
         }
         if (buf.hasArray()) {
             MemorySegment.copy(buf.array(), buf.arrayOffset() + index, seg, ValueLayout.JAVA_BYTE, off, len);
+        } else if (NativeMemory.addressable(buf)) {
+            MemorySegment.copy(NativeMemory.everything(), address(buf, index, len), seg, off, len);
         } else if (buf.nioBufferCount() == 1) {
             MemorySegment.copy(MemorySegment.ofBuffer(buf.internalNioBuffer(index, len)), 0, seg, off, len);
         } else {
@@ -41,5 +50,14 @@ public final class MemoryCopy {
                 seg.set(ValueLayout.JAVA_BYTE, off + i, buf.getByte(index + i));
             }
         }
+    }
+
+    /** @return the native address of {@code buf[index]}, after the bounds check the buffer-view path made */
+    private static long address(ByteBuf buf, int index, int len) {
+        if (index < 0 || len < 0 || index > buf.capacity() - len) {
+            throw new IndexOutOfBoundsException("index " + index + ", length " + len + " outside capacity "
+                    + buf.capacity());
+        }
+        return buf.memoryAddress() + index;
     }
 }

@@ -1,9 +1,11 @@
 package io.rxe4j.core.wire;
 
 import io.netty.buffer.ByteBuf;
+import io.rxe4j.core.memory.NativeMemory;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.util.zip.CRC32;
 
 /**
@@ -34,6 +36,7 @@ public final class Icrc {
     private static final int UDP_HEADER = 8;
 
     private final CRC32 crc = new CRC32();
+    private final NativeMemory.Window window = new NativeMemory.Window();
     private final byte[] pseudo = new byte[8 + IPV6_HEADER + UDP_HEADER + Bth.LENGTH];
     private InetSocketAddress cachedSrc;
     private InetSocketAddress cachedDst;
@@ -150,7 +153,11 @@ public final class Icrc {
         p[n++] = (byte) udpLength;
         p[n++] = (byte) 0xFF; // UDP checksum masked
         p[n++] = (byte) 0xFF;
-        pkt.getBytes(at, p, n, Bth.LENGTH);
+        // the BTH as three big-endian words: getBytes(index, byte[]) of a pooled direct buffer
+        // duplicates its chunk's ByteBuffer per call
+        putInt(p, n, pkt.getInt(at));
+        putInt(p, n + 4, pkt.getInt(at + 4));
+        putInt(p, n + 8, pkt.getInt(at + 8));
         p[n + Bth.RESV8A_OFFSET] = (byte) 0xFF;
         n += Bth.LENGTH;
         CRC32 c = crc;
@@ -166,12 +173,25 @@ public final class Icrc {
         return (int) c.getValue();
     }
 
-    private static void update(CRC32 c, ByteBuf pkt, int index, int len) {
+    private static void putInt(byte[] p, int n, int v) {
+        p[n] = (byte) (v >>> 24);
+        p[n + 1] = (byte) (v >>> 16);
+        p[n + 2] = (byte) (v >>> 8);
+        p[n + 3] = (byte) v;
+    }
+
+    private void update(CRC32 c, ByteBuf pkt, int index, int len) {
         if (len <= 0) {
             return;
         }
+        ByteBuffer direct;
         if (pkt.hasArray()) {
             c.update(pkt.array(), pkt.arrayOffset() + index, len);
+        } else if (NativeMemory.addressable(pkt) && index >= 0 && index <= pkt.capacity() - len
+                && (direct = window.at(pkt.memoryAddress() + index, len)) != null) {
+            // a reused view of the buffer's memory: internalNioBuffer would slice a new ByteBuffer
+            // for every pooled packet buffer
+            c.update(direct);
         } else if (pkt.nioBufferCount() == 1) {
             c.update(pkt.internalNioBuffer(index, len));
         } else {
@@ -216,6 +236,18 @@ public final class Icrc {
     }
 
     private void resolve(InetSocketAddress src, InetSocketAddress dst) {
+        if ((src != cachedSrc || dst != cachedDst) && cachedSrc != null && cachedDst != null
+                && (src == cachedDst || src.equals(cachedDst)) && (dst == cachedSrc || dst.equals(cachedSrc))) {
+            // the other direction of the cached pair (a device checks what it receives from the
+            // peer it sends to): swap instead of fetching both addresses' bytes again
+            InetSocketAddress a = cachedSrc;
+            cachedSrc = cachedDst;
+            cachedDst = a;
+            byte[] ip = srcIp;
+            srcIp = dstIp;
+            dstIp = ip;
+            return;
+        }
         if (src != cachedSrc && !src.equals(cachedSrc)) {
             srcIp = rawAddress(src.getAddress());
             cachedSrc = src;
