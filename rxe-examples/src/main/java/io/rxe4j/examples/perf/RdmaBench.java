@@ -41,6 +41,8 @@ final class RdmaBench {
         final QueuePair[] qps;
         final int[] psns;
         final int rqDepth;
+        /** Block in {@code cq.await} when idle (perftest {@code -e}) instead of busy polling. */
+        boolean events;
 
         Side(Transport transport, long mrBytes, int qpCount, int sqDepth, int rqDepth, long seed) {
             this.rqDepth = rqDepth;
@@ -81,7 +83,10 @@ final class RdmaBench {
             throw new IllegalStateException("completion of unknown QP 0x" + Integer.toHexString(qpNum));
         }
 
-        /** Waits briefly for a completion: a short spin, then a blocking wait. */
+        /**
+         * Waits briefly for a completion: busy polling, as perftest does by default; with
+         * {@link #events}, a short spin and then a blocking wait (a thread wake-up per completion).
+         */
         void idle() {
             for (int i = 0; i < 64; i++) {
                 if (cq.size() > 0) {
@@ -89,7 +94,9 @@ final class RdmaBench {
                 }
                 Thread.onSpinWait();
             }
-            cq.await(TimeUnit.MILLISECONDS.toNanos(1));
+            if (events) {
+                cq.await(TimeUnit.MILLISECONDS.toNanos(1));
+            }
         }
 
         void check(WorkCompletion wc) {
@@ -151,7 +158,7 @@ final class RdmaBench {
                 while (running) {
                     int n = side.cq.poll(wcs);
                     if (n == 0) {
-                        side.cq.await(TimeUnit.MILLISECONDS.toNanos(5));
+                        side.idle();
                         continue;
                     }
                     for (int k = 0; k < n; k++) {

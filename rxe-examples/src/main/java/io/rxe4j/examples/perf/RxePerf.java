@@ -84,6 +84,9 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = "--connect", paramLabel = "HOST:PORT", description = "be the active side, bootstrap with this server")
     String connect;
 
+    @Option(names = {"-e", "--events"}, description = "wait for completions by blocking (perftest -e) instead of busy polling")
+    boolean events;
+
     @Option(names = "--raw-udp", description = "plain UDP with the same datagrams and window, no RDMA protocol")
     boolean rawUdp;
 
@@ -266,6 +269,8 @@ public final class RxePerf implements Callable<Integer> {
                 InetAddress ipB = fabric != null ? InetAddress.getByName("10.0.0.2") : lo;
                 a = new RdmaBench.Side(newTransport(fabric, ipA, "a"), mrBytes(), qps, txDepth, rqDepth(), 1);
                 b = new RdmaBench.Side(newTransport(fabric, ipB, "b"), mrBytes(), qps, txDepth, rqDepth(), 2);
+                a.events = events;
+                b.events = events;
                 ConnectionInfo[] peers = new ConnectionInfo[qps];
                 for (int i = 0; i < qps; i++) {
                     a.connect(i, b.info(i), pathMtu(), ackTimeout);
@@ -368,6 +373,7 @@ public final class RxePerf implements Callable<Integer> {
                         RdmaBench.Side side = new RdmaBench.Side(
                                 UdpTransport.builder(ip).port(0).io(io()).bind(), mr, q, depth,
                                 Math.max(2 * depth, 16), 2)) {
+                    side.events = events;
                     boot.send("RAW " + raw.address().getAddress().getHostAddress() + " " + raw.address().getPort());
                     for (int i = 0; i < q; i++) {
                         ConnectionInfo peer = boot.exchange(side.info(i));
@@ -398,6 +404,7 @@ public final class RxePerf implements Callable<Integer> {
             InetAddress ip = s.getLocalAddress();
             try (RdmaBench.Side side = new RdmaBench.Side(UdpTransport.builder(ip).port(0).io(io()).bind(),
                     mrBytes(), qps, txDepth, rqDepth(), 1)) {
+                side.events = events;
                 ConnectionInfo[] peers = new ConnectionInfo[qps];
                 for (int i = 0; i < qps; i++) {
                     peers[i] = boot.exchange(side.info(i));
