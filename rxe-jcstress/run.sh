@@ -17,24 +17,8 @@ root=$(dirname "$here")
 mode=${JCSTRESS_MODE:-quick}
 tests=${JCSTRESS_TESTS:-AtomicWrite}
 
-is25() {
-    "$1" -XshowSettings:properties -version 2>&1 | grep -Eq '^\s*java\.specification\.version = 25$'
-}
-
-find_java25() {
-    if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ] && is25 "$JAVA_HOME/bin/java"; then
-        echo "$JAVA_HOME/bin/java"
-        return 0
-    fi
-    local d
-    for d in /usr/lib/jvm/*25*; do
-        if [ -x "$d/bin/java" ] && is25 "$d/bin/java"; then
-            echo "$d/bin/java"
-            return 0
-        fi
-    done
-    return 1
-}
+# shellcheck source=../scripts/java25.sh
+. "$root/scripts/java25.sh"
 
 java=$(find_java25) || { echo "run.sh: no JDK 25 found (JAVA_HOME or /usr/lib/jvm/*25*)" >&2; exit 2; }
 echo "run.sh: running jcstress with $java"
