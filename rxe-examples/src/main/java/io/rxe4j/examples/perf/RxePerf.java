@@ -248,7 +248,7 @@ public final class RxePerf implements Callable<Integer> {
         if (fabric != null) {
             return fabric.newTransport(new InetSocketAddress(ip, 4791));
         }
-        return UdpTransport.builder(ip).port(0).io(io()).bind();
+        return UdpTransport.builder(ip).port(0).io(io()).gso(Boolean.getBoolean("tmp.gso")).gro(Boolean.getBoolean("tmp.gro")).bind(); // TEMP
     }
 
     private void runLocal() throws Exception {

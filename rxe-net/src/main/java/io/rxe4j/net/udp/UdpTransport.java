@@ -2,6 +2,7 @@ package io.rxe4j.net.udp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelException;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -12,8 +13,10 @@ import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.SegmentedDatagramPacket;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramChannelConfig;
@@ -32,6 +35,7 @@ import java.io.UncheckedIOException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -60,11 +64,22 @@ import org.slf4j.LoggerFactory;
  * #newEventLoopGroup}) throw an {@link IllegalStateException} naming {@link
  * Epoll#unavailabilityCause()}.
  *
- * <p>UDP GSO ({@code SegmentedDatagramPacket}) is not used: {@link #send} takes one packet at a
- * time and GSO needs several equally sized packets to the same peer in one buffer, so the
- * transport would have to hold back and copy packets of a flush into segment trains (a message's
- * last packet, ACKs and READ requests differ in size and interleave); see {@code
- * docs/performance.md}.
+ * <h2>UDP GSO and GRO (epoll, opt-in)</h2>
+ *
+ * <p>With {@link Builder#gso(boolean)} (epoll only) {@link #send} does not write: it appends the
+ * packet to a pending list, and {@link #flush} walks the list in order, coalescing each maximal run
+ * of consecutive packets to the same peer whose sizes equal the run's first packet (the run's last
+ * packet may be shorter) into one {@code SegmentedDatagramPacket}: one {@code sendmmsg} entry with
+ * {@code UDP_SEGMENT}, which the kernel cuts back into one UDP datagram per packet, so the peer
+ * receives exactly what one-by-one sends would give. A run holds at most {@link #GSO_MAX_SEGMENTS}
+ * packets and {@link #MAX_UDP_PAYLOAD_BYTES} bytes; its packets are copied into one buffer from
+ * the channel's allocator (cheaper here than a {@code CompositeByteBuf}, see {@code
+ * docs/performance.md}). A run of one packet is written as an ordinary datagram. A failed GSO
+ * write loses the whole run (counted once in {@link #channelErrors()}). {@link
+ * Builder#gro(boolean)} sets {@code UDP_GRO} on the socket: the kernel may then return several
+ * datagrams of one flow in one read, which Netty splits back into one {@code DatagramPacket} per
+ * datagram before the handler sees them; reads then use {@code recvmsg} into a 64 KiB buffer
+ * ({@link Builder#recvBatch(int)} is ignored).
  *
  * <h2>Socket</h2>
  *
@@ -120,7 +135,14 @@ public final class UdpTransport implements Transport {
     /** The largest possible UDP payload, 65 507 bytes over IPv4 (65 535 − 20 − 8). */
     public static final int MAX_UDP_PAYLOAD_BYTES = 65_507;
 
+    /** The most packets coalesced into one GSO send (the kernel's older {@code UDP_MAX_SEGMENTS}): 64. */
+    public static final int GSO_MAX_SEGMENTS = 64;
+
+    /** Read buffer with {@link Builder#gro(boolean)}: one GRO read returns at most 64 KiB. */
+    private static final int GRO_READ_BUFFER_BYTES = 64 * 1024;
+
     private static final long CLOSE_TIMEOUT_SECONDS = 5;
+    private static final boolean TMP_COMPOSITE = Boolean.getBoolean("tmp.composite"); // TEMP
 
     private final DatagramChannel channel;
     private final Io io;
@@ -136,6 +158,13 @@ public final class UdpTransport implements Transport {
     private final LongAdder oversized = new LongAdder();
     private final LongAdder received = new LongAdder();
     private final LongAdder sent = new LongAdder();
+    private final LongAdder gsoSends = new LongAdder();
+    private final LongAdder gsoSegments = new LongAdder();
+    private final boolean gso;
+    private final boolean gro;
+    /** With GSO: packets and peers sent but not yet flushed; touched only on the event loop. */
+    private final ArrayList<ByteBuf> pendingPackets;
+    private final ArrayList<InetSocketAddress> pendingPeers;
     private volatile PacketReceiver receiver;
 
     private UdpTransport(Builder b) {
@@ -147,6 +176,18 @@ public final class UdpTransport implements Transport {
         if (io == Io.EPOLL) {
             ensureEpoll();
         }
+        if ((b.gso || b.gro) && io != Io.EPOLL) {
+            throw new IllegalStateException("UDP GSO/GRO need io(Io.EPOLL), got " + io);
+        }
+        if ((b.gso || b.gro) && !isGsoSupported()) {
+            throw new IllegalStateException(
+                    "UDP GSO/GRO (UDP_SEGMENT) is not supported by this kernel or Netty native library;"
+                            + " check UdpTransport.isGsoSupported() and build without gso/gro");
+        }
+        this.gso = b.gso;
+        this.gro = b.gro;
+        this.pendingPackets = gso ? new ArrayList<>() : null;
+        this.pendingPeers = gso ? new ArrayList<>() : null;
         EventLoopGroup group = b.group;
         this.ownGroup = group == null ? newEventLoopGroup(io, 1, "rxe-udp") : null;
         if (group == null) {
@@ -160,7 +201,15 @@ public final class UdpTransport implements Transport {
             config.setAutoRead(false);
             config.setAllocator(b.allocator);
             // one byte more than the largest accepted datagram, so that truncation is detectable
-            if (ch instanceof EpollDatagramChannel epoll) {
+            if (ch instanceof EpollDatagramChannel epoll && b.gro) {
+                // GRO: recvmsg into a 64 KiB buffer, Netty splits the coalesced datagrams
+                if (!epoll.config().setOption(EpollChannelOption.UDP_GRO, Boolean.TRUE)) {
+                    throw new IllegalStateException("cannot set UDP_GRO on the socket");
+                }
+                epoll.config().setMaxDatagramPayloadSize(0);
+                config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator(
+                        Math.max(GRO_READ_BUFFER_BYTES, b.maxDatagramBytes + 1)));
+            } else if (ch instanceof EpollDatagramChannel epoll) {
                 // recvmmsg: each read buffer is cut into recvBatch slots of this size
                 epoll.config().setMaxDatagramPayloadSize(b.maxDatagramBytes + 1);
                 config.setRecvByteBufAllocator(
@@ -312,6 +361,25 @@ public final class UdpTransport implements Transport {
         return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(threadName), factory);
     }
 
+    /**
+     * @return whether UDP GSO ({@code UDP_SEGMENT}, Netty's {@code SegmentedDatagramPacket}) and
+     *     so {@link Builder#gso(boolean)} / {@link Builder#gro(boolean)} can be used: epoll is
+     *     available and the kernel supports it
+     */
+    public static boolean isGsoSupported() {
+        return Epoll.isAvailable() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
+    }
+
+    /** @return whether {@link #send} packets are coalesced with UDP GSO on {@link #flush} */
+    public boolean gso() {
+        return gso;
+    }
+
+    /** @return whether {@code UDP_GRO} is set on the socket */
+    public boolean gro() {
+        return gro;
+    }
+
     /** @return the channel implementation in use */
     public Io io() {
         return io;
@@ -422,13 +490,106 @@ public final class UdpTransport implements Transport {
             return;
         }
         sent.increment();
+        if (gso) {
+            pendingPackets.add(packet);
+            pendingPeers.add(peer);
+            return;
+        }
         channel.write(new DatagramPacket(packet, peer), channel.voidPromise());
     }
 
-    /** {@inheritDoc} */
+    /**
+     * {@inheritDoc}
+     *
+     * <p>With {@link Builder#gso(boolean)}, first writes the pending packets in order, runs of
+     * equally sized packets to one peer as GSO sends (see {@link UdpTransport}).
+     */
     @Override
     public void flush() {
+        if (gso && !pendingPackets.isEmpty()) {
+            writePending();
+        }
         channel.flush();
+    }
+
+    /** Writes the pending packets, coalescing runs into GSO sends. On the event loop. */
+    private void writePending() {
+        ArrayList<ByteBuf> packets = pendingPackets;
+        ArrayList<InetSocketAddress> peers = pendingPeers;
+        int n = packets.size();
+        int i = 0;
+        try {
+            while (i < n) {
+                ByteBuf first = packets.get(i);
+                InetSocketAddress peer = peers.get(i);
+                int size = first.readableBytes();
+                int end = i + 1; // exclusive end of the run
+                int total = size;
+                if (size > 0) {
+                    while (end < n
+                            && end - i < GSO_MAX_SEGMENTS
+                            && peer.equals(peers.get(end))) {
+                        int s = packets.get(end).readableBytes();
+                        if (s > size || s == 0 || total + s > MAX_UDP_PAYLOAD_BYTES) {
+                            break;
+                        }
+                        total += s;
+                        end++;
+                        if (s < size) {
+                            break; // a shorter packet can only end a run
+                        }
+                    }
+                }
+                if (end - i == 1) {
+                    channel.write(new DatagramPacket(first, peer), channel.voidPromise());
+                } else {
+                    ByteBuf content;
+                    if (TMP_COMPOSITE) { // TEMP
+                        CompositeByteBuf cb = channel.alloc().compositeDirectBuffer(end - i);
+                        for (int k = i; k < end; k++) {
+                            cb.addComponent(true, packets.set(k, null));
+                        }
+                        content = cb;
+                    } else {
+                    content = channel.alloc().directBuffer(total);
+                    for (int k = i; k < end; k++) {
+                        ByteBuf p = packets.get(k);
+                        content.writeBytes(p, p.readerIndex(), p.readableBytes());
+                    }
+                    // release the originals only after the copy succeeded
+                    for (int k = i; k < end; k++) {
+                        packets.set(k, null).release();
+                    }
+                    }
+                    gsoSends.increment();
+                    gsoSegments.add(end - i);
+                    channel.write(new SegmentedDatagramPacket(content, size, peer), channel.voidPromise());
+                }
+                packets.set(i, null);
+                i = end;
+            }
+        } finally {
+            // on an exception, release what was not handed to the channel
+            for (int k = i; k < n; k++) {
+                ByteBuf p = packets.get(k);
+                if (p != null) {
+                    p.release();
+                }
+            }
+            packets.clear();
+            peers.clear();
+        }
+    }
+
+    /** Releases packets sent but not flushed (GSO). On the event loop. */
+    private void releasePending() {
+        if (gso) {
+            for (ByteBuf p : pendingPackets) {
+                p.release();
+            }
+            pendingPackets.clear();
+            pendingPeers.clear();
+        }
     }
 
     /**
@@ -444,6 +605,17 @@ public final class UdpTransport implements Transport {
             return;
         }
         boolean inLoop = channel.eventLoop().inEventLoop();
+        if (gso) {
+            if (inLoop) {
+                releasePending();
+            } else {
+                try {
+                    channel.eventLoop().execute(this::releasePending);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    log.debug("{}: event loop gone, {} unflushed packets not released", localAddress, e);
+                }
+            }
+        }
         ChannelFuture closeFuture = channel.close();
         if (!inLoop) {
             closeFuture.awaitUninterruptibly(CLOSE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
@@ -506,6 +678,16 @@ public final class UdpTransport implements Transport {
         return sent.sum();
     }
 
+    /** @return with {@link Builder#gso(boolean)}: the number of GSO sends (runs of ≥ 2 packets) written */
+    public long gsoSends() {
+        return gsoSends.sum();
+    }
+
+    /** @return with {@link Builder#gso(boolean)}: the number of packets sent inside GSO sends */
+    public long gsoSegments() {
+        return gsoSegments.sum();
+    }
+
     @Override
     public String toString() {
         return "UdpTransport[" + localAddress + (closed.get() ? ", closed" : "") + "]";
@@ -562,6 +744,8 @@ public final class UdpTransport implements Transport {
         private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
         private Io io = Io.NIO;
         private int recvBatch = DEFAULT_RECV_BATCH;
+        private boolean gso;
+        private boolean gro;
 
         private Builder(InetAddress bindAddress) {
             Objects.requireNonNull(bindAddress, "bindAddress");
@@ -667,6 +851,32 @@ public final class UdpTransport implements Transport {
                 throw new IllegalArgumentException("recvBatch out of range 1..1024: " + datagrams);
             }
             this.recvBatch = datagrams;
+            return this;
+        }
+
+        /**
+         * @param enabled whether {@link UdpTransport#send} queues packets and {@link
+         *     UdpTransport#flush} coalesces runs of equally sized packets to one peer into UDP GSO
+         *     sends (see {@link UdpTransport}); default {@code false}. Needs {@link Io#EPOLL} and
+         *     kernel support ({@link UdpTransport#isGsoSupported()}); otherwise {@link #bind()}
+         *     throws an {@link IllegalStateException} (no silent fallback).
+         * @return this builder
+         */
+        public Builder gso(boolean enabled) {
+            this.gso = enabled;
+            return this;
+        }
+
+        /**
+         * @param enabled whether to set {@code UDP_GRO} on the socket (see {@link UdpTransport});
+         *     default {@code false}. Each datagram is still delivered as one packet. Needs {@link
+         *     Io#EPOLL} and {@link UdpTransport#isGsoSupported()}, else {@link #bind()} throws an
+         *     {@link IllegalStateException}. Reads then use one 64 KiB buffer ({@link
+         *     #recvBatch(int)} is ignored).
+         * @return this builder
+         */
+        public Builder gro(boolean enabled) {
+            this.gro = enabled;
             return this;
         }
 
