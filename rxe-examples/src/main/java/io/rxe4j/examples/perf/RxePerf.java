@@ -87,6 +87,12 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = {"-e", "--events"}, description = "wait for completions by blocking (perftest -e) instead of busy polling")
     boolean events;
 
+    @Option(names = "--gso", description = "epoll only: coalesce equal-size packets to a peer into UDP GSO sends")
+    boolean gso;
+
+    @Option(names = "--gro", description = "epoll only: UDP GRO on receive (coalesced reads split back into datagrams)")
+    boolean gro;
+
     @Option(names = "--raw-udp", description = "plain UDP with the same datagrams and window, no RDMA protocol")
     boolean rawUdp;
 
@@ -244,11 +250,16 @@ public final class RxePerf implements Callable<Integer> {
         return 2 * Math.max(largest, 64) + 4096;
     }
 
+    /** A UDP transport on {@code ip} with the chosen I/O and, on epoll, GSO/GRO. */
+    private UdpTransport udp(InetAddress ip) {
+        return UdpTransport.builder(ip).port(0).io(io()).gso(gso).gro(gro).bind();
+    }
+
     private Transport newTransport(InJvmFabric fabric, InetAddress ip, String name) {
         if (fabric != null) {
             return fabric.newTransport(new InetSocketAddress(ip, 4791));
         }
-        return UdpTransport.builder(ip).port(0).io(io()).gso(Boolean.getBoolean("tmp.gso")).gro(Boolean.getBoolean("tmp.gro")).bind(); // TEMP
+        return udp(ip);
     }
 
     private void runLocal() throws Exception {
@@ -371,7 +382,7 @@ public final class RxePerf implements Callable<Integer> {
                 InetAddress ip = s.getLocalAddress();
                 try (RawUdpBench.Responder raw = new RawUdpBench.Responder(io(), ip);
                         RdmaBench.Side side = new RdmaBench.Side(
-                                UdpTransport.builder(ip).port(0).io(io()).bind(), mr, q, depth,
+                                udp(ip), mr, q, depth,
                                 Math.max(2 * depth, 16), 2)) {
                     side.events = events;
                     boot.send("RAW " + raw.address().getAddress().getHostAddress() + " " + raw.address().getPort());
@@ -402,7 +413,7 @@ public final class RxePerf implements Callable<Integer> {
             String[] raw = boot.receive().split(" ");
             InetSocketAddress rawPeer = new InetSocketAddress(InetAddress.getByName(raw[1]), Integer.parseInt(raw[2]));
             InetAddress ip = s.getLocalAddress();
-            try (RdmaBench.Side side = new RdmaBench.Side(UdpTransport.builder(ip).port(0).io(io()).bind(),
+            try (RdmaBench.Side side = new RdmaBench.Side(udp(ip),
                     mrBytes(), qps, txDepth, rqDepth(), 1)) {
                 side.events = events;
                 ConnectionInfo[] peers = new ConnectionInfo[qps];

@@ -2,7 +2,6 @@ package io.rxe4j.net.udp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelException;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -142,7 +141,6 @@ public final class UdpTransport implements Transport {
     private static final int GRO_READ_BUFFER_BYTES = 64 * 1024;
 
     private static final long CLOSE_TIMEOUT_SECONDS = 5;
-    private static final boolean TMP_COMPOSITE = Boolean.getBoolean("tmp.composite"); // TEMP
 
     private final DatagramChannel channel;
     private final Io io;
@@ -543,23 +541,20 @@ public final class UdpTransport implements Transport {
                 if (end - i == 1) {
                     channel.write(new DatagramPacket(first, peer), channel.voidPromise());
                 } else {
-                    ByteBuf content;
-                    if (TMP_COMPOSITE) { // TEMP
-                        CompositeByteBuf cb = channel.alloc().compositeDirectBuffer(end - i);
+                    // one contiguous direct buffer: measured as cheap as a CompositeByteBuf (the
+                    // copy is ~1 µs of a ~19 µs 64 KiB flush) and independent of heap/direct inputs
+                    ByteBuf content = channel.alloc().directBuffer(total);
+                    try {
                         for (int k = i; k < end; k++) {
-                            cb.addComponent(true, packets.set(k, null));
+                            ByteBuf p = packets.get(k);
+                            content.writeBytes(p, p.readerIndex(), p.readableBytes());
                         }
-                        content = cb;
-                    } else {
-                    content = channel.alloc().directBuffer(total);
-                    for (int k = i; k < end; k++) {
-                        ByteBuf p = packets.get(k);
-                        content.writeBytes(p, p.readerIndex(), p.readableBytes());
+                    } catch (RuntimeException e) {
+                        content.release();
+                        throw e;
                     }
-                    // release the originals only after the copy succeeded
                     for (int k = i; k < end; k++) {
                         packets.set(k, null).release();
-                    }
                     }
                     gsoSends.increment();
                     gsoSegments.add(end - i);
