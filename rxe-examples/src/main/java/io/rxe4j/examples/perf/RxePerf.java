@@ -84,8 +84,25 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = "--connect", paramLabel = "HOST:PORT", description = "be the active side, bootstrap with this server")
     String connect;
 
-    @Option(names = {"-e", "--events"}, description = "wait for completions by blocking (perftest -e) instead of busy polling")
+    @Option(names = {"-e", "--events"}, description = "always wait for completions by blocking (perftest -e)")
     boolean events;
+
+    @Option(names = "--busy-poll", description = "always busy-poll completions, also in bandwidth tests")
+    boolean busyPoll;
+
+    /**
+     * Completion waiting: latency tests busy-poll (as perftest); bandwidth tests block, because on
+     * a machine with few cores spinning application threads starve the event loops that move the
+     * packets (docs/performance.md). {@code -e} and {@code --busy-poll} override.
+     */
+    private boolean useEvents(PerfTest t) {
+        return events || (!busyPoll && !t.latency());
+    }
+
+    /** The passive side only polls for SENDs: it busy-polls only in send_lat (then as {@link #useEvents}). */
+    private boolean responderEvents(PerfTest t) {
+        return t.op() == PerfTest.Op.SEND ? useEvents(t) : !busyPoll;
+    }
 
     @Option(names = "--gso", description = "epoll only: coalesce equal-size packets to a peer into UDP GSO sends")
     boolean gso;
@@ -280,8 +297,8 @@ public final class RxePerf implements Callable<Integer> {
                 InetAddress ipB = fabric != null ? InetAddress.getByName("10.0.0.2") : lo;
                 a = new RdmaBench.Side(newTransport(fabric, ipA, "a"), mrBytes(), qps, txDepth, rqDepth(), 1);
                 b = new RdmaBench.Side(newTransport(fabric, ipB, "b"), mrBytes(), qps, txDepth, rqDepth(), 2);
-                a.events = events;
-                b.events = events;
+                a.events = useEvents(test());
+                b.events = responderEvents(test());
                 ConnectionInfo[] peers = new ConnectionInfo[qps];
                 for (int i = 0; i < qps; i++) {
                     a.connect(i, b.info(i), pathMtu(), ackTimeout);
@@ -384,7 +401,7 @@ public final class RxePerf implements Callable<Integer> {
                         RdmaBench.Side side = new RdmaBench.Side(
                                 udp(ip), mr, q, depth,
                                 Math.max(2 * depth, 16), 2)) {
-                    side.events = events;
+                    side.events = responderEvents(test);
                     boot.send("RAW " + raw.address().getAddress().getHostAddress() + " " + raw.address().getPort());
                     for (int i = 0; i < q; i++) {
                         ConnectionInfo peer = boot.exchange(side.info(i));
@@ -415,7 +432,7 @@ public final class RxePerf implements Callable<Integer> {
             InetAddress ip = s.getLocalAddress();
             try (RdmaBench.Side side = new RdmaBench.Side(udp(ip),
                     mrBytes(), qps, txDepth, rqDepth(), 1)) {
-                side.events = events;
+                side.events = useEvents(test());
                 ConnectionInfo[] peers = new ConnectionInfo[qps];
                 for (int i = 0; i < qps; i++) {
                     peers[i] = boot.exchange(side.info(i));
