@@ -201,13 +201,15 @@ public final class InJvmFabric {
             packet.release();
             return;
         }
-        Runnable task = () -> dest.receive(packet, sender);
-        try {
-            if (latencyNanos == 0) {
-                dest.scheduler().execute(task);
-            } else {
-                dest.scheduler().schedule(task, latencyNanos);
+        if (latencyNanos == 0) {
+            if (!dest.enqueue(packet, sender)) { // batched, no allocation per packet
+                droppedNoEndpoint.increment();
+                packet.release();
             }
+            return;
+        }
+        try {
+            dest.scheduler().schedule(() -> dest.receive(packet, sender), latencyNanos);
         } catch (RejectedExecutionException e) {
             droppedNoEndpoint.increment();
             packet.release();

@@ -33,14 +33,21 @@ public final class InJvmTransport implements Transport {
 
     private static final Logger log = LoggerFactory.getLogger(InJvmTransport.class);
 
-    private record Outgoing(ByteBuf packet, InetSocketAddress peer) {}
 
     private final InJvmFabric fabric;
     private final InetSocketAddress localAddress;
     private final Scheduler scheduler;
     private final DefaultEventLoop ownLoop;
     private final ByteBufAllocator allocator;
-    private final ArrayDeque<Outgoing> pending = new ArrayDeque<>();
+    /** Sent, not yet flushed: (packet, peer) pairs, loop only. No per-packet allocation once grown. */
+    private final ArrayDeque<Object> pending = new ArrayDeque<>();
+    /** Delivered to this endpoint, not yet handed to the receiver: (packet, sender) pairs. */
+    private final ArrayDeque<Object> inbox = new ArrayDeque<>();
+    /** The loop's copy of {@link #inbox} being drained, loop only. */
+    private final ArrayDeque<Object> draining = new ArrayDeque<>();
+    /** Guarded by {@link #inbox}: a drain task is queued on the loop. */
+    private boolean drainScheduled;
+    private final Runnable drainTask = this::drainInbox;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LongAdder receiveErrors = new LongAdder();
     private final LongAdder received = new LongAdder();
@@ -133,7 +140,8 @@ public final class InJvmTransport implements Transport {
             packet.release();
             return;
         }
-        pending.add(new Outgoing(packet, peer));
+        pending.add(packet);
+        pending.add(peer);
         sent.increment();
     }
 
@@ -147,9 +155,58 @@ public final class InJvmTransport implements Transport {
      */
     @Override
     public void flush() {
-        Outgoing o;
-        while ((o = pending.poll()) != null) {
-            fabric.deliver(this, o.packet(), o.peer());
+        Object packet;
+        while ((packet = pending.poll()) != null) {
+            fabric.deliver(this, (ByteBuf) packet, (InetSocketAddress) pending.poll());
+        }
+    }
+
+    /**
+     * Queues a packet for this endpoint's receiver (any thread). One drain task per batch is put on
+     * the loop, so a burst costs no allocation per packet; order is FIFO.
+     *
+     * @return false if the loop rejected the drain task (the caller releases the packet)
+     */
+    boolean enqueue(ByteBuf packet, InetSocketAddress sender) {
+        boolean schedule;
+        synchronized (inbox) {
+            inbox.add(packet);
+            inbox.add(sender);
+            schedule = !drainScheduled;
+            drainScheduled = true;
+        }
+        if (schedule) {
+            try {
+                scheduler.execute(drainTask);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                synchronized (inbox) {
+                    drainScheduled = false;
+                    inbox.removeLast();
+                    inbox.removeLast();
+                    Object p;
+                    while ((p = inbox.poll()) != null) { // earlier packets of a loop that is gone
+                        ((ByteBuf) p).release();
+                        inbox.poll();
+                        fabric.countNoEndpoint();
+                    }
+                }
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void drainInbox() {
+        synchronized (inbox) {
+            Object p;
+            while ((p = inbox.poll()) != null) {
+                draining.add(p);
+            }
+            drainScheduled = false;
+        }
+        Object packet;
+        while ((packet = draining.poll()) != null) {
+            receive((ByteBuf) packet, (InetSocketAddress) draining.poll());
         }
     }
 
@@ -196,9 +253,10 @@ public final class InJvmTransport implements Transport {
         }
         fabric.unregister(this);
         Runnable drain = () -> {
-            Outgoing o;
+            Object o;
             while ((o = pending.poll()) != null) {
-                o.packet().release();
+                ((ByteBuf) o).release();
+                pending.poll();
             }
         };
         if (scheduler.inLoop()) {
@@ -240,7 +298,7 @@ public final class InJvmTransport implements Transport {
 
     /** @return the number of packets queued by {@link #send} and not yet flushed. Loop only. */
     public int pendingPackets() {
-        return pending.size();
+        return pending.size() / 2;
     }
 
     @Override
