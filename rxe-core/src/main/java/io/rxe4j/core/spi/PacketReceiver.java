@@ -12,10 +12,19 @@ public interface PacketReceiver {
     /**
      * Handles one received UDP payload (BTH through ICRC).
      *
-     * @param packet the UDP payload; readable bytes are the packet. The callee must not retain or
-     *     release it: the transport releases it after this method returns.
+     * @param packet the UDP payload; readable bytes are the packet. The transport releases it
+     *     after this method returns; a callee that keeps it longer (e.g. to process it after an
+     *     earlier packet) must {@link ByteBuf#retain()} it and release it itself later, and must not
+     *     change its reader or writer index.
      * @param sender the (IP, UDP port) the datagram came from
      * @param recipient the local (IP, UDP port) it was sent to, as the ICRC needs it
      */
     void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient);
+
+    /**
+     * Called on the loop when the transport, after {@link Transport#isWritable()} returned
+     * {@code false}, can take packets again (its queued output fell below its low-water mark).
+     * The default does nothing.
+     */
+    default void onWritable() {}
 }

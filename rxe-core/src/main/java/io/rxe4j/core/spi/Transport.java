@@ -37,6 +37,19 @@ public interface Transport extends AutoCloseable {
      */
     void send(ByteBuf packet, InetSocketAddress peer);
 
+    /**
+     * Whether the transport can take more packets now. A transport with a bounded output queue
+     * (e.g. a socket whose send buffer is full and whose own queue passed its high-water mark)
+     * returns {@code false}; the device then stops producing packets until {@link
+     * PacketReceiver#onWritable()} is called. Packets passed to {@link #send} while not writable
+     * are still accepted (queued), so a caller may finish the packet it is building. Loop only.
+     *
+     * @return {@code true} by default (an unbounded or in-memory transport)
+     */
+    default boolean isWritable() {
+        return true;
+    }
+
     /** Pushes queued packets to the network. Must be called on the loop. */
     void flush();
 
