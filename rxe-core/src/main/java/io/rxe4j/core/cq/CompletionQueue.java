@@ -16,6 +16,11 @@ import java.util.concurrent.locks.LockSupport;
  * semantics, so a polled completion is fully written. When the ring is full, {@link #push}
  * returns {@code false} and the QP that produced the completion moves to ERR
  * ({@code rxe-facts.md} §5.6, "Receive CQ overflow").
+ *
+ * <p>Waiting ({@link #await}): any number of threads may wait at once. A waiter registers itself,
+ * then re-checks the ring; the producer publishes the tail with a volatile store (a full fence)
+ * before it reads the waiter count. So either the waiter sees the new tail, or the producer sees
+ * the waiter and unparks it: no wake-up is lost, and no polling interval hides one.
  */
 public final class CompletionQueue {
     private static final VarHandle TAIL;
@@ -37,7 +42,10 @@ public final class CompletionQueue {
     private long tail;
     @SuppressWarnings("unused")
     private long head;
-    private volatile Thread waiter;
+    /** Threads blocked in {@link #await}; registered before they re-check the ring. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<Thread> waiters =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.concurrent.atomic.AtomicInteger waiterCount = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean overflowed;
 
     /**
@@ -94,10 +102,13 @@ public final class CompletionQueue {
         wc.immData = immData;
         wc.vendorErr = vendorErr;
         wc.srcQp = 0;
-        TAIL.setRelease(this, t + 1);
-        Thread w = waiter;
-        if (w != null) {
-            LockSupport.unpark(w);
+        // volatile (not just release): the store must be ordered before the read of waiterCount,
+        // the other half of await's "register, then re-check" (a Dekker pair)
+        TAIL.setVolatile(this, t + 1);
+        if (waiterCount.get() != 0) {
+            for (Thread w : waiters) {
+                LockSupport.unpark(w);
+            }
         }
         return true;
     }
@@ -130,30 +141,43 @@ public final class CompletionQueue {
 
     /** @return the number of completions waiting to be polled */
     public int size() {
-        return (int) ((long) TAIL.getAcquire(this) - (long) HEAD.getAcquire(this));
+        return (int) ((long) TAIL.getVolatile(this) - (long) HEAD.getAcquire(this));
+    }
+
+    /** @return the number of threads blocked in {@link #await} now (for diagnostics and tests) */
+    public int waiters() {
+        return waiterCount.get();
     }
 
     /**
-     * Blocks the calling thread until the CQ holds a completion or the timeout passes (the role
-     * of a completion channel in verbs). Spurious early returns are possible; callers poll.
+     * Blocks the calling thread until the CQ holds a completion, the timeout passes or the thread
+     * is interrupted (the role of a completion channel in verbs). Any number of threads may wait at
+     * once; every one of them is woken by the next completion (they then race to poll it, so a
+     * caller must poll and may find the CQ empty again).
      *
      * @param timeoutNanos maximum wait in nanoseconds
-     * @return whether a completion is available
+     * @return whether a completion was available when the call returned
      */
     public boolean await(long timeoutNanos) {
+        if (size() != 0) {
+            return true;
+        }
         long deadline = System.nanoTime() + timeoutNanos;
-        waiter = Thread.currentThread();
+        Thread me = Thread.currentThread();
+        waiters.add(me);
+        waiterCount.incrementAndGet(); // a full fence before the re-check below
         try {
             while (size() == 0) {
                 long left = deadline - System.nanoTime();
-                if (left <= 0) {
+                if (left <= 0 || me.isInterrupted()) {
                     return false;
                 }
-                LockSupport.parkNanos(this, Math.min(left, 1_000_000L));
+                LockSupport.parkNanos(this, left);
             }
             return true;
         } finally {
-            waiter = null;
+            waiterCount.decrementAndGet();
+            waiters.remove(me);
         }
     }
 

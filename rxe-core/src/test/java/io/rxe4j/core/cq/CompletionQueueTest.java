@@ -178,4 +178,94 @@ class CompletionQueueTest {
         assertThat(next[0]).isEqualTo(total);
         assertThat(cq.size()).isZero();
     }
+
+    /** Waits (bounded, 10 s) until {@code n} threads are blocked in {@code cq.await}. */
+    private static void awaitWaiters(CompletionQueue cq, int n) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (cq.waiters() < n) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("only " + cq.waiters() + " of " + n + " waiters registered");
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Two threads wait at once; one completion wakes both (no single "waiter" slot overwritten by the second). */
+    @Test
+    @Timeout(60)
+    void twoWaitersAreBothWokenByOneCompletion() throws InterruptedException {
+        CompletionQueue cq = new CompletionQueue(1, 4);
+        boolean[] got = new boolean[2];
+        Thread[] t = new Thread[2];
+        for (int i = 0; i < 2; i++) {
+            int k = i;
+            t[i] = new Thread(() -> got[k] = cq.await(120_000_000_000L), "cq-waiter-" + i);
+            t[i].start();
+        }
+        awaitWaiters(cq, 2);
+        push(cq, 7);
+        for (Thread th : t) {
+            th.join(30_000);
+            assertThat(th.isAlive()).as("%s still parked after the completion", th.getName()).isFalse();
+        }
+        assertThat(got).containsExactly(true, true);
+        assertThat(cq.waiters()).isZero();
+    }
+
+    /** An interrupted waiter returns at once (it used to spin on parkNanos until its timeout). */
+    @Test
+    @Timeout(60)
+    void anInterruptedWaiterReturns() throws InterruptedException {
+        CompletionQueue cq = new CompletionQueue(1, 4);
+        boolean[] got = {true};
+        Thread t = new Thread(() -> got[0] = cq.await(120_000_000_000L), "cq-waiter");
+        t.start();
+        awaitWaiters(cq, 1);
+        t.interrupt();
+        t.join(30_000);
+        assertThat(t.isAlive()).isFalse();
+        assertThat(got[0]).isFalse();
+    }
+
+    /**
+     * 20,000 hand-offs between two threads through two CQs, each side blocking in {@code await}
+     * with a 2-minute timeout and no polling interval: a single lost wake-up parks a side for two
+     * minutes and the test times out.
+     */
+    @Test
+    @Timeout(100)
+    void noWakeUpIsLostInManyHandOffs() throws InterruptedException {
+        final int rounds = 20_000;
+        CompletionQueue ping = new CompletionQueue(1, 4);
+        CompletionQueue pong = new CompletionQueue(2, 4);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread other = new Thread(() -> {
+            try {
+                WorkCompletion[] out = slots(1);
+                for (int i = 0; i < rounds; i++) {
+                    while (ping.poll(out, 1) == 0) {
+                        ping.await(120_000_000_000L);
+                    }
+                    if (out[0].wrId != i) {
+                        throw new AssertionError("ping " + out[0].wrId + " != " + i);
+                    }
+                    push(pong, i);
+                }
+            } catch (Throwable e) {
+                failure.set(e);
+            }
+        }, "cq-pong");
+        other.start();
+        WorkCompletion[] out = slots(1);
+        for (int i = 0; i < rounds && failure.get() == null; i++) {
+            push(ping, i);
+            while (pong.poll(out, 1) == 0) {
+                pong.await(120_000_000_000L);
+            }
+            assertThat(out[0].wrId).isEqualTo(i);
+        }
+        other.join(30_000);
+        assertThat(failure.get()).isNull();
+        assertThat(other.isAlive()).isFalse();
+    }
 }
