@@ -41,6 +41,12 @@ public final class DeviceCounters {
     public long outOfSeqResponse;
     /** Completions lost to a full CQ. */
     public long cqOverflow;
+    /** Request packets sent again with a PSN sent before (after a rewind): 0 on a loss-free path. */
+    public long resentPkts;
+    /** Times a requester stopped because 64 of its packets were unacknowledged ({@code extensions.md} §6). */
+    public long outputStalls;
+    /** Times the engine stopped producing because the transport was not writable. */
+    public long txNotWritable;
     private final long[] drops = new long[DropReason.values().length];
 
     /** Creates zeroed counters. */
@@ -80,6 +86,9 @@ public final class DeviceCounters {
         duplicateResponse += o.duplicateResponse;
         outOfSeqResponse += o.outOfSeqResponse;
         cqOverflow += o.cqOverflow;
+        resentPkts += o.resentPkts;
+        outputStalls += o.outputStalls;
+        txNotWritable += o.txNotWritable;
         for (int i = 0; i < drops.length; i++) {
             drops[i] += o.drops[i];
         }
@@ -103,6 +112,9 @@ public final class DeviceCounters {
         m.put("duplicate_response", duplicateResponse);
         m.put("out_of_seq_response", outOfSeqResponse);
         m.put("cq_overflow", cqOverflow);
+        m.put("resent_pkts", resentPkts);
+        m.put("output_stalls", outputStalls);
+        m.put("tx_not_writable", txNotWritable);
         for (DropReason r : DropReason.values()) {
             m.put("drop_" + r.name().toLowerCase(java.util.Locale.ROOT), drops[r.ordinal()]);
         }

@@ -61,6 +61,12 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
     private int nextQpIndex;
     private boolean needFlush;
     private volatile boolean closed;
+    /** QPs waiting for a turn to produce output (READ reply batches, a requester after backpressure); loop only. */
+    private final java.util.ArrayDeque<QueuePair> serviceQueue = new java.util.ArrayDeque<>();
+    private boolean serviceScheduled;
+    private final Runnable serviceTask = this::service;
+    /** WARN lines about QPs that fail: at most 10 per second, the rest counted. */
+    private final RateLimitedLog qpFailureLog = new RateLimitedLog(LOG, 1_000_000_000L, 10);
 
     /**
      * Creates the device and starts receiving on {@code transport}.
@@ -310,12 +316,113 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         needFlush = true;
     }
 
-    /** Flushes packets queued in the transport. Loop only. */
+    /** @return whether the transport takes more packets now ({@link Transport#isWritable()}). Loop only. */
+    public boolean transportWritable() {
+        return transport.isWritable();
+    }
+
+    /**
+     * {@code qp} stopped producing because the transport is not writable: it gets a turn (see
+     * {@link #requestService}) once the transport calls {@link #onWritable()}. Loop only.
+     */
+    public void awaitWritable(QueuePair qp) {
+        counters.txNotWritable++;
+        qp.counters().txNotWritable++;
+        requestService(qp);
+    }
+
+    /**
+     * Gives {@code qp} a turn ({@link QueuePair#onService()}) after the QPs already waiting:
+     * output that is produced in bounded batches (a READ reply) continues here, round robin across
+     * the device's QPs, so that no QP can starve the others. Turns run in a loop task of their own,
+     * scheduled when the current loop task ends ({@link #flushTransport()}), after the packets
+     * already received, and only while the transport is writable. Loop only.
+     */
+    public void requestService(QueuePair qp) {
+        if (!qp.serviceQueued) {
+            qp.serviceQueued = true;
+            serviceQueue.add(qp);
+        }
+    }
+
+    private void scheduleService() {
+        if (!serviceScheduled && !serviceQueue.isEmpty() && transport.isWritable() && !closed) {
+            serviceScheduled = true;
+            try {
+                scheduler.execute(serviceTask);
+            } catch (java.util.concurrent.RejectedExecutionException shutDown) {
+                serviceScheduled = false; // the loop is gone (the device is closing)
+            }
+        }
+    }
+
+    /** One round: each QP queued when it starts gets one turn, while the transport is writable. */
+    private void service() {
+        serviceScheduled = false;
+        for (int n = serviceQueue.size(); n > 0 && transport.isWritable(); n--) {
+            QueuePair qp = serviceQueue.poll();
+            qp.serviceQueued = false;
+            if (qp.isDestroyed()) {
+                continue;
+            }
+            try {
+                qp.onService();
+            } catch (RuntimeException e) {
+                internalError(qp, "service turn", e);
+            }
+        }
+        flushTransport(); // and the next round, if QPs still wait
+    }
+
+    /** The transport can take packets again: the QPs that waited get their turns. */
+    @Override
+    public void onWritable() {
+        scheduleService();
+    }
+
+    /**
+     * An unexpected exception in the engine while working for {@code qp} (a bug, or a case the
+     * engine does not handle): it is never swallowed. The QP enters ERR with an "internal error"
+     * reason ({@link QueuePair#errorReason()}), the device counts {@code drop_internal_error}, and a
+     * rate-limited WARN names the QP and what it was doing. Loop only.
+     *
+     * @param what what the engine was doing (e.g. the opcode and PSN of the packet)
+     */
+    public void internalError(QueuePair qp, String what, RuntimeException e) {
+        counters.drop(DropReason.INTERNAL_ERROR);
+        qpFailureLog.warn(scheduler.nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on " + address
+                + ": internal error in " + what + ": " + e + "; the QP enters ERR", e);
+        try {
+            qp.moveToErrorOnInternalError("internal error in " + what + ": " + e);
+        } catch (RuntimeException again) {
+            LOG.debug("QP 0x{}: moving to ERR after an internal error failed too", Integer.toHexString(qp.qpn()), again);
+        }
+        flushTransport();
+    }
+
+    /**
+     * Called when a QP enters ERR for a reason of its own (not a modify_qp to ERR): a retry count
+     * exhausted, a NAK, a CQ overflow, an internal error. Logged at WARN, rate-limited, so that a
+     * QP aimed at a dead peer is never silent. Loop only.
+     */
+    public void onQpError(QueuePair qp, String reason) {
+        if (reason.startsWith("modify_qp")) {
+            return;
+        }
+        qpFailureLog.warn(scheduler.nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on " + address
+                + " enters ERR: " + reason, null);
+    }
+
+    /**
+     * Ends a loop task of the device: flushes the packets queued in the transport and schedules
+     * the turns of the QPs that asked for one ({@link #requestService}). Loop only.
+     */
     public void flushTransport() {
         if (needFlush) {
             needFlush = false;
             transport.flush();
         }
+        scheduleService();
     }
 
     // ------------------------------------------------------------------ receive path
@@ -373,18 +480,19 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         }
         qp.counters().rcvdPkts++;
         QpState s = qp.state();
-        if (op.isRequest()) {
-            if (s != QpState.RTR && s != QpState.RTS && s != QpState.SQD && s != QpState.SQE) {
-                counters.drop(DropReason.QP_STATE);
-                return;
+        boolean sending = s == QpState.RTS || s == QpState.SQD || s == QpState.SQE;
+        if (!(sending || (op.isRequest() && s == QpState.RTR))) {
+            counters.drop(DropReason.QP_STATE); // requests need RTR or later, responses RTS or later
+            return;
+        }
+        try {
+            if (op.isRequest()) {
+                qp.onRequest(view);
+            } else {
+                qp.onResponse(view);
             }
-            qp.onRequest(view);
-        } else {
-            if (s != QpState.RTS && s != QpState.SQD && s != QpState.SQE) {
-                counters.drop(DropReason.QP_STATE);
-                return;
-            }
-            qp.onResponse(view);
+        } catch (RuntimeException e) {
+            internalError(qp, op + " PSN 0x" + Integer.toHexString(view.psn()), e);
         }
     }
 

@@ -1,6 +1,5 @@
 package io.rxe4j.core.qp;
 
-import io.rxe4j.core.wire.DropReason;
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.device.DeviceCounters;
 import io.rxe4j.core.memory.MemoryRegion;
@@ -9,6 +8,7 @@ import io.rxe4j.core.verbs.WcStatus;
 import io.rxe4j.core.verbs.WrOpcode;
 import io.rxe4j.core.wire.Aeth;
 import io.rxe4j.core.wire.AtomicAckEth;
+import io.rxe4j.core.wire.DropReason;
 import io.rxe4j.core.wire.Header;
 import io.rxe4j.core.wire.Opcode;
 import io.rxe4j.core.wire.PacketView;
@@ -16,24 +16,97 @@ import io.rxe4j.core.wire.Psn;
 import java.lang.foreign.ValueLayout;
 
 /**
- * The completer ({@code rxe_comp.c}; {@code rxe-facts.md} §5.2–§5.3, §5.8, §9.2): matches ACKs,
- * NAKs, READ responses and ATOMIC ACKs to send WQEs in order, scatters READ data and atomic
- * results, posts send completions, and starts retries. Loop only.
+ * The completer ({@code rxe_comp.c}; {@code rxe-facts.md} §5.2–§5.3, §5.8, §6.5, §9.2): matches
+ * every response (ACK, NAK, RNR NAK, READ response, ATOMIC ACKNOWLEDGE) against the oldest
+ * uncompleted send WQE, scatters READ data and atomic results, posts send completions and starts
+ * retries.
+ *
+ * <p>A state machine with rxe's named states, one method per state; {@link #onResponse} runs it
+ * for one packet from {@link State#GET_WQE} until {@link State#DONE}. Every response passes the
+ * same {@link State#CHECK_PSN}: behind comp.psn it is stale (counted, dropped), at comp.psn it is
+ * processed, beyond it a READ/atomic waits for the missing packet (a READ re-requests its missing
+ * tail at once, once per gap: {@code extensions.md} §6), and past a pending READ/atomic's last PSN
+ * its response was lost (retry). The one exception to "stale is dropped" is an error NAK carrying
+ * the PSN of a READ whose response stream had already begun ({@code extensions.md} §6). Loop only.
  */
 final class Completer {
+    /** rxe's {@code enum comp_state}, minus the packet-queue states (packets arrive one call at a time). */
+    enum State {
+        /** Find the oldest uncompleted WQE the response could belong to. */
+        GET_WQE,
+        /** Classify the response's PSN against the WQE and comp.psn. */
+        CHECK_PSN,
+        /** Check the opcode sequence and the AETH syndrome. */
+        CHECK_ACK,
+        /** Scatter READ response data. */
+        READ,
+        /** Store an atomic's original value. */
+        ATOMIC,
+        /** An ACK (or the empty response of ATOMIC WRITE / FLUSH): complete if it covers the WQE. */
+        WRITE_SEND,
+        /** Complete the WQE this response finished. */
+        COMP_ACK,
+        /** Complete a SEND/WRITE WQE that a later response acknowledged implicitly. */
+        COMP_WQE,
+        /** Advance comp.psn and comp.opcode. */
+        UPDATE_COMP,
+        /** Sequence NAK, lost response or READ gap: retry from comp.psn. */
+        ERROR_RETRY,
+        /** RNR NAK: wait, then retry. */
+        RNR_RETRY,
+        /** Complete the WQE with an error status; the QP enters ERR. */
+        ERROR,
+        /** Finished with this packet. */
+        DONE
+    }
+
     private final QueuePair qp;
     private final DeviceCounters counters;
 
     /** Next expected response PSN (comp.psn). */
-    int compPsn;
+    private int compPsn;
+    /** comp.opcode: the last READ response of a message still in progress (FIRST or MIDDLE), else null. */
+    private Opcode compOpcode;
+    /** comp.psn at which a READ response gap already triggered a re-request, or -1. */
+    private int gapRetryPsn = -1;
+
+    // ---- the packet being processed (valid while onResponse runs) ----
+    private PacketView pkt;
+    private Opcode op;
+    private int psn;
+    private int syndrome;
+    private SendWqe wqe;
+    private WcStatus status;
+    private Requester.RetryCause retryCause;
+    /** A valid response was processed: the requester runs again afterwards. */
+    private boolean valid;
 
     Completer(QueuePair qp) {
         this.qp = qp;
         this.counters = qp.counters;
     }
 
+    /** @return comp.psn, the next response PSN expected */
+    int compPsn() {
+        return compPsn;
+    }
+
+    /** Sets comp.psn with req.psn (modify_qp SQ_PSN). */
+    void setPsn(int p) {
+        compPsn = p;
+        compOpcode = null;
+        gapRetryPsn = -1;
+    }
+
+    /** Moves comp.psn forward to {@code p} if it is behind (never backwards); used by the requester's rewind. */
+    void advanceTo(int p) {
+        if (Psn.diff(p, compPsn) > 0) {
+            compPsn = p;
+        }
+    }
+
     void reset() {
-        compPsn = qp.requester.psn;
+        setPsn(qp.requester.psn);
     }
 
     /** @return the oldest uncompleted WQE that the requester has started, or null */
@@ -46,220 +119,298 @@ final class Completer {
         return w.state == SendWqe.State.POSTED && comp == qp.sqReq ? null : w;
     }
 
-    void onResponse(PacketView pkt) {
-        Opcode op = pkt.opcode();
-        int p = pkt.psn();
-        switch (op.operation()) {
-            case ACKNOWLEDGE -> onAcknowledge(pkt, p);
-            case READ_RESPONSE -> onReadResponse(pkt, op, p);
-            case ATOMIC_ACKNOWLEDGE -> onAtomicAck(pkt, p);
-            default -> counters.drop(DropReason.OTHER);
+    /** Runs the state machine for one response packet. Loop only. */
+    void onResponse(PacketView p) {
+        op = p.opcode();
+        psn = p.psn();
+        if (Psn.diff(psn, qp.requester.psn) >= 0) {
+            counters.drop(DropReason.OTHER); // a response to a PSN never sent
+            return;
+        }
+        pkt = p;
+        syndrome = op.has(Header.AETH) ? Aeth.syndrome(p.buf(), p.index(Header.AETH)) : Aeth.ACK_UNLIMITED;
+        status = null;
+        retryCause = null;
+        valid = false;
+        State s = State.GET_WQE;
+        try {
+            while (s != State.DONE) {
+                s = switch (s) {
+                    case GET_WQE -> getWqe();
+                    case CHECK_PSN -> checkPsn();
+                    case CHECK_ACK -> checkAck();
+                    case READ -> read();
+                    case ATOMIC -> atomic();
+                    case WRITE_SEND -> writeSend();
+                    case COMP_ACK -> compAck();
+                    case COMP_WQE -> compWqe();
+                    case UPDATE_COMP -> updateComp();
+                    case ERROR_RETRY -> errorRetry();
+                    case RNR_RETRY -> rnrRetry();
+                    case ERROR -> error();
+                    case DONE -> State.DONE;
+                };
+            }
+        } finally {
+            pkt = null;
+            wqe = null;
+        }
+        if (valid && qp.state != io.rxe4j.core.verbs.QpState.ERR) {
+            qp.requester.run();
         }
     }
 
-    private void onAcknowledge(PacketView pkt, int p) {
-        int syndrome = Aeth.syndrome(pkt.buf(), pkt.index(Header.AETH));
-        if (Psn.diff(p, qp.requester.psn) >= 0) {
-            counters.drop(DropReason.OTHER); // acknowledges a PSN never sent
-            return;
+    // ------------------------------------------------------------------ states
+
+    /** GET_WQE: the head WQE; a response when none is outstanding is stale. */
+    private State getWqe() {
+        wqe = head();
+        if (wqe == null || wqe.state == SendWqe.State.DONE) {
+            counters.duplicateResponse++;
+            return State.DONE;
         }
-        switch (Aeth.type(syndrome)) {
-            case Aeth.TYPE_ACK -> onAck(p);
-            case Aeth.TYPE_RNR_NAK -> {
-                implicitAck(p);
-                acknowledgeUpTo(p);
-                qp.requester.onRnrNak(syndrome & 0x1F);
+        return State.CHECK_PSN;
+    }
+
+    /** CHECK_PSN ({@code rxe-facts.md} §5.8; rxe's {@code check_psn}). */
+    private State checkPsn() {
+        if (Psn.diff(psn, wqe.lastPsn) > 0) {
+            if (wqe.state != SendWqe.State.PENDING) {
+                counters.outOfSeqResponse++; // beyond a WQE that is still being sent
+                return State.DONE;
             }
-            case Aeth.TYPE_NAK -> {
-                if (syndrome == Aeth.NAK_PSN_SEQ_ERROR) {
-                    counters.rcvdSeqErr++;
-                    implicitAck(p);
-                    acknowledgeUpTo(p);
-                    qp.requester.retry(false);
-                } else {
-                    implicitAck(p);
-                    SendWqe head = head();
-                    if (head != null) {
-                        WcStatus st = switch (syndrome) {
-                            case Aeth.NAK_INVALID_REQUEST -> WcStatus.REM_INV_REQ_ERR;
-                            case Aeth.NAK_REMOTE_ACCESS_ERROR -> WcStatus.REM_ACCESS_ERR;
-                            default -> WcStatus.REM_OP_ERR;
-                        };
-                        failHead(head, st, syndrome);
+            if (wqe.isReadOrAtomic()) {
+                retryCause = Requester.RetryCause.LOST_RESPONSE; // only its own response completes it
+                return State.ERROR_RETRY;
+            }
+            return State.COMP_WQE; // a SEND/WRITE implicitly acknowledged by a later response
+        }
+        int d = Psn.diff(psn, compPsn);
+        if (d < 0) {
+            if (isErrorNak() && compOpcode != null && wqe.opcode == WrOpcode.RDMA_READ
+                    && Psn.diff(psn, wqe.firstPsn) >= 0) {
+                return State.CHECK_ACK; // a READ that failed mid-stream (extensions §6)
+            }
+            counters.duplicateResponse++;
+            return State.DONE;
+        }
+        if (d > 0 && wqe.isReadOrAtomic()) {
+            counters.outOfSeqResponse++;
+            if (wqe.opcode == WrOpcode.RDMA_READ && op.operation() == Opcode.Operation.READ_RESPONSE
+                    && gapRetryPsn != compPsn) {
+                gapRetryPsn = compPsn; // once per gap
+                retryCause = Requester.RetryCause.READ_GAP;
+                return State.ERROR_RETRY;
+            }
+            return State.DONE; // wait for the missing response
+        }
+        return State.CHECK_ACK;
+    }
+
+    private boolean isErrorNak() {
+        return op == Opcode.RC_ACKNOWLEDGE && Aeth.type(syndrome) == Aeth.TYPE_NAK
+                && syndrome != Aeth.NAK_PSN_SEQ_ERROR;
+    }
+
+    /** CHECK_ACK ({@code rxe-facts.md} §5.8, §6.5; rxe's {@code check_ack}). */
+    private State checkAck() {
+        // the opcode sequence
+        if (compOpcode == null) {
+            if (!op.isFirst()) {
+                return badResponse(); // only FIRST, ONLY, ACKNOWLEDGE or ATOMIC ACKNOWLEDGE start
+            }
+        } else if (op != Opcode.RC_RDMA_READ_RESPONSE_MIDDLE && op != Opcode.RC_RDMA_READ_RESPONSE_LAST
+                && op != Opcode.RC_ACKNOWLEDGE) {
+            boolean restart = (op == Opcode.RC_RDMA_READ_RESPONSE_FIRST && psn == wqe.firstPsn)
+                    || (op == Opcode.RC_RDMA_READ_RESPONSE_ONLY && wqe.firstPsn == wqe.lastPsn);
+            if (!restart) {
+                return badResponse();
+            }
+        }
+        switch (op.operation()) {
+            case READ_RESPONSE -> {
+                if (op.has(Header.AETH) && Aeth.type(syndrome) != Aeth.TYPE_ACK) {
+                    return badResponse();
+                }
+                if (wqe.opcode == WrOpcode.ATOMIC_WRITE || wqe.opcode == WrOpcode.FLUSH) {
+                    // answered by one zero-length READ RESPONSE ONLY (rxe-facts §1.3, §5.8)
+                    if (op != Opcode.RC_RDMA_READ_RESPONSE_ONLY || pkt.payloadLength() != 0) {
+                        return badResponse();
+                    }
+                    validResponse();
+                    return State.WRITE_SEND;
+                }
+                if (wqe.opcode != WrOpcode.RDMA_READ) {
+                    status = WcStatus.FATAL_ERR; // a READ response for a WQE that is not a READ (§5.8)
+                    return State.ERROR;
+                }
+                validResponse();
+                return State.READ;
+            }
+            case ATOMIC_ACKNOWLEDGE -> {
+                if (Aeth.type(syndrome) != Aeth.TYPE_ACK || !wqe.opcode.isAtomic()) {
+                    return badResponse();
+                }
+                validResponse();
+                return State.ATOMIC;
+            }
+            case ACKNOWLEDGE -> {
+                switch (Aeth.type(syndrome)) {
+                    case Aeth.TYPE_ACK -> {
+                        validResponse();
+                        return State.WRITE_SEND;
+                    }
+                    case Aeth.TYPE_RNR_NAK -> {
+                        return State.RNR_RETRY;
+                    }
+                    case Aeth.TYPE_NAK -> {
+                        switch (syndrome) {
+                            case Aeth.NAK_PSN_SEQ_ERROR -> {
+                                counters.rcvdSeqErr++;
+                                advance(psn); // a NAK implicitly acknowledges every PSN before its own
+                                retryCause = Requester.RetryCause.SEQUENCE_NAK;
+                                return State.ERROR_RETRY;
+                            }
+                            case Aeth.NAK_INVALID_REQUEST -> status = WcStatus.REM_INV_REQ_ERR;
+                            case Aeth.NAK_REMOTE_ACCESS_ERROR -> status = WcStatus.REM_ACCESS_ERR;
+                            default -> status = WcStatus.REM_OP_ERR; // 0x63 and unknown codes (§6.5)
+                        }
+                        return State.ERROR;
+                    }
+                    default -> {
+                        return badResponse(); // reserved AETH type
                     }
                 }
             }
-            default -> counters.drop(DropReason.OTHER);
-        }
-    }
-
-    /** A positive ACK for PSN {@code p}: completes every SEND/WRITE WQE whose last PSN is ≤ p. */
-    private void onAck(int p) {
-        if (Psn.diff(p, compPsn) < 0) {
-            counters.duplicateResponse++;
-            return;
-        }
-        SendWqe w;
-        while ((w = head()) != null) {
-            if (w.isReadOrAtomic()) {
-                if (Psn.diff(p, w.lastPsn) > 0 && w.state == SendWqe.State.PENDING) {
-                    // an ACK past a READ/ATOMIC's last PSN: its response was lost (rxe-facts §5.2, §5.8);
-                    // comp.psn moves up to (not past) its first missing response, then retry from there
-                    acknowledgeUpTo(Psn.next(p));
-                    qp.requester.retry(false);
-                    return;
-                }
-                break;
+            default -> {
+                return badResponse();
             }
-            if (w.state == SendWqe.State.PENDING && Psn.diff(p, w.lastPsn) >= 0) {
-                if (!finish(w, WcStatus.SUCCESS, 0)) {
-                    return;
-                }
-                continue;
-            }
-            break;
         }
-        acknowledgeUpTo(Psn.next(p));
-        progress();
     }
 
     /**
-     * Moves comp.psn forward to {@code next} (the first PSN not acknowledged), but never past the
-     * first missing response of a pending READ or ATOMIC: only its own responses acknowledge it
-     * ({@code rxe-facts.md} §5.2), and a retry must re-request it at the PSNs it was given, or
-     * every later PSN would shift against the responder's.
+     * A response the responder should not have sent here (IBTA "bad response": an unexpected
+     * opcode or syndrome): the WQE completes with BAD_RESP_ERR and the QP enters ERR.
      */
-    private void acknowledgeUpTo(int next) {
-        SendWqe h = head();
-        if (h != null && h.isReadOrAtomic() && h.state == SendWqe.State.PENDING) {
-            int cap = Psn.diff(compPsn, h.firstPsn) >= 0 ? compPsn : h.firstPsn;
-            if (Psn.diff(next, cap) > 0) {
-                next = cap;
-            }
-        }
-        if (Psn.diff(next, compPsn) > 0) {
-            compPsn = next;
-        }
+    private State badResponse() {
+        status = WcStatus.BAD_RESP_ERR;
+        return State.ERROR;
     }
 
-    /** Completes SEND/WRITE WQEs whose last PSN is before {@code p} (an implicit ACK). */
-    private boolean implicitAck(int p) {
-        SendWqe w;
-        while ((w = head()) != null && !w.isReadOrAtomic() && w.state == SendWqe.State.PENDING
-                && Psn.diff(w.lastPsn, p) < 0) {
-            if (Psn.diff(Psn.next(w.lastPsn), compPsn) > 0) {
-                compPsn = Psn.next(w.lastPsn);
-            }
-            if (!finish(w, WcStatus.SUCCESS, 0)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private void onReadResponse(PacketView pkt, Opcode op, int p) {
-        if (!implicitAck(p)) {
-            return;
-        }
-        int d = Psn.diff(p, compPsn);
-        if (d != 0) {
-            if (d < 0) {
-                counters.duplicateResponse++;
-            } else {
-                counters.outOfSeqResponse++; // a response packet is missing: wait for the retry
-            }
-            return;
-        }
-        SendWqe w = head();
-        if (w != null && (w.opcode == WrOpcode.ATOMIC_WRITE || w.opcode == WrOpcode.FLUSH)) {
-            // both are answered by a zero-length READ RESPONSE ONLY (rxe-facts §1.3, §5.8)
-            if (w.state != SendWqe.State.PENDING || w.firstPsn != p || op != Opcode.RC_RDMA_READ_RESPONSE_ONLY
-                    || pkt.payloadLength() != 0) {
-                counters.drop(DropReason.OTHER);
-                return;
-            }
-            compPsn = Psn.next(p);
-            if (finish(w, WcStatus.SUCCESS, 0)) {
-                progress();
-            }
-            return;
-        }
-        if (w == null || w.opcode != WrOpcode.RDMA_READ || w.state != SendWqe.State.PENDING
-                || Psn.diff(p, w.firstPsn) < 0 || Psn.diff(p, w.lastPsn) > 0) {
-            counters.drop(DropReason.OTHER);
-            return;
-        }
+    /** READ: scatter the payload; complete on the last packet once every byte arrived. */
+    private State read() {
         int pmtu = qp.pmtu();
-        long remaining = w.length - w.readBytes;
+        long remaining = wqe.length - wqe.readBytes;
         int n = pkt.payloadLength();
-        boolean ok = op.isLast() ? n == remaining : (n == pmtu && remaining > pmtu);
-        if (!ok) {
-            counters.drop(DropReason.OTHER);
-            return;
+        boolean fits = op.isLast() ? n == remaining : (n == pmtu && remaining > pmtu);
+        if (!fits) {
+            counters.drop(DropReason.OTHER); // a length the request did not ask for: ignore it
+            return State.DONE;
         }
-        if (!scatter(w, w.readBytes, pkt.buf(), pkt.payloadIndex(), n)) {
-            failHead(w, WcStatus.LOC_PROT_ERR, 0);
-            return;
+        if (n > 0 && !SgeCopy.copy(qp.device.mrs(), qp.pd, wqe.sgeAddr, wqe.sgeLength, wqe.sgeLkey, wqe.numSge,
+                wqe.readBytes, pkt.buf(), pkt.payloadIndex(), n, false, Access.LOCAL_WRITE)) {
+            status = WcStatus.LOC_PROT_ERR;
+            return State.ERROR;
         }
-        w.readBytes += n;
-        compPsn = Psn.next(p);
-        if (op.isLast()) {
-            if (!finish(w, WcStatus.SUCCESS, 0)) {
-                return;
-            }
-        }
-        progress();
+        wqe.readBytes += n;
+        return op.isLast() ? State.COMP_ACK : State.UPDATE_COMP;
     }
 
-    private void onAtomicAck(PacketView pkt, int p) {
-        if (!implicitAck(p)) {
-            return;
-        }
-        if (Psn.diff(p, compPsn) != 0) {
-            counters.duplicateResponse++;
-            return;
-        }
-        SendWqe w = head();
-        if (w == null || !w.opcode.isAtomic() || w.state != SendWqe.State.PENDING || w.firstPsn != p) {
-            counters.drop(DropReason.OTHER);
-            return;
+    /** ATOMIC: store the original value into the local SGE, in host byte order (as rxe). */
+    private State atomic() {
+        if (psn != wqe.firstPsn) {
+            return badResponse();
         }
         long original = AtomicAckEth.originalData(pkt.buf(), pkt.index(Header.ATOMIC_ACK_ETH));
-        MemoryRegion mr = qp.device.mrs().lookup(w.sgeLkey[0]);
-        if (mr == null || mr.pd() != qp.pd || !mr.allows(w.sgeAddr[0], 8, Access.LOCAL_WRITE)) {
-            failHead(w, WcStatus.LOC_PROT_ERR, 0);
-            return;
+        MemoryRegion mr = qp.device.mrs().lookup(wqe.sgeLkey[0]);
+        if (mr == null || mr.pd() != qp.pd || !mr.allows(wqe.sgeAddr[0], 8, Access.LOCAL_WRITE)) {
+            status = WcStatus.LOC_PROT_ERR;
+            return State.ERROR;
         }
         try {
-            // host byte order, as rxe stores the original value into the local SGE
-            mr.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, mr.offset(w.sgeAddr[0]), original);
+            mr.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, mr.offset(wqe.sgeAddr[0]), original);
         } catch (IllegalStateException closed) {
-            failHead(w, WcStatus.LOC_PROT_ERR, 0);
-            return;
+            status = WcStatus.LOC_PROT_ERR;
+            return State.ERROR;
         }
-        compPsn = Psn.next(p);
-        if (!finish(w, WcStatus.SUCCESS, 0)) {
-            return;
-        }
-        progress();
+        return State.COMP_ACK;
     }
 
-    private boolean scatter(SendWqe w, long msgOffset, ByteBuf b, int index, int len) {
-        return SgeCopy.copy(qp.device.mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, msgOffset, b, index,
-                len, false, Access.LOCAL_WRITE);
+    /** WRITE_SEND: an ACK completes the WQE when it carries the WQE's last PSN. */
+    private State writeSend() {
+        if (wqe.isReadOrAtomic()) {
+            return State.DONE; // an ACK never completes a READ/atomic (rxe-facts §5.2)
+        }
+        if (wqe.state == SendWqe.State.PENDING && psn == wqe.lastPsn) {
+            return State.COMP_ACK;
+        }
+        return State.UPDATE_COMP;
     }
 
-    /** Valid response progress: reset retry counters, refresh the timer, let the requester go on. */
-    private void progress() {
+    /** COMP_ACK: complete the WQE this response finished, then advance comp.psn past it. */
+    private State compAck() {
+        if (!finish(wqe, WcStatus.SUCCESS, 0)) {
+            return State.DONE;
+        }
+        return Psn.diff(psn, compPsn) >= 0 ? State.UPDATE_COMP : State.DONE;
+    }
+
+    /** COMP_WQE: a SEND/WRITE implicitly acknowledged; then look at the next WQE with the same packet. */
+    private State compWqe() {
+        advance(Psn.next(wqe.lastPsn));
+        compOpcode = null;
+        if (!finish(wqe, WcStatus.SUCCESS, 0)) {
+            return State.DONE;
+        }
+        validResponse();
+        return State.GET_WQE;
+    }
+
+    /** UPDATE_COMP: comp.opcode follows the READ stream; comp.psn moves past this packet. */
+    private State updateComp() {
+        compOpcode = op.isLast() || op.operation() != Opcode.Operation.READ_RESPONSE ? null : op;
+        advance(Psn.next(psn));
+        return State.DONE;
+    }
+
+    /** ERROR_RETRY: sequence NAK, lost response or READ gap ({@code rxe-facts.md} §5.3–§5.4). */
+    private State errorRetry() {
+        qp.requester.retry(retryCause);
+        return State.DONE;
+    }
+
+    /** RNR_RETRY: the responder had no receive WQE; wait its RNR time, then retry. */
+    private State rnrRetry() {
+        advance(psn); // a NAK implicitly acknowledges every PSN before its own
+        qp.requester.onRnrNak(syndrome & 0x1F);
+        return State.DONE;
+    }
+
+    /** ERROR: complete the WQE with its error status; the QP enters ERR and flushes the rest. */
+    private State error() {
+        failHead(wqe, status, op == Opcode.RC_ACKNOWLEDGE ? syndrome : 0,
+                "response " + op + " PSN 0x" + Integer.toHexString(psn) + " from " + qp.av());
+        return State.DONE;
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** A valid ACK, READ response or ATOMIC ACKNOWLEDGE: retry counts start over (rxe-facts §5.3). */
+    private void validResponse() {
+        valid = true;
         qp.requester.resetRetryCounters();
-        if (qp.requester.outstanding()) {
-            qp.requester.armRetransmit(true);
+    }
+
+    /** Moves comp.psn forward to {@code next} and tells the requester what is acknowledged now. */
+    private void advance(int next) {
+        if (Psn.diff(next, compPsn) > 0) {
+            compPsn = next;
+            qp.requester.onAcknowledged(compPsn);
         }
-        qp.requester.run();
     }
 
     /** Completes {@code w} (the head) and advances the SQ consumer index. */
-    private boolean finish(SendWqe w, WcStatus status, int vendorErr) {
+    private boolean finish(SendWqe w, WcStatus st, int vendorErr) {
         if (w.creditHeld) {
             w.creditHeld = false;
             qp.requester.returnCredit();
@@ -267,7 +418,7 @@ final class Completer {
         w.state = SendWqe.State.DONE;
         // copy what the CQE needs, free the slot, then publish the CQE (see QueuePair.completeSend)
         long wrId = w.wrId;
-        WrOpcode op = w.opcode;
+        WrOpcode wop = w.opcode;
         int sendFlags = w.sendFlags;
         long length = w.length;
         int imm = w.immData;
@@ -276,7 +427,7 @@ final class Completer {
         if (qp.sqReq - comp < 0) {
             qp.sqReq = comp;
         }
-        if (!qp.completeSend(wrId, op, sendFlags, length, imm, status, vendorErr)) {
+        if (!qp.completeSend(wrId, wop, sendFlags, length, imm, st, vendorErr)) {
             qp.moveToError("send CQ overflow");
             return false;
         }
@@ -286,10 +437,24 @@ final class Completer {
     /**
      * Completes the head WQE with an error status and moves the QP to ERR, which flushes every
      * later WQE ({@code rxe-facts.md} §6.8).
+     *
+     * @param why what happened, for {@link QueuePair#errorReason()}
      */
-    void failHead(SendWqe w, WcStatus status, int vendorErr) {
-        finish(w, status, vendorErr);
-        qp.moveToError("send WQE " + w.wrId + " (" + w.opcode + ") failed: " + status
-                + (vendorErr != 0 ? ", NAK 0x" + Integer.toHexString(vendorErr) : ""));
+    void failHead(SendWqe w, WcStatus st, int vendorErr, String why) {
+        String reason = "send WQE " + w.wrId + " (" + w.opcode + ") failed: " + st
+                + (vendorErr != 0 ? ", NAK 0x" + Integer.toHexString(vendorErr) : "") + ": " + why;
+        qp.noteErrorReason(reason);
+        finish(w, st, vendorErr);
+        qp.moveToError(reason);
+    }
+
+    /** A local failure: {@link #failHead(SendWqe, WcStatus, int, String)} without a remote cause. */
+    void failHead(SendWqe w, WcStatus st, int vendorErr) {
+        failHead(w, st, vendorErr, "local error");
+    }
+
+    /** @return a short description of the completer state, for diagnostics */
+    String debugState() {
+        return "comp{psn=0x" + Integer.toHexString(compPsn) + " opcode=" + compOpcode + "}";
     }
 }

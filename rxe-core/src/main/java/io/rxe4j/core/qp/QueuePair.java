@@ -105,7 +105,9 @@ public final class QueuePair {
     final Responder responder;
 
     private final AtomicBoolean kickScheduled = new AtomicBoolean();
-    private final Runnable kickTask = this::onKick;
+    private final Runnable kickTask = guard("post_send", this::onKick);
+    /** Queued for a turn on the device's service queue (loop only; see {@link RxeDevice#requestService}). */
+    public boolean serviceQueued;
     private volatile boolean destroyed;
     private volatile String errorReason;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(QueuePair.class);
@@ -272,6 +274,7 @@ public final class QueuePair {
         }
         if ((mask & QpAttrMask.TIMEOUT) != 0) {
             timeout = a.timeout();
+            requester.setTimeout(timeout);
         }
         if ((mask & QpAttrMask.RETRY_CNT) != 0) {
             retryCnt = a.retryCnt();
@@ -597,6 +600,34 @@ public final class QueuePair {
         }
     }
 
+    /**
+     * Wraps a loop task of this QP so that an unexpected exception in the engine is loud: the QP
+     * enters ERR with an "internal error" reason and the device logs a rate-limited WARN, instead
+     * of the exception vanishing into the event loop.
+     */
+    Runnable guard(String what, Runnable task) {
+        return () -> {
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                device.internalError(this, what, e);
+            }
+        };
+    }
+
+    /**
+     * One turn of this QP on the device's service queue (loop only): the next batch of a READ
+     * reply, the requests waiting behind it, then the requester (e.g. after the transport became
+     * writable again).
+     */
+    public void onService() {
+        if (destroyed || state == QpState.RESET || state == QpState.ERR) {
+            return;
+        }
+        responder.onService();
+        requester.run();
+    }
+
     private void onKick() {
         kickScheduled.set(false);
         if (destroyed) {
@@ -706,10 +737,30 @@ public final class QueuePair {
         if (LOG.isDebugEnabled()) {
             LOG.debug("QP 0x{} enters ERR: {}", Integer.toHexString(qpn), reason);
         }
+        device.onQpError(this, reason);
         state = QpState.ERR;
         requester.stop();
         responder.abortMessage();
         flushQueues();
+    }
+
+    /**
+     * Moves the QP to ERR after an unexpected exception in the engine (see {@link
+     * RxeDevice#internalError}): the WQE being worked on completes with its real status if one was
+     * set, every other one with WR_FLUSH_ERR. Loop only.
+     */
+    public void moveToErrorOnInternalError(String reason) {
+        moveToError(reason);
+    }
+
+    /**
+     * Records why the QP is about to enter ERR before the failing WQE's completion becomes
+     * visible, so that a thread that polls that completion finds the reason. Loop only.
+     */
+    void noteErrorReason(String reason) {
+        if (state != QpState.ERR) {
+            errorReason = reason;
+        }
     }
 
     private void flushQueues() {
@@ -747,7 +798,8 @@ public final class QueuePair {
         long comp = sqCompleted();
         StringBuilder sb = new StringBuilder("QP 0x").append(Integer.toHexString(qpn)).append(' ').append(state)
                 .append(" req.psn=0x").append(Integer.toHexString(requester.psn))
-                .append(" comp.psn=0x").append(Integer.toHexString(completer.compPsn))
+                .append(' ').append(completer.debugState())
+                .append(" unacked=").append(requester.unackedPackets())
                 .append(" sq[comp=").append(comp).append(" req=").append(sqReq).append(" prod=").append(sqProducer())
                 .append(']').append(' ').append(responder.debugState());
         if (comp != sqProducer()) {
@@ -769,6 +821,7 @@ public final class QueuePair {
     public void destroyOnLoop() {
         destroyed = true;
         requester.stop();
+        responder.abortMessage();
         state = QpState.RESET;
     }
 

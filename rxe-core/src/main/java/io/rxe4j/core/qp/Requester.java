@@ -21,16 +21,20 @@ import io.rxe4j.core.wire.Reth;
 /**
  * The requester ({@code rxe_req.c}; {@code rxe-facts.md} §4.2, §5.2–§5.4, §9.1): turns send WQEs
  * into packets (segmentation by path MTU, PSN assignment, AckReq, padding), honours the 128-PSN
- * window, max_rd_atomic credits and IB_SEND_FENCE, owns the retransmit and RNR timers, and
- * rewinds on a retry. Loop only.
+ * window, the 64-packet output bound ({@link UnackedPackets}, resume below 16), max_rd_atomic
+ * credits, IB_SEND_FENCE and the transport's writability, owns the retransmit ({@link
+ * RetransmitTimer}) and RNR timers, and rewinds on a retry. Loop only.
  */
 final class Requester {
     /** {@code RXE_MAX_UNACKED_PSNS}. */
     static final int MAX_UNACKED_PSNS = 128;
-    /** {@code RXE_MAX_PKT_PER_ACK}. */
-    static final int MAX_PKT_PER_ACK = 64;
-    /** 4.096 µs in nanoseconds: the unit of the local ACK timeout. */
-    static final long TIMEOUT_UNIT_NANOS = 4096;
+    /**
+     * AckReq at least on every 8th packet of a long message (rxe: every 65th), so that ACKs keep
+     * coming back while at most {@link UnackedPackets#CAPACITY} packets may be unacknowledged.
+     */
+    static final int ACK_REQ_INTERVAL = 8;
+    /** After the output bound was reached, sending resumes once fewer than 16 packets are unacknowledged. */
+    static final int RESUME_BELOW = 16;
     /** RNR timer codes in microseconds ({@code rxe-facts.md} §2.3; code 0 = 655.36 ms). */
     static final long[] RNR_USEC = {655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280,
         1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760,
@@ -44,34 +48,46 @@ final class Requester {
     int psn;
     private int credits;
     private int noAckPkts;
+    /** The first PSN never sent yet: a packet below it is a retransmission ({@code resent_pkts}). */
+    private int sendHighWater;
+    /** The output bound was reached; wait until fewer than {@link #RESUME_BELOW} packets are unacknowledged. */
+    private boolean outputStalled;
+    private final UnackedPackets unacked = new UnackedPackets();
+    private final RetransmitTimer retransmitTimer;
     int retryLeft;
     int rnrLeft;
     private boolean rnrWaiting;
     /** A retry sequence is running; NAKs and lost-response signals start no other until progress or a timeout. */
     private boolean retryStarted;
 
-    private boolean timerScheduled;
-    private long retransDeadline;
-    private Scheduler.Cancellable retransTimer;
     private Scheduler.Cancellable rnrTimer;
-    private final Runnable retransTask = this::onRetransmitTimer;
-    private final Runnable rnrTask = this::onRnrTimer;
+    private final Runnable rnrTask;
 
     Requester(QueuePair qp) {
         this.qp = qp;
         this.scheduler = qp.scheduler;
         this.counters = qp.counters;
+        this.retransmitTimer = new RetransmitTimer(scheduler, unacked,
+                qp.guard("retransmit timer", this::onRetransmitTimeout));
+        this.rnrTask = qp.guard("RNR timer", this::onRnrTimer);
     }
 
     void setPsn(int p) {
         psn = p;
-        qp.completer.compPsn = p;
+        sendHighWater = p;
+        qp.completer.setPsn(p);
+    }
+
+    /** Sets the local ACK timeout attribute (0..31, 0 = infinite). */
+    void setTimeout(int timeout) {
+        retransmitTimer.timeout(timeout);
     }
 
     void resetCredits(int n) {
         credits = n;
     }
 
+    /** A valid response arrived ({@code rxe-facts.md} §5.3): retry counts start over, a new retry may start. */
     void resetRetryCounters() {
         retryLeft = qp.retryCnt;
         rnrLeft = qp.rnrRetry;
@@ -82,19 +98,17 @@ final class Requester {
         stop();
         noAckPkts = 0;
         rnrWaiting = false;
+        outputStalled = false;
+        unacked.clear();
         credits = qp.maxRdAtomic;
     }
 
     void stop() {
-        if (retransTimer != null) {
-            retransTimer.cancel();
-            retransTimer = null;
-        }
+        retransmitTimer.stop();
         if (rnrTimer != null) {
             rnrTimer.cancel();
             rnrTimer = null;
         }
-        timerScheduled = false;
         rnrWaiting = false;
     }
 
@@ -104,10 +118,24 @@ final class Requester {
 
     /** @return whether some sent PSN is not yet acknowledged */
     boolean outstanding() {
-        return Psn.diff(psn, qp.completer.compPsn) > 0;
+        return Psn.diff(psn, qp.completer.compPsn()) > 0;
     }
 
-    /** Sends as many packets as the window, credits and fences allow. */
+    /** @return the number of request packets sent and not yet acknowledged (at most 64) */
+    int unackedPackets() {
+        return unacked.size();
+    }
+
+    /**
+     * comp.psn moved forward to {@code compPsn} ({@code rxe-facts.md} §9.2 UPDATE_COMP / COMP_WQE):
+     * forgets the acknowledged packets and restarts the retransmit deadline from now.
+     */
+    void onAcknowledged(int compPsn) {
+        unacked.acknowledgeBefore(compPsn);
+        retransmitTimer.onProgress(scheduler.nanoTime());
+    }
+
+    /** Sends as many packets as the window, the output bound, credits, fences and the transport allow. */
     void run() {
         QpState s = qp.state;
         if (s != QpState.RTS && s != QpState.SQD) {
@@ -115,6 +143,12 @@ final class Requester {
         }
         if (rnrWaiting) {
             return;
+        }
+        if (outputStalled) {
+            if (unacked.size() >= RESUME_BELOW) {
+                return; // an ACK brings the count down and runs the requester again
+            }
+            outputStalled = false;
         }
         long prod = qp.sqProducer();
         while (qp.sqReq != prod) {
@@ -132,7 +166,16 @@ final class Requester {
                 credits--;
                 w.creditHeld = true;
             }
-            if (Psn.diff(psn, qp.completer.compPsn) >= MAX_UNACKED_PSNS) {
+            if (Psn.diff(psn, qp.completer.compPsn()) >= MAX_UNACKED_PSNS) {
+                break;
+            }
+            if (unacked.isFull()) {
+                outputStalled = true;
+                counters.outputStalls++;
+                break;
+            }
+            if (!qp.device.transportWritable()) {
+                qp.device.awaitWritable(qp); // the device runs this QP again when the transport drains
                 break;
             }
             if (!sendPacket(w)) {
@@ -204,7 +247,7 @@ final class Requester {
             b.release();
             throw e;
         }
-        transmit(b, total);
+        transmit(b, total, psn);
         psn = Psn.next(psn);
         w.sentBytes += payload;
         if (last) {
@@ -214,8 +257,12 @@ final class Requester {
         return true;
     }
 
+    /**
+     * AckReq on the last packet of a message, on every {@link #ACK_REQ_INTERVAL}-th packet, and on
+     * the packet that reaches the output bound (so the ACK that lets the QP go on is asked for).
+     */
     private boolean ackReq(boolean last) {
-        boolean ackReq = last || noAckPkts > MAX_PKT_PER_ACK;
+        boolean ackReq = last || noAckPkts + 1 >= ACK_REQ_INTERVAL || unacked.size() + 1 >= UnackedPackets.CAPACITY;
         if (ackReq) {
             noAckPkts = 0;
         } else {
@@ -263,7 +310,7 @@ final class Requester {
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, true, psn);
         Reth.write(b, op.offset(Header.RETH), w.remoteAddr + w.readBytes, w.rkey, remaining);
         noAckPkts = 0;
-        transmit(b, total);
+        transmit(b, total, w.lastPsn);
         psn = Psn.add(psn, npkts);
         w.state = SendWqe.State.PENDING;
         qp.sqReq++;
@@ -321,7 +368,7 @@ final class Requester {
 
     private boolean finishSinglePacket(SendWqe w, ByteBuf b, Opcode op, int payload) {
         noAckPkts = 0;
-        transmit(b, op.headerLength() + payload + Icrc.LENGTH);
+        transmit(b, op.headerLength() + payload + Icrc.LENGTH, psn);
         psn = Psn.next(psn);
         w.state = SendWqe.State.PENDING;
         qp.sqReq++;
@@ -331,10 +378,18 @@ final class Requester {
     /** Whether a native {@code long} is little-endian (then its bytes are reversed for a big-endian put). */
     private static final boolean NATIVE_LE = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
 
-    private void transmit(ByteBuf b, int total) {
+    /** Sends a built request packet covering PSNs {@code psn..packetLastPsn} and records it as unacknowledged. */
+    private void transmit(ByteBuf b, int total, int packetLastPsn) {
         b.writerIndex(total);
+        if (Psn.diff(psn, sendHighWater) < 0) {
+            counters.resentPkts++;
+        }
+        if (Psn.diff(packetLastPsn, sendHighWater) >= 0) {
+            sendHighWater = Psn.next(packetLastPsn);
+        }
         qp.device.transmit(qp, b);
-        armRetransmit(false);
+        unacked.add(packetLastPsn, scheduler.nanoTime());
+        retransmitTimer.onSend();
     }
 
     /** A local failure while building a packet: the WQE completes in error and the QP enters ERR. */
@@ -349,77 +404,65 @@ final class Requester {
 
     // ---------------------------------------------------------------- timers and retry
 
-    /**
-     * Arms the retransmit timer (local ACK timeout, 4.096 µs × 2^timeout). With {@code refresh}
-     * the deadline moves even when the timer is already pending (the completer made progress).
-     */
-    void armRetransmit(boolean refresh) {
-        if (qp.timeout == 0) {
-            return;
-        }
-        long period = TIMEOUT_UNIT_NANOS << qp.timeout;
-        long now = scheduler.nanoTime();
-        if (!timerScheduled) {
-            retransDeadline = now + period;
-            timerScheduled = true;
-            retransTimer = scheduler.schedule(retransTask, period);
-        } else if (refresh) {
-            retransDeadline = now + period;
-        }
+    /** Why a retry starts ({@code rxe-facts.md} §5.3; {@code extensions.md} §6). */
+    enum RetryCause {
+        /** The local ACK timeout expired with packets unacknowledged. */
+        TIMEOUT,
+        /** A PSN-sequence-error NAK arrived. */
+        SEQUENCE_NAK,
+        /** An ACK beyond a pending READ/atomic: its response was lost. */
+        LOST_RESPONSE,
+        /** A READ response arrived beyond the expected PSN: re-request the missing tail at once. */
+        READ_GAP
     }
 
-    private void onRetransmitTimer() {
-        timerScheduled = false;
-        retransTimer = null;
+    /** The retransmit deadline passed with packets unacknowledged. */
+    private void onRetransmitTimeout() {
         if (qp.state != QpState.RTS && qp.state != QpState.SQD) {
             return;
         }
-        if (!outstanding()) {
-            return;
-        }
-        long now = scheduler.nanoTime();
-        if (now - retransDeadline < 0) {
-            timerScheduled = true;
-            retransTimer = scheduler.schedule(retransTask, retransDeadline - now);
-            return;
-        }
         if (rnrWaiting) {
-            return; // the RNR timer restarts the requester
+            return; // the RNR timer restarts the requester (rxe-facts §5.3)
         }
         counters.retransmitTimeouts++;
-        retry(true);
+        retry(RetryCause.TIMEOUT);
         qp.device.flushTransport();
     }
 
     /**
-     * Starts a retry from comp.psn, charging retry_cnt ({@code rxe-facts.md} §5.3; 7 = infinite).
-     *
-     * @param timeout whether a timeout (rather than a sequence NAK or a lost response) caused it
+     * Starts a retry from comp.psn, charging retry_cnt ({@code rxe-facts.md} §5.3). Unlike rxe,
+     * retry_cnt 7 is seven retries, not infinite ({@code extensions.md} §6): when no retry is left
+     * the head WQE completes with RETRY_EXC_ERR and the QP enters ERR. Only a timeout may start a
+     * retry while another one is under way (rxe's {@code started_retry}).
      */
-    void retry(boolean timeout) {
-        if (!timeout && retryStarted) {
-            return; // one retry sequence at a time (rxe's started_retry): wait for progress or the timer
+    void retry(RetryCause cause) {
+        SendWqe head = qp.completer.head();
+        if (head == null) {
+            return; // nothing was sent that a retry could resend
         }
+        if (cause != RetryCause.TIMEOUT && retryStarted) {
+            return; // one retry sequence at a time: wait for progress or the timer
+        }
+        if (retryLeft <= 0) {
+            counters.retryExceededErr++;
+            qp.completer.failHead(head, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.retryCnt
+                    + " exhausted (" + cause + "): no acknowledgement from " + qp.av() + " QPN 0x"
+                    + Integer.toHexString(qp.destQpn) + " for PSN 0x" + Integer.toHexString(qp.completer.compPsn()));
+            return;
+        }
+        retryLeft--;
         retryStarted = true;
-        if (qp.retryCnt != 7) {
-            if (retryLeft <= 0) {
-                counters.retryExceededErr++;
-                SendWqe head = qp.completer.head();
-                if (head != null) {
-                    qp.completer.failHead(head, WcStatus.RETRY_EXC_ERR, 0);
-                }
-                return;
-            }
-            retryLeft--;
-        }
-        if (!timeout) {
+        if (cause != RetryCause.TIMEOUT) {
             counters.completerRetryErr++;
+        }
+        if (!outstanding()) {
+            return; // everything the requester sent was acknowledged meanwhile
         }
         rewind();
         run();
     }
 
-    /** RNR NAK received: wait the responder's RNR time, then retry ({@code rxe-facts.md} §5.3). */
+    /** RNR NAK received: wait the responder's RNR time, then retry ({@code rxe-facts.md} §5.3; 7 = infinite). */
     void onRnrNak(int timerCode) {
         counters.rcvdRnrErr++;
         if (qp.rnrRetry != 7) {
@@ -427,7 +470,9 @@ final class Requester {
                 counters.retryRnrExceededErr++;
                 SendWqe head = qp.completer.head();
                 if (head != null) {
-                    qp.completer.failHead(head, WcStatus.RNR_RETRY_EXC_ERR, 0);
+                    qp.completer.failHead(head, WcStatus.RNR_RETRY_EXC_ERR, 0, "rnr_retry " + qp.rnrRetry
+                            + " exhausted: " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn)
+                            + " had no receive WQE for PSN 0x" + Integer.toHexString(qp.completer.compPsn()));
                 }
                 return;
             }
@@ -463,11 +508,11 @@ final class Requester {
             // never restart before the head WQE's own first PSN: PSNs once given must stay given,
             // or the responder would see every later request shifted
             SendWqe head = qp.sqAt(from);
-            if (head.state != SendWqe.State.POSTED && Psn.diff(qp.completer.compPsn, head.firstPsn) < 0) {
-                qp.completer.compPsn = head.firstPsn;
+            if (head.state != SendWqe.State.POSTED) {
+                qp.completer.advanceTo(head.firstPsn);
             }
         }
-        int compPsn = qp.completer.compPsn;
+        int compPsn = qp.completer.compPsn();
         long prod = qp.sqProducer();
         for (long i = from; i != prod; i++) {
             SendWqe w = qp.sqAt(i);
@@ -492,6 +537,8 @@ final class Requester {
         qp.sqReq = from;
         psn = compPsn;
         noAckPkts = 0;
+        outputStalled = false;
+        unacked.clear(); // everything from comp.psn on is sent again and recorded anew
         counters.rewinds++;
     }
 }

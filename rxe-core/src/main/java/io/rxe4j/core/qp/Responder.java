@@ -27,11 +27,25 @@ import java.lang.invoke.VarHandle;
 /**
  * The responder ({@code rxe_resp.c}; {@code rxe-facts.md} §1.3, §4.2, §5.5–§5.7, §6.3, §9.3):
  * CHK_PSN → CHK_OP_SEQ → CHK_OP_VALID → CHK_RESOURCE → CHK_LENGTH → CHK_RKEY → EXECUTE →
- * COMPLETE → ACKNOWLEDGE, one method per step. Class C errors send a NAK with the packet's PSN
- * and move the QP to ERR; out-of-sequence requests get one PSN-sequence NAK per gap; duplicates
- * are answered without re-executing. Loop only.
+ * COMPLETE → ACKNOWLEDGE. Class C errors send a NAK with the packet's PSN and move the QP to ERR;
+ * out-of-sequence requests get one PSN-sequence NAK per gap; duplicates are answered without
+ * re-executing, a duplicate SEND/WRITE with an ACK of its own PSN ({@code extensions.md} §6).
+ *
+ * <p>Bounded output ({@code extensions.md} §6): a READ reply (or its replay) is sent from a
+ * cursor in its responder resource, at most {@link #REPLY_BATCH} packets per turn, and only while
+ * the transport is writable; between turns the device serves its other QPs. Requests that arrive
+ * while a reply is under way wait, in order, in a bounded queue ({@link #MAX_WAITING} packets;
+ * beyond it they are dropped and counted, and the requester resends them), except a duplicate of
+ * the READ being answered, which moves the cursor to the PSN it asks for (as rxe does). A reply
+ * whose memory becomes unreadable (MR deregistered) ends with NAK 0x62 carrying the request's PSN.
+ * Loop only.
  */
 final class Responder {
+    /** Most READ response packets one turn of a QP produces. */
+    static final int REPLY_BATCH = 16;
+    /** Most request packets held while a READ reply is under way. */
+    static final int MAX_WAITING = 256;
+
     private enum InMessage { NONE, SEND, WRITE }
 
     /** Maximum RETH DMA length ({@code RXE_PORT_MAX_MSG_SZ}). */
@@ -53,14 +67,28 @@ final class Responder {
     private long writeVa;
     private long writeResid;
     private long writeLength;
+    /** The READ reply being sent (rxe's {@code qp->resp.res}), or null. */
+    private ResponderResources.Entry reply;
+    /** Requests that arrived while {@link #reply} was under way (retained slices), oldest first. */
+    private final java.util.ArrayDeque<ByteBuf> waiting = new java.util.ArrayDeque<>();
+    private final PacketView waitingView = new PacketView();
 
     Responder(QueuePair qp) {
         this.qp = qp;
         this.counters = qp.counters;
     }
 
+    /** @return a one-line summary; read without synchronisation (may be slightly inconsistent off the loop) */
     String debugState() {
-        return "resp{epsn=0x" + Integer.toHexString(ePsn) + " msn=" + msn + " in=" + inMessage + " nakSent=" + nakSent + "}";
+        ResponderResources.Entry r = reply;
+        return "resp{epsn=0x" + Integer.toHexString(ePsn) + " msn=" + msn + " in=" + inMessage + " nakSent=" + nakSent
+                + (r != null ? " reply@0x" + Integer.toHexString(r.curPsn) + " resid=" + r.resid : "")
+                + " waiting=" + waiting.size() + "}";
+    }
+
+    /** @return whether a READ reply is under way or requests wait behind one */
+    boolean busy() {
+        return reply != null || !waiting.isEmpty();
     }
 
     void setExpectedPsn(int p) {
@@ -79,13 +107,72 @@ final class Responder {
         resources.clear();
     }
 
+    /** Drops the message in progress, the READ reply under way and the waiting requests (ERR, RESET, destroy). */
     void abortMessage() {
         inMessage = InMessage.NONE;
         recv = null;
         writeMr = null;
+        endReply();
+        ByteBuf b;
+        while ((b = waiting.poll()) != null) {
+            b.release();
+        }
     }
 
+    private void endReply() {
+        if (reply != null) {
+            reply.mr = null;
+            reply = null;
+        }
+    }
+
+    /**
+     * Entry point for a request packet: processed at once, or, while a READ reply is under way,
+     * queued behind it (or, for a duplicate of that READ, turned into a new position of its cursor).
+     */
     void onRequest(PacketView pkt) {
+        if (busy()) {
+            if (reply != null && retargetReply(pkt)) {
+                return;
+            }
+            if (waiting.size() >= MAX_WAITING) {
+                counters.drop(DropReason.RESPONDER_BUSY);
+                return;
+            }
+            waiting.add(pkt.buf().retainedSlice(pkt.bthIndex(), pkt.length()));
+            return;
+        }
+        process(pkt);
+    }
+
+    /**
+     * One turn of this QP's responder output (called by the device, fairly with its other QPs):
+     * the next batch of the READ reply, then the requests that waited behind it until another
+     * reply starts.
+     */
+    void onService() {
+        if (reply != null) {
+            sendReplyBatch();
+        }
+        int n = 0;
+        while (reply == null && !waiting.isEmpty() && n++ < MAX_WAITING) {
+            ByteBuf b = waiting.poll();
+            try {
+                if (waitingView.parse(b, b.readerIndex(), b.readableBytes()) == null) {
+                    process(waitingView);
+                } else {
+                    counters.drop(DropReason.OTHER);
+                }
+            } finally {
+                b.release();
+            }
+        }
+        if (busy() && qp.state != io.rxe4j.core.verbs.QpState.ERR) {
+            qp.device.requestService(qp);
+        }
+    }
+
+    private void process(PacketView pkt) {
         Opcode op = pkt.opcode();
         int p = pkt.psn();
         // CHK_PSN
@@ -128,6 +215,21 @@ final class Responder {
             nakError(Aeth.NAK_INVALID_REQUEST, p);
             return;
         }
+        // CHK_RESOURCE (before CHK_LENGTH, as rxe-facts §9.3): a receive WQE for SEND FIRST/ONLY and
+        // WRITE WITH IMMEDIATE, else RNR NAK; responder resources for READ and atomics
+        if (op.consumesRecvWqe()) {
+            RecvWqe r = qp.peekRecv();
+            if (r == null) {
+                rnrNak(p);
+                return;
+            }
+            recv = r;
+            recvOffset = 0;
+        }
+        if (needsRdAtomicResource(op.operation()) && qp.maxDestRdAtomic == 0) {
+            nakError(Aeth.NAK_INVALID_REQUEST, p);
+            return;
+        }
         // CHK_LENGTH (packet level)
         int pmtu = qp.pmtu();
         int n = pkt.payloadLength();
@@ -155,16 +257,14 @@ final class Responder {
 
     // ------------------------------------------------------------------ execute
 
+    private static boolean needsRdAtomicResource(Opcode.Operation o) {
+        return switch (o) {
+            case READ, COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD, ATOMIC_WRITE -> true;
+            default -> false;
+        };
+    }
+
     private void executeSend(PacketView pkt, Opcode op, int p, int n) {
-        if (op.isFirst()) {
-            RecvWqe r = qp.peekRecv(); // CHK_RESOURCE
-            if (r == null) {
-                rnrNak(p);
-                return;
-            }
-            recv = r;
-            recvOffset = 0;
-        }
         if (recvOffset + n > recv.length) {
             nakError(Aeth.NAK_INVALID_REQUEST, p); // receive buffer too small (rxe-facts §5.6)
             return;
@@ -198,18 +298,8 @@ final class Responder {
     }
 
     private void executeWrite(PacketView pkt, Opcode op, int p, int n, int pmtu) {
-        if (op.consumesRecvWqe()) {
-            // CHK_RESOURCE: WRITE_WITH_IMM needs a receive WQE for its completion. rxe takes it
-            // before CHK_LENGTH/CHK_RKEY, so a later class C error completes this WQE with the
-            // error status (rxe_resp.c do_complete) rather than flushing it.
-            RecvWqe r = qp.peekRecv();
-            if (r == null) {
-                rnrNak(p);
-                return;
-            }
-            recv = r;
-            recvOffset = 0;
-        }
+        // WRITE_WITH_IMM took its receive WQE in CHK_RESOURCE, so a later class C error completes
+        // that WQE with the error status (rxe_resp.c do_complete) rather than flushing it
         if (op.isFirst()) {
             int reth = pkt.index(Header.RETH);
             long va = Reth.va(pkt.buf(), reth);
@@ -275,10 +365,6 @@ final class Responder {
     }
 
     private void executeRead(PacketView pkt, int p, int pmtu) {
-        if (qp.maxDestRdAtomic == 0) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p);
-            return;
-        }
         int reth = pkt.index(Header.RETH);
         long va = Reth.va(pkt.buf(), reth);
         int rkey = Reth.rkey(pkt.buf(), reth);
@@ -304,14 +390,10 @@ final class Responder {
         e.rkey = rkey;
         msn = Psn.next(msn);
         ePsn = Psn.add(p, npkts);
-        sendReadResponses(mr, va, len, p, true, pmtu);
+        startReply(e, mr, va, len, p, true);
     }
 
     private void executeAtomic(PacketView pkt, Opcode op, int p) {
-        if (qp.maxDestRdAtomic == 0) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p);
-            return;
-        }
         boolean maskedCas = op == Opcode.RC_MASKED_COMPARE_SWAP;
         int at = maskedCas ? pkt.index(Header.MASKED_CMP_SWAP_ETH) : pkt.index(Header.ATOMIC_ETH);
         ByteBuf b = pkt.buf();
@@ -352,10 +434,6 @@ final class Responder {
      * thread before it (program order), so a reader that acquires the new value sees them too.
      */
     private void executeAtomicWrite(PacketView pkt, int p) {
-        if (qp.maxDestRdAtomic == 0) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p);
-            return;
-        }
         int reth = pkt.index(Header.RETH);
         long va = Reth.va(pkt.buf(), reth);
         MemoryRegion mr = remoteMr(Reth.rkey(pkt.buf(), reth), va, 8, Access.REMOTE_WRITE);
@@ -377,7 +455,7 @@ final class Responder {
         record(ResponderResources.Type.ATOMIC_WRITE, p);
         msn = Psn.next(msn);
         ePsn = Psn.next(p);
-        sendReadResponses(null, 0, 0, p, true, qp.pmtu());
+        sendEmptyReadResponse(p);
     }
 
     /**
@@ -421,7 +499,7 @@ final class Responder {
         record(ResponderResources.Type.FLUSH, p);
         msn = Psn.next(msn);
         ePsn = Psn.next(p);
-        sendReadResponses(null, 0, 0, p, true, qp.pmtu());
+        sendEmptyReadResponse(p);
     }
 
     /** @return the QP/MR access a FLUSH placement type needs, or -1 for an invalid type (NAK 0x61) */
@@ -456,33 +534,16 @@ final class Responder {
 
     private void duplicate(PacketView pkt, Opcode op, int p) {
         switch (op.operation()) {
-            case SEND, WRITE -> sendAck(Aeth.ACK_UNLIMITED, Psn.add(ePsn, -1)); // C9-105: ACK again
+            // C9-105: acknowledge again, with the duplicate's own PSN: ePsn − 1 could be a later
+            // READ's or atomic's PSN, which would acknowledge it implicitly (extensions §6)
+            case SEND, WRITE -> sendAck(Aeth.ACK_UNLIMITED, p);
             case READ -> {
                 ResponderResources.Entry e = resources.find(ResponderResources.Type.READ, p);
                 if (e == null) {
                     counters.drop(DropReason.OTHER);
                     return;
                 }
-                int reth = pkt.index(Header.RETH);
-                long va = Reth.va(pkt.buf(), reth);
-                int rkey = Reth.rkey(pkt.buf(), reth);
-                long len = Reth.dmaLength(pkt.buf(), reth);
-                long off = va - e.va;
-                boolean subset = rkey == e.rkey && Long.compareUnsigned(va, e.va) >= 0
-                        && Long.compareUnsigned(off, e.length) <= 0 && len <= e.length - off;
-                if (!subset) {
-                    counters.drop(DropReason.OTHER);
-                    return;
-                }
-                MemoryRegion mr = null;
-                if (len > 0) {
-                    mr = remoteMr(rkey, va, len, Access.REMOTE_READ); // looked up again (rxe-facts §5.5)
-                    if (mr == null) {
-                        counters.drop(DropReason.OTHER);
-                        return;
-                    }
-                }
-                sendReadResponses(mr, va, len, p, p == e.firstPsn, qp.pmtu());
+                replayRead(pkt, e, p, true);
             }
             case ATOMIC_WRITE, FLUSH -> {
                 ResponderResources.Type t = op.operation() == Opcode.Operation.FLUSH
@@ -496,7 +557,7 @@ final class Responder {
                     counters.drop(DropReason.OTHER);
                     return;
                 }
-                sendReadResponses(null, 0, 0, p, true, qp.pmtu()); // answered again, not executed again
+                sendEmptyReadResponse(p); // answered again, not executed again
             }
             case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> {
                 ResponderResources.Entry e = resources.find(ResponderResources.Type.ATOMIC, p);
@@ -508,6 +569,55 @@ final class Responder {
             }
             default -> counters.drop(DropReason.OTHER);
         }
+    }
+
+    /**
+     * A duplicate READ for resource {@code e}: it must ask for the original or a subset of it (same
+     * rkey, VA range inside); the MR is looked up again and the data sent again from memory as a
+     * new response stream starting at the duplicate's PSN ({@code extensions.md} §6). If the MR is
+     * gone or no longer covers the range: NAK 0x62 with the duplicate's PSN.
+     */
+    private void replayRead(PacketView pkt, ResponderResources.Entry e, int p, boolean sendNow) {
+        int reth = pkt.index(Header.RETH);
+        long va = Reth.va(pkt.buf(), reth);
+        int rkey = Reth.rkey(pkt.buf(), reth);
+        long len = Reth.dmaLength(pkt.buf(), reth);
+        long off = va - e.va;
+        boolean subset = rkey == e.rkey && Long.compareUnsigned(va, e.va) >= 0
+                && Long.compareUnsigned(off, e.length) <= 0 && len <= e.length - off;
+        if (!subset) {
+            counters.drop(DropReason.OTHER);
+            return;
+        }
+        MemoryRegion mr = null;
+        if (len > 0) {
+            mr = remoteMr(rkey, va, len, Access.REMOTE_READ); // looked up again (rxe-facts §5.5)
+            if (mr == null) {
+                nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+                return;
+            }
+        }
+        startReply(e, mr, va, len, p, sendNow);
+    }
+
+    /**
+     * While a reply is under way: a duplicate READ of the very resource being answered moves the
+     * cursor to the PSN it asks for (the requester has everything before it), instead of queueing
+     * a second full replay behind the first.
+     *
+     * @return whether {@code pkt} was handled
+     */
+    private boolean retargetReply(PacketView pkt) {
+        if (pkt.opcode() != Opcode.RC_RDMA_READ_REQUEST) {
+            return false;
+        }
+        int p = pkt.psn();
+        if (Psn.diff(p, ePsn) >= 0 || resources.find(ResponderResources.Type.READ, p) != reply) {
+            return false;
+        }
+        counters.duplicateRequest++;
+        replayRead(pkt, reply, p, false); // no extra output now: the cursor moves, the next turn sends
+        return true;
     }
 
     /**
@@ -528,6 +638,9 @@ final class Responder {
 
     /** Class C error: NAK with the packet PSN, complete a receive WQE in use, QP → ERR. */
     private void nakError(int syndrome, int p) {
+        String reason = "responder sent NAK 0x" + Integer.toHexString(syndrome) + " for PSN 0x"
+                + Integer.toHexString(p) + " (in message: " + inMessage + ")";
+        qp.noteErrorReason(reason);
         sendAck(syndrome, p);
         RecvWqe r = recv;
         if (r != null) {
@@ -541,8 +654,7 @@ final class Responder {
             qp.consumeRecv();
             qp.completeRecv(wrId, st, WcOpcode.RECV, (int) recvOffset, 0, 0);
         }
-        qp.moveToError("responder sent NAK 0x" + Integer.toHexString(syndrome) + " for PSN 0x"
-                + Integer.toHexString(p) + " (in message: " + inMessage + ")");
+        qp.moveToError(reason);
     }
 
     // ------------------------------------------------------------------ packets out
@@ -573,46 +685,99 @@ final class Responder {
         qp.device.transmit(qp, b);
     }
 
+    /** Answers ATOMIC WRITE and FLUSH: one zero-length READ RESPONSE ONLY with PSN {@code psn}. */
+    private void sendEmptyReadResponse(int psn) {
+        Opcode op = Opcode.RC_RDMA_READ_RESPONSE_ONLY;
+        int total = op.headerLength() + Icrc.LENGTH;
+        ByteBuf b = qp.device.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, false, psn);
+        Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, msn);
+        b.writerIndex(total);
+        qp.device.transmit(qp, b);
+    }
+
     /**
-     * Sends READ response packets for {@code [va, va+len)} starting at PSN {@code psn}.
+     * Starts (or restarts) the READ reply of {@code e} for {@code [va, va+len)} as a new response
+     * stream (FIRST … LAST, or ONLY) from PSN {@code psn}.
      *
-     * @param startsMessage whether the first packet is FIRST/ONLY (else MIDDLE/LAST, a replay
-     *     from inside the original response)
+     * @param sendNow whether to send the first batch at once (else at the QP's next turn)
      */
-    private void sendReadResponses(MemoryRegion mr, long va, long len, int psn, boolean startsMessage, int pmtu) {
-        long off = 0;
-        int p = psn;
-        boolean first = startsMessage;
-        do {
-            long remaining = len - off;
-            int n = (int) Math.min(remaining, pmtu);
-            boolean last = remaining <= pmtu;
-            Opcode op = first ? (last ? Opcode.RC_RDMA_READ_RESPONSE_ONLY : Opcode.RC_RDMA_READ_RESPONSE_FIRST)
-                    : (last ? Opcode.RC_RDMA_READ_RESPONSE_LAST : Opcode.RC_RDMA_READ_RESPONSE_MIDDLE);
-            int pad = -n & 3;
-            int hdr = op.headerLength();
-            int total = hdr + n + pad + Icrc.LENGTH;
-            ByteBuf b = qp.device.allocPacket(total);
-            Bth.write(b, 0, op.code(), false, pad, Bth.DEFAULT_PKEY, qp.destQpn, false, p);
-            if (op.has(Header.AETH)) {
-                Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, msn);
+    private void startReply(ResponderResources.Entry e, MemoryRegion mr, long va, long len, int psn,
+            boolean sendNow) {
+        e.mr = mr;
+        e.curVa = va;
+        e.resid = len;
+        e.curPsn = psn;
+        e.requestPsn = psn;
+        e.streamStart = true;
+        reply = e;
+        if (sendNow) {
+            sendReplyBatch();
+        }
+        if (busy()) {
+            qp.device.requestService(qp);
+        }
+    }
+
+    /** Sends up to {@link #REPLY_BATCH} packets of the reply under way, while the transport is writable. */
+    private void sendReplyBatch() {
+        for (int i = 0; i < REPLY_BATCH && reply != null; i++) {
+            if (!qp.device.transportWritable()) {
+                qp.device.awaitWritable(qp);
+                return;
             }
-            if (n > 0) {
-                try {
-                    MemoryCopy.toBuf(mr.segment(), mr.offset(va + off), b, hdr, n);
-                } catch (IllegalStateException closed) {
-                    b.release();
-                    return; // MR released: the requester times out and fails
-                }
+            sendReadResponse(reply);
+        }
+    }
+
+    /** Sends the next READ response packet of {@code e}; ends the reply after its last packet or on a memory fault. */
+    private void sendReadResponse(ResponderResources.Entry e) {
+        int pmtu = qp.pmtu();
+        int n = (int) Math.min(e.resid, pmtu);
+        boolean last = e.resid <= pmtu;
+        Opcode op = e.streamStart
+                ? (last ? Opcode.RC_RDMA_READ_RESPONSE_ONLY : Opcode.RC_RDMA_READ_RESPONSE_FIRST)
+                : (last ? Opcode.RC_RDMA_READ_RESPONSE_LAST : Opcode.RC_RDMA_READ_RESPONSE_MIDDLE);
+        MemoryRegion mr = e.mr;
+        if (n > 0 && (mr == null || !mr.isValid())) {
+            readFault(e);
+            return;
+        }
+        int pad = -n & 3;
+        int hdr = op.headerLength();
+        int total = hdr + n + pad + Icrc.LENGTH;
+        ByteBuf b = qp.device.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, pad, Bth.DEFAULT_PKEY, qp.destQpn, false, e.curPsn);
+        if (op.has(Header.AETH)) {
+            Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, msn);
+        }
+        if (n > 0) {
+            try {
+                MemoryCopy.toBuf(mr.segment(), mr.offset(e.curVa), b, hdr, n);
+            } catch (IllegalStateException released) {
+                b.release();
+                readFault(e);
+                return;
             }
-            for (int i = 0; i < pad; i++) {
-                b.setByte(hdr + n + i, 0);
-            }
-            b.writerIndex(total);
-            qp.device.transmit(qp, b);
-            off += n;
-            p = Psn.next(p);
-            first = false;
-        } while (off < len);
+        }
+        for (int i = 0; i < pad; i++) {
+            b.setByte(hdr + n + i, 0);
+        }
+        b.writerIndex(total);
+        qp.device.transmit(qp, b);
+        e.curVa += n;
+        e.resid -= n;
+        e.curPsn = Psn.next(e.curPsn);
+        e.streamStart = false;
+        if (last) {
+            endReply();
+        }
+    }
+
+    /** The memory under a READ reply became unreadable: no more payload, NAK 0x62 with the request's PSN (extensions §6). */
+    private void readFault(ResponderResources.Entry e) {
+        int p = e.requestPsn;
+        endReply();
+        nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
     }
 }

@@ -23,6 +23,19 @@ final class ResponderResources {
         long length;
         int rkey;
         long original;
+        // ---- READ reply cursor (the responder sends a reply in bounded batches from here) ----
+        /** The MR being read, looked up when the reply (or replay) started. */
+        io.rxe4j.core.memory.MemoryRegion mr;
+        /** Next VA to send. */
+        long curVa;
+        /** Bytes still to send. */
+        long resid;
+        /** PSN of the next response packet. */
+        int curPsn;
+        /** PSN of the request being answered (the original or the duplicate), for a NAK. */
+        int requestPsn;
+        /** The next packet starts a response stream (FIRST or ONLY). */
+        boolean streamStart;
     }
 
     private Entry[] ring = newRing(1);
@@ -48,6 +61,7 @@ final class ResponderResources {
     void clear() {
         for (Entry e : ring) {
             e.type = Type.NONE;
+            e.mr = null;
         }
         for (Entry e : flushRing) {
             e.type = Type.NONE;
@@ -67,6 +81,7 @@ final class ResponderResources {
             next = (next + 1) % ring.length;
         }
         e.type = type;
+        e.mr = null;
         return e;
     }
 

@@ -30,6 +30,14 @@ public enum DropReason {
     WRONG_PEER,
     /** Anything else the engine refused without a NAK (stale or unexpected responses, unmatched duplicates). */
     OTHER,
-    /** An unexpected exception in the engine while handling the packet (a bug: logged at debug). */
-    INTERNAL_ERROR
+    /**
+     * An unexpected exception in the engine while handling the packet (a bug): the QP concerned
+     * enters ERR with an "internal error" reason and a rate-limited WARN is logged.
+     */
+    INTERNAL_ERROR,
+    /**
+     * A request that arrived while the responder's queue of requests waiting behind a READ reply
+     * was full (the requester resends it); {@code extensions.md} §6, bounded output.
+     */
+    RESPONDER_BUSY
 }

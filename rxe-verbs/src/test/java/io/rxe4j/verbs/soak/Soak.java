@@ -96,11 +96,17 @@ public final class Soak {
     /** Local ACK timeout exponent on SIM: 4.096 µs × 2^8 ≈ 1.05 ms of virtual time. */
     static final int SIM_ACK_TIMEOUT = 8;
     /**
-     * Local ACK timeout exponent on UDP: 4.096 µs × 2^12 ≈ 16.8 ms, long enough not to fire on
-     * every scheduling hiccup of a 2-core machine, short enough that thousands of retries fit in
-     * seconds.
+     * Local ACK timeout exponent on UDP: 4.096 µs × 2^13 ≈ 33.6 ms, long enough not to fire on
+     * every scheduling hiccup of a busy 2-core machine, short enough that hundreds of timeouts fit
+     * in seconds.
      */
-    static final int UDP_ACK_TIMEOUT = 12;
+    static final int UDP_ACK_TIMEOUT = 13;
+    /**
+     * retry_cnt of every QP: finite (since rxe4j counts 7 as seven retries, any value is), and
+     * below 7 so that a run in which retries pile up without progress fails instead of recovering
+     * slowly. A WQE that runs out fails the soak ({@code retry_exceeded_err} must stay 0).
+     */
+    static final int RETRY_CNT = 6;
 
     private final long seed;
     private final int totalOps;
@@ -108,6 +114,8 @@ public final class Soak {
     private final Network network;
     private final SplittableRandom rnd;
     private final java.util.ArrayDeque<String> trace = new java.util.ArrayDeque<>();
+    private UdpTransport udpA;
+    private UdpTransport udpB;
 
     /**
      * @param seed seeds the workload and the faults
@@ -158,8 +166,10 @@ public final class Soak {
                     seed * 31 + 2, FaultSpec.parse(faultSpec));
         } else {
             InetSocketAddress loopback = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
-            ta = new FaultInjectingTransport(UdpTransport.bind(loopback), seed * 31 + 1, FaultSpec.parse(faultSpec));
-            tb = new FaultInjectingTransport(UdpTransport.bind(loopback), seed * 31 + 2, FaultSpec.parse(faultSpec));
+            udpA = UdpTransport.bind(loopback);
+            udpB = UdpTransport.bind(loopback);
+            ta = new FaultInjectingTransport(udpA, seed * 31 + 1, FaultSpec.parse(faultSpec));
+            tb = new FaultInjectingTransport(udpB, seed * 31 + 2, FaultSpec.parse(faultSpec));
         }
         if (sim && Boolean.getBoolean("rxe4j.soak.trace")) {
             fabric.setFilter((buf, from, to) -> {
@@ -174,8 +184,9 @@ public final class Soak {
                 return true;
             });
         }
-        RdmaDevice da = RdmaDevice.open(ta);
-        RdmaDevice db = RdmaDevice.open(tb);
+        boolean udpTrace = !sim && Boolean.getBoolean("rxe4j.soak.trace");
+        RdmaDevice da = RdmaDevice.open(udpTrace ? new TraceTransport(ta, trace, "A") : ta);
+        RdmaDevice db = RdmaDevice.open(udpTrace ? new TraceTransport(tb, trace, "B") : tb);
         ProtectionDomain pa = da.allocPd();
         ProtectionDomain pb = db.allocPd();
         CompletionQueue cqa = da.createCq(QPS * DEPTH * 2);
@@ -275,7 +286,9 @@ public final class Soak {
                     Pending p = find(pending, wc.wrId);
                     check(p != null, "completion for an unknown or already completed wr " + wc);
                     check(wc.status == WcStatus.SUCCESS, "wr " + wc.wrId + " " + p.op + " failed: " + wc
-                            + "; A's QP: " + qa[p.qp].errorReason() + "; B's QP: " + qb[p.qp].errorReason());
+                            + "; A's QP: " + qa[p.qp].errorReason() + "; B's QP: " + qb[p.qp].errorReason()
+                            + "\n A: " + qa[p.qp].debugState() + "\n B: " + qb[p.qp].debugState() + "\n A "
+                            + da.counters() + "\n B " + db.counters());
                     check(!done.get((int) wc.wrId), "wr " + wc.wrId + " completed twice");
                     done.set((int) wc.wrId);
                     verify(p, wc, lmem);
@@ -539,10 +552,26 @@ public final class Soak {
         return b;
     }
 
+    private String traceText() {
+        synchronized (trace) {
+            String t = String.join("\n", trace);
+            try {
+                java.nio.file.Files.writeString(java.nio.file.Path.of("/tmp/dbg/trace-" + seed + ".txt"), t);
+            } catch (java.io.IOException ignored) {
+                // debug aid only
+            }
+            return t.length() > 2000 ? t.substring(t.length() - 2000) : t;
+        }
+    }
+
     private void check(boolean cond, String what) {
         if (!cond) {
+            if (udpA != null) {
+                what += "\nUDP A sent " + udpA.packetsSent() + " rcvd " + udpA.packetsReceived() + " chErr " + udpA.channelErrors() + " rcvErr " + udpA.receiveErrors()
+                        + "\nUDP B sent " + udpB.packetsSent() + " rcvd " + udpB.packetsReceived() + " chErr " + udpB.channelErrors() + " rcvErr " + udpB.receiveErrors();
+            }
             throw new AssertionError("soak seed " + seed + " (replay: -Drxe4j.soak.seed=" + seed + "): " + what
-                    + (trace.isEmpty() ? "" : "\nlast packets:\n" + String.join("\n", trace)));
+                    + (trace.isEmpty() ? "" : "\nlast packets:\n" + traceText()));
         }
     }
 
@@ -551,6 +580,7 @@ public final class Soak {
         me.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ACCESS));
         me.modify(new QpAttr().state(QpState.RTR).av(peerAddr).pathMtu(Mtu.MTU_1024).destQpNum(peer.qpNum())
                 .rqPsn(peerPsn).maxDestRdAtomic(16).minRnrTimer(1));
-        me.modify(new QpAttr().state(QpState.RTS).timeout(timeout).retryCnt(7).rnrRetry(7).sqPsn(myPsn).maxRdAtomic(16));
+        me.modify(new QpAttr().state(QpState.RTS).timeout(timeout).retryCnt(RETRY_CNT).rnrRetry(7).sqPsn(myPsn)
+                .maxRdAtomic(16));
     }
 }

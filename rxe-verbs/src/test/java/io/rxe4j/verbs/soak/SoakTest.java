@@ -33,6 +33,17 @@ class SoakTest {
         assertThat(r.countersB().getOrDefault("duplicate_request", 0L)).as("the responder saw duplicates")
                 .isGreaterThan(0);
         assertThat(r.countersA().getOrDefault("retry_exceeded_err", 0L)).as("no WQE ran out of retries").isZero();
+        // the recovery work is bounded by the faults that lose or delay a packet: each such fault
+        // starts at most one retry (a sequence NAK, a READ gap or a timeout), and a retry resends at
+        // most the 128-PSN window
+        long lossy = r.faultsByKind().get("drop") + r.faultsByKind().get("corrupt") + r.faultsByKind().get("reorder")
+                + r.faultsByKind().get("delay");
+        long rewinds = r.countersA().getOrDefault("rewinds", 0L);
+        assertThat(rewinds).as("rewinds <= packets lost, corrupted, reordered or delayed").isLessThanOrEqualTo(lossy);
+        assertThat(r.countersA().getOrDefault("retransmit_timeouts", 0L)).as("timeouts <= lossy faults")
+                .isLessThanOrEqualTo(lossy);
+        assertThat(r.countersA().getOrDefault("resent_pkts", 0L)).as("resent packets <= 128 per rewind")
+                .isLessThanOrEqualTo(128 * rewinds);
         // a flipped bit is caught by the receive path (the ICRC, or a header check before it), and
         // nothing else is dropped: every drop_* counted is a corrupted packet and vice versa. On UDP
         // the device counters are read while a corrupted retransmission may still be in flight

@@ -1,0 +1,73 @@
+package io.rxe4j.core.qp;
+
+import io.rxe4j.core.wire.Psn;
+
+/**
+ * The request packets a requester has sent and not yet seen acknowledged, oldest first: for each,
+ * the last PSN it covers (a READ request covers every PSN of its responses) and when it was sent,
+ * in {@link io.rxe4j.core.spi.Scheduler#nanoTime()} nanoseconds.
+ *
+ * <p>It bounds the requester's output ({@code extensions.md} §6, {@code rxe-facts.md} §5.2: at
+ * most {@link #CAPACITY} packets unacknowledged per QP) and gives the retransmit timer the send
+ * time of the oldest unacknowledged packet. A fixed ring: no allocation per packet. Loop only.
+ */
+final class UnackedPackets {
+    /** Most request packets a QP keeps unacknowledged: 64 ({@code RXE_INFLIGHT_SKBS_PER_QP_HIGH}). */
+    static final int CAPACITY = 64;
+
+    private final int[] lastPsn = new int[CAPACITY];
+    private final long[] sentAt = new long[CAPACITY];
+    private int head;
+    private int size;
+
+    /** @return the number of packets sent and not acknowledged */
+    int size() {
+        return size;
+    }
+
+    /** @return whether every packet sent was acknowledged */
+    boolean isEmpty() {
+        return size == 0;
+    }
+
+    /** @return whether no further packet may be sent before an acknowledgement */
+    boolean isFull() {
+        return size == CAPACITY;
+    }
+
+    /**
+     * Records a packet just sent.
+     *
+     * @param packetLastPsn the last PSN the packet covers (its own PSN, or a READ's last response PSN)
+     * @param now the send time in nanoseconds
+     * @throws IllegalStateException if {@link #isFull()} (the requester checks before it builds a packet)
+     */
+    void add(int packetLastPsn, long now) {
+        if (size == CAPACITY) {
+            throw new IllegalStateException("more than " + CAPACITY + " packets unacknowledged");
+        }
+        int i = (head + size) % CAPACITY;
+        lastPsn[i] = packetLastPsn;
+        sentAt[i] = now;
+        size++;
+    }
+
+    /** Forgets every packet whose last PSN is before {@code compPsn} (acknowledged, comp.psn moved past it). */
+    void acknowledgeBefore(int compPsn) {
+        while (size > 0 && Psn.diff(lastPsn[head], compPsn) < 0) {
+            head = (head + 1) % CAPACITY;
+            size--;
+        }
+    }
+
+    /** @return when the oldest unacknowledged packet was sent, in nanoseconds; undefined when empty */
+    long oldestSentAt() {
+        return sentAt[head];
+    }
+
+    /** Forgets every packet (a rewind: they are sent again and recorded anew). */
+    void clear() {
+        head = 0;
+        size = 0;
+    }
+}
