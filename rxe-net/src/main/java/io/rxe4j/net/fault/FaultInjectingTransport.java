@@ -23,6 +23,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * <p>Everything runs on the wrapped transport's loop (sends, receives, timers), so a run is
  * reproducible from its seed on a virtual-time scheduler. The transport does no protocol logic:
  * it only reads BTH fields to evaluate predicates.
+ *
+ * <p>Writability is the wrapped transport's: {@link #isWritable()} delegates, and the wrapped
+ * transport's {@link PacketReceiver#onWritable()} is forwarded to this transport's receiver.
+ * Packets held back or delayed by a rule are not counted.
  */
 public final class FaultInjectingTransport implements Transport {
     private static final int BTH_MASKED_BYTE = 4; // FECN/BECN byte: not covered by the ICRC
@@ -109,10 +113,36 @@ public final class FaultInjectingTransport implements Transport {
         return inner.allocator();
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Starts the wrapped transport with a receiver that applies the inbound rules and forwards
+     * {@link PacketReceiver#onWritable()} to {@code receiver} unchanged.
+     */
     @Override
     public void start(PacketReceiver receiver) {
         this.downstream = receiver;
-        inner.start(this::onInbound);
+        inner.start(new PacketReceiver() {
+            @Override
+            public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient) {
+                onInbound(packet, sender, recipient);
+            }
+
+            @Override
+            public void onWritable() {
+                downstream.onWritable();
+            }
+        });
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The wrapped transport's writability (packets held back or delayed here are not counted).
+     */
+    @Override
+    public boolean isWritable() {
+        return inner.isWritable();
     }
 
     // ------------------------------------------------------------------ outbound

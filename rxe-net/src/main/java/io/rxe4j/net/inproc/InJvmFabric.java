@@ -23,9 +23,10 @@ import java.util.concurrent.atomic.LongAdder;
  * <h2>Loops</h2>
  *
  * <p>By default ({@link #InJvmFabric()}) every endpoint gets its own single-thread Netty {@link
- * DefaultEventLoop}, wrapped by {@link NettyScheduler}, which the endpoint shuts down when it is
- * closed. A fabric created with {@link #withScheduler(Scheduler)} instead puts all of its endpoints
- * on that one shared scheduler (for example a {@link io.rxe4j.net.sim.VirtualScheduler}, which
+ * DefaultEventLoop} on a daemon thread (so a program that forgets to close an endpoint can still
+ * exit), wrapped by {@link NettyScheduler}, which the endpoint shuts down when it is closed. A
+ * fabric created with {@link #withScheduler(Scheduler)} instead puts all of its endpoints on that
+ * one shared scheduler (for example a {@link io.rxe4j.net.sim.VirtualScheduler}, which
  * makes a whole multi-device test deterministic); the fabric never shuts a shared scheduler down.
  *
  * <h2>Delivery</h2>
@@ -156,7 +157,8 @@ public final class InJvmFabric {
         if (sharedScheduler != null) {
             scheduler = sharedScheduler;
         } else {
-            ownLoop = new DefaultEventLoop(new DefaultThreadFactory("rxe-injvm-" + address.getPort()));
+            // daemon: a program that forgets to close its endpoints can still exit
+            ownLoop = new DefaultEventLoop(new DefaultThreadFactory("rxe-injvm-" + address.getPort(), true));
             scheduler = new NettyScheduler(ownLoop);
         }
         InJvmTransport transport = new InJvmTransport(this, address, scheduler, ownLoop, allocator);

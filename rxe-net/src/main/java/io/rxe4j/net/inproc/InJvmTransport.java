@@ -88,6 +88,21 @@ public final class InJvmTransport implements Transport {
         return allocator;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Always {@code true}, so {@link PacketReceiver#onWritable()} is never called. There is no
+     * socket buffer to fill: {@link #send} only queues on this endpoint until its own {@link
+     * #flush()}, which hands every queued packet to its destination at once, and each
+     * destination's inbox is drained by the destination's own loop. What can be queued is bounded
+     * by the device, which limits its own output (for example the requester's window of
+     * unacknowledged PSNs per QP).
+     */
+    @Override
+    public boolean isWritable() {
+        return true;
+    }
+
     /** @return the fabric this endpoint belongs to. */
     public InJvmFabric fabric() {
         return fabric;

@@ -9,8 +9,10 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.IoEventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
@@ -36,6 +38,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Objects;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -45,11 +48,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * RoCEv2 over UDP: a Netty datagram channel bound to one concrete local (IP, UDP port), NIO by
- * default or, opt-in, Linux native epoll ({@link Builder#io(Io)}).
+ * default or, opt-in, Linux native epoll ({@link Builder#io(Io)}); an IPv6 socket uses epoll
+ * whenever it can (see "IPv6 and zero UDP checksums").
  *
  * <h2>I/O: NIO or epoll</h2>
  *
- * <p>{@link Io#NIO} (the default) uses {@link NioDatagramChannel} and works everywhere. {@link
+ * <p>{@link Io#NIO} (the default) uses {@link NioDatagramChannel} and works everywhere, except
+ * that an IPv6 socket is switched to epoll when possible (below). {@link
  * Io#EPOLL} uses Netty's native {@link EpollDatagramChannel} (Linux x86_64 only; the JNI library
  * comes from {@code io.netty:netty-transport-native-epoll:linux-x86_64}). With epoll, reads use
  * {@code recvmmsg}: {@code EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE} is set to {@link
@@ -61,7 +66,35 @@ import org.slf4j.LoggerFactory;
  * --enable-native-access=ALL-UNNAMED} (on the class path) to load without a warning, and future
  * JDKs deny it without. If epoll cannot be loaded, {@link Builder#bind()} (and {@link
  * #newEventLoopGroup}) throw an {@link IllegalStateException} naming {@link
- * Epoll#unavailabilityCause()}.
+ * Epoll#unavailabilityCause()}. {@link #io()} reports the implementation really in use.
+ *
+ * <h2>IPv6 and zero UDP checksums</h2>
+ *
+ * <p>Linux kernel {@code rdma_rxe} sends RoCEv2 over IPv6 with UDP checksum 0 (the ICRC protects
+ * the packet). RFC 8200 §8.1 tells IPv6 receivers to discard such datagrams, and a Linux UDP
+ * socket drops them (counted in {@code Udp6InCsumErrors} of {@code /proc/net/snmp6}) unless the
+ * socket option {@code UDP_NO_CHECK6_RX} (level {@code SOL_UDP} 17, option 102, Linux 3.16+) is
+ * set. The JDK's {@code DatagramChannel} cannot set it; Netty's epoll channel can. Therefore, for
+ * an IPv6 bind address:
+ *
+ * <ul>
+ *   <li>with {@link Io#EPOLL}, the option is set on the socket;
+ *   <li>with {@link Io#NIO} (the default) and epoll available, the transport uses an {@link
+ *       EpollDatagramChannel} (and, unless a group is supplied, an epoll event loop) instead and
+ *       sets the option; this is logged once per JVM at INFO level, and {@link #io()} returns
+ *       {@link Io#EPOLL}. Checking whether epoll is available loads the native library, so the
+ *       JVM flag above applies to IPv6 NIO transports too;
+ *   <li>with {@link Io#NIO} and epoll unavailable (not Linux x86_64, or the native library cannot
+ *       be loaded), or a caller-supplied {@link Builder#eventLoopGroup} that is not an epoll group,
+ *       the transport stays on NIO and logs a WARN: zero-checksum datagrams from kernel peers are
+ *       then dropped by the kernel before rxe4j sees them.
+ * </ul>
+ *
+ * <p>If the option cannot be set on an epoll socket, {@link Builder#bind()} throws an {@link
+ * IllegalStateException}. {@link #acceptsZeroChecksum()} tells whether the socket accepts
+ * zero-checksum datagrams. IPv4 needs no option: there a zero UDP checksum means "no checksum" and
+ * every datagram is accepted. GSO/GRO still need {@link Builder#io(Io)} {@link Io#EPOLL}
+ * explicitly. rxe4j itself always sends a real UDP checksum.
  *
  * <h2>UDP GSO and GRO (epoll, opt-in)</h2>
  *
@@ -93,10 +126,12 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Threads</h2>
  *
- * <p>By default the transport creates its own event loop group with one thread (NIO or epoll, see {@link Builder#io}) and shuts it
- * down on {@link #close()}; with {@link Builder#eventLoopGroup(EventLoopGroup)} the channel is
- * registered on a caller-supplied group (or single {@link io.netty.channel.EventLoop}) that the
- * caller owns. {@link #scheduler()} is that channel's event loop. Received packets are delivered on
+ * <p>By default the transport creates its own event loop group with one daemon thread (NIO or
+ * epoll, see {@link Builder#io}; daemon, so that a program that forgets {@link #close()} can still
+ * exit) and shuts it down on {@link #close()}; with {@link
+ * Builder#eventLoopGroup(EventLoopGroup)} the channel is registered on a caller-supplied group (or
+ * single {@link io.netty.channel.EventLoop}) that the caller owns. {@link #scheduler()} is that
+ * channel's event loop. Received packets are delivered on
  * it; {@link #send} and {@link #flush} must be called on it. {@link #start}, {@link #close()}, the
  * accessors and the counters are thread-safe. {@link Builder#bind()} and {@link #close()} block
  * (briefly) and must not be called on the channel's event loop, except that {@code close()} on the
@@ -111,6 +146,25 @@ import org.slf4j.LoggerFactory;
  * caught, counted in {@link #receiveErrors()} and logged at debug level. A datagram larger than
  * {@link Builder#maxDatagramBytes(int)} cannot be read whole; it is dropped and counted in {@link
  * #oversizedDropped()}.
+ *
+ * <h2>Writability</h2>
+ *
+ * <p>{@link #isWritable()} follows Netty's write-buffer water marks ({@link
+ * Builder#writeBufferWaterMark(int, int)}, default {@link #DEFAULT_WRITE_BUFFER_LOW_WATER_MARK}
+ * and {@link #DEFAULT_WRITE_BUFFER_HIGH_WATER_MARK}): the channel turns not writable when the bytes
+ * it holds (written but not yet flushed, or flushed but not yet taken by the socket's send buffer,
+ * plus Netty's small per-entry overhead) exceed the high-water mark, and writable again when they
+ * fall below the low-water mark. With {@link Builder#gso(boolean)} the packets sent but not yet
+ * flushed are not in the channel yet; they count too: the transport is not writable while they
+ * hold more than the high-water mark in bytes (UDP payload bytes); {@link #flush()} moves them into
+ * the channel, which then holds more than the high-water mark too. When the channel becomes
+ * writable again (Netty's {@code channelWritabilityChanged}), the receiver's {@link
+ * PacketReceiver#onWritable()} is called from a separate task on the event loop, never from
+ * inside {@link #send} or {@link #flush}; it is skipped if the transport is not writable any more
+ * by then (a later transition calls it). An exception thrown by {@code onWritable} is handled
+ * like one from {@code onPacket}. Over loopback a UDP send never waits for socket buffer space
+ * (the datagram is delivered or dropped at once), so there the channel is only not writable while
+ * unflushed packets pile up; on a real interface the socket's send buffer can fill.
  */
 public final class UdpTransport implements Transport {
 
@@ -137,10 +191,31 @@ public final class UdpTransport implements Transport {
     /** The most packets coalesced into one GSO send (the kernel's older {@code UDP_MAX_SEGMENTS}): 64. */
     public static final int GSO_MAX_SEGMENTS = 64;
 
+    /**
+     * Default low-water mark of the channel's write buffer: 256 KiB, in bytes. Below it a transport
+     * that was not writable becomes writable again (see {@link #isWritable()}).
+     */
+    public static final int DEFAULT_WRITE_BUFFER_LOW_WATER_MARK = 256 * 1024;
+
+    /**
+     * Default high-water mark of the channel's write buffer: 1 MiB, in bytes. Above it the
+     * transport is not writable (see {@link #isWritable()}).
+     */
+    public static final int DEFAULT_WRITE_BUFFER_HIGH_WATER_MARK = 1024 * 1024;
+
     /** Read buffer with {@link Builder#gro(boolean)}: one GRO read returns at most 64 KiB. */
     private static final int GRO_READ_BUFFER_BYTES = 64 * 1024;
 
     private static final long CLOSE_TIMEOUT_SECONDS = 5;
+
+    // <linux/udp.h>: accept IPv6 datagrams with UDP checksum 0 (Linux 3.16+)
+    private static final int SOL_UDP = 17;
+    private static final int UDP_NO_CHECK6_RX = 102;
+    private static final IntegerUnixChannelOption UDP_NO_CHECK6_RX_OPTION =
+            new IntegerUnixChannelOption("UDP_NO_CHECK6_RX", SOL_UDP, UDP_NO_CHECK6_RX);
+
+    /** Whether the INFO "IPv6 uses epoll instead of NIO" was logged (once per JVM). */
+    private static final AtomicBoolean IPV6_EPOLL_LOGGED = new AtomicBoolean();
 
     private final DatagramChannel channel;
     private final Io io;
@@ -149,6 +224,9 @@ public final class UdpTransport implements Transport {
     private final InetSocketAddress localAddress;
     private final int maxDatagramBytes;
     private final boolean dontFragment;
+    private final boolean zeroChecksumRx;
+    private final int writeBufferLowWaterMark;
+    private final int writeBufferHighWaterMark;
     private final AtomicBoolean started = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LongAdder receiveErrors = new LongAdder();
@@ -158,11 +236,17 @@ public final class UdpTransport implements Transport {
     private final LongAdder sent = new LongAdder();
     private final LongAdder gsoSends = new LongAdder();
     private final LongAdder gsoSegments = new LongAdder();
+    private final LongAdder writableNotifications = new LongAdder();
     private final boolean gso;
     private final boolean gro;
     /** With GSO: packets and peers sent but not yet flushed; touched only on the event loop. */
     private final ArrayList<ByteBuf> pendingPackets;
     private final ArrayList<InetSocketAddress> pendingPeers;
+    /** With GSO: readable bytes of {@link #pendingPackets}; event loop only. */
+    private long pendingBytes;
+    /** An {@link #notifyWritable} task is queued on the event loop; event loop only. */
+    private boolean writableTaskQueued;
+    private final Runnable writableTask = this::notifyWritable;
     private volatile PacketReceiver receiver;
 
     private UdpTransport(Builder b) {
@@ -170,13 +254,15 @@ public final class UdpTransport implements Transport {
         SocketProtocolFamily family =
                 ip instanceof Inet6Address ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
         this.maxDatagramBytes = b.maxDatagramBytes;
-        this.io = b.io;
-        if (io == Io.EPOLL) {
+        this.writeBufferLowWaterMark = b.writeBufferLowWaterMark;
+        this.writeBufferHighWaterMark = b.writeBufferHighWaterMark;
+        if (b.io == Io.EPOLL) {
             ensureEpoll();
         }
-        if ((b.gso || b.gro) && io != Io.EPOLL) {
-            throw new IllegalStateException("UDP GSO/GRO need io(Io.EPOLL), got " + io);
+        if ((b.gso || b.gro) && b.io != Io.EPOLL) {
+            throw new IllegalStateException("UDP GSO/GRO need io(Io.EPOLL), got " + b.io);
         }
+        this.io = chooseIo(b.io, ip, b.group);
         if ((b.gso || b.gro) && !isGsoSupported()) {
             throw new IllegalStateException(
                     "UDP GSO/GRO (UDP_SEGMENT) is not supported by this kernel or Netty native library;"
@@ -217,7 +303,17 @@ public final class UdpTransport implements Transport {
             }
             config.setReceiveBufferSize(b.receiveBufferBytes);
             config.setSendBufferSize(b.sendBufferBytes);
+            config.setWriteBufferWaterMark(
+                    new WriteBufferWaterMark(b.writeBufferLowWaterMark, b.writeBufferHighWaterMark));
             this.dontFragment = b.dontFragment && setDontFragment(ch, ip);
+            if (!(ip instanceof Inet6Address)) {
+                this.zeroChecksumRx = true; // IPv4: checksum 0 means "none", always accepted
+            } else if (ch instanceof EpollDatagramChannel) {
+                setNoCheck6Rx(ch, ip);
+                this.zeroChecksumRx = true;
+            } else {
+                this.zeroChecksumRx = false;
+            }
             ch.pipeline().addLast("rxe-udp", new Handler());
             ChannelFuture reg = group.register(ch).awaitUninterruptibly();
             if (!reg.isSuccess()) {
@@ -235,12 +331,14 @@ public final class UdpTransport implements Transport {
             this.scheduler = new NettyScheduler(ch.eventLoop());
             if (log.isDebugEnabled()) {
                 log.debug(
-                        "UDP transport ({}) bound to {} (SO_RCVBUF {} B, SO_SNDBUF {} B, DF {})",
+                        "UDP transport ({}) bound to {} (SO_RCVBUF {} B, SO_SNDBUF {} B, DF {},"
+                                + " zero checksum accepted {})",
                         io,
                         localAddress,
                         config.getReceiveBufferSize(),
                         config.getSendBufferSize(),
-                        dontFragment);
+                        dontFragment,
+                        zeroChecksumRx);
             }
             ok = true;
         } finally {
@@ -291,9 +389,73 @@ public final class UdpTransport implements Transport {
         return false;
     }
 
+    /**
+     * The implementation really used for {@code requested}: {@link Io#EPOLL} instead of {@link
+     * Io#NIO} for an IPv6 socket when epoll can be used (see the class comment), else {@code
+     * requested}. Logs the INFO (once per JVM) or the WARN described there.
+     */
+    private static Io chooseIo(Io requested, InetAddress ip, EventLoopGroup group) {
+        if (requested != Io.NIO || !(ip instanceof Inet6Address)) {
+            return requested;
+        }
+        if (!Epoll.isAvailable()) {
+            log.warn(
+                    "UDP transport on {} uses NIO: native epoll is unavailable ({}), and the JDK cannot set"
+                            + " UDP_NO_CHECK6_RX, so IPv6 datagrams with UDP checksum 0, as Linux kernel"
+                            + " rdma_rxe peers send them, will be dropped by the kernel",
+                    ip,
+                    String.valueOf(Epoll.unavailabilityCause()));
+            return Io.NIO;
+        }
+        if (group != null && !(group instanceof IoEventLoopGroup g && g.isIoType(EpollIoHandler.class))) {
+            log.warn(
+                    "UDP transport on {} uses NIO because the supplied event loop group is not an epoll group;"
+                            + " the JDK cannot set UDP_NO_CHECK6_RX, so IPv6 datagrams with UDP checksum 0,"
+                            + " as Linux kernel rdma_rxe peers send them, will be dropped by the kernel"
+                            + " (use UdpTransport.newEventLoopGroup(Io.EPOLL, ...))",
+                    ip);
+            return Io.NIO;
+        }
+        if (IPV6_EPOLL_LOGGED.compareAndSet(false, true)) {
+            log.info("IPv6 UDP transports use native epoll instead of the requested NIO: only epoll can set"
+                    + " UDP_NO_CHECK6_RX, which accepts datagrams with UDP checksum 0 as Linux kernel rdma_rxe"
+                    + " sends them over IPv6 (logged once)");
+        }
+        return Io.EPOLL;
+    }
+
+    /** Sets {@code UDP_NO_CHECK6_RX} on an epoll IPv6 socket, or throws. */
+    private static void setNoCheck6Rx(DatagramChannel ch, InetAddress ip) {
+        Object problem;
+        Throwable cause = null;
+        try {
+            if (ch.config().setOption(UDP_NO_CHECK6_RX_OPTION, 1)) {
+                Integer value = ch.config().getOption(UDP_NO_CHECK6_RX_OPTION);
+                if (value != null && value != 0) {
+                    return;
+                }
+                problem = "the option reads back as " + value;
+            } else {
+                problem = "the channel does not support the option";
+            }
+        } catch (ChannelException | UnsupportedOperationException e) {
+            problem = e;
+            cause = e;
+        }
+        throw new IllegalStateException(
+                "cannot set UDP_NO_CHECK6_RX (SOL_UDP 17, option 102) on the IPv6 UDP socket for " + ip + " ("
+                        + problem + "); without it the kernel drops datagrams with UDP checksum 0, which Linux"
+                        + " kernel rdma_rxe peers send over IPv6 (the option needs Linux 3.16 or later)",
+                cause);
+    }
+
     /** The channel implementation: portable NIO, or Linux native epoll. */
     public enum Io {
-        /** {@code NioDatagramChannel} on a {@code NioIoHandler} loop (default; every platform). */
+        /**
+         * {@code NioDatagramChannel} on a {@code NioIoHandler} loop (default; every platform). For an
+         * IPv6 bind address the transport uses {@link #EPOLL} instead when it can, see {@link
+         * UdpTransport}.
+         */
         NIO,
         /**
          * {@code EpollDatagramChannel} on an {@code EpollIoHandler} loop, with {@code recvmmsg}
@@ -339,8 +501,8 @@ public final class UdpTransport implements Transport {
 
     /**
      * Creates an event loop group of the kind a channel of {@code io} needs (for {@link
-     * Builder#eventLoopGroup}, or for other channels sharing the same settings). The caller shuts
-     * it down.
+     * Builder#eventLoopGroup}, or for other channels sharing the same settings). Its threads are
+     * daemon threads. The caller shuts it down.
      *
      * @param io NIO or EPOLL
      * @param threads number of loop threads, {@code >= 1}
@@ -356,7 +518,7 @@ public final class UdpTransport implements Transport {
         } else {
             factory = NioIoHandler.newFactory();
         }
-        return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(threadName), factory);
+        return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(threadName, true), factory);
     }
 
     /**
@@ -378,9 +540,32 @@ public final class UdpTransport implements Transport {
         return gro;
     }
 
-    /** @return the channel implementation in use */
+    /**
+     * @return the channel implementation in use: what {@link Builder#io(Io)} asked for, except
+     *     {@link Io#EPOLL} for an IPv6 socket switched from NIO to epoll (see {@link UdpTransport})
+     */
     public Io io() {
         return io;
+    }
+
+    /**
+     * @return whether the socket accepts datagrams with UDP checksum 0: always {@code true} over
+     *     IPv4 (where 0 means "no checksum"); over IPv6, {@code true} exactly when {@code
+     *     UDP_NO_CHECK6_RX} is set, that is on epoll ({@code false} if the transport had to stay on
+     *     NIO, see {@link UdpTransport})
+     */
+    public boolean acceptsZeroChecksum() {
+        return zeroChecksumRx;
+    }
+
+    /** @return the channel's write-buffer low-water mark, in bytes (see {@link #isWritable()}) */
+    public int writeBufferLowWaterMark() {
+        return writeBufferLowWaterMark;
+    }
+
+    /** @return the channel's write-buffer high-water mark, in bytes (see {@link #isWritable()}) */
+    public int writeBufferHighWaterMark() {
+        return writeBufferHighWaterMark;
     }
 
     /**
@@ -389,7 +574,9 @@ public final class UdpTransport implements Transport {
      * @param bindAddress the concrete local IP to bind (IPv4 or IPv6; not the wildcard address)
      * @return a builder with the default settings: port {@link #ROCE_V2_PORT}, 4 MiB socket
      *     buffers, {@link #DEFAULT_MAX_DATAGRAM_BYTES}, don't-fragment on, an own one-thread NIO
-     *     event loop, {@link ByteBufAllocator#DEFAULT}
+     *     event loop (epoll for an IPv6 address when available, see {@link UdpTransport}), write
+     *     buffer water marks {@link #DEFAULT_WRITE_BUFFER_LOW_WATER_MARK} / {@link
+     *     #DEFAULT_WRITE_BUFFER_HIGH_WATER_MARK}, {@link ByteBufAllocator#DEFAULT}
      * @throws IllegalArgumentException if {@code bindAddress} is a wildcard address
      * @throws NullPointerException if {@code bindAddress} is {@code null}
      */
@@ -491,6 +678,7 @@ public final class UdpTransport implements Transport {
         if (gso) {
             pendingPackets.add(packet);
             pendingPeers.add(peer);
+            pendingBytes += packet.readableBytes();
             return;
         }
         channel.write(new DatagramPacket(packet, peer), channel.voidPromise());
@@ -500,7 +688,9 @@ public final class UdpTransport implements Transport {
      * {@inheritDoc}
      *
      * <p>With {@link Builder#gso(boolean)}, first writes the pending packets in order, runs of
-     * equally sized packets to one peer as GSO sends (see {@link UdpTransport}).
+     * equally sized packets to one peer as GSO sends (see {@link UdpTransport}). If the pending
+     * packets held more than the high-water mark, writing them makes the channel not writable, so
+     * the channel's return to writable calls {@link PacketReceiver#onWritable()} as usual.
      */
     @Override
     public void flush() {
@@ -508,6 +698,56 @@ public final class UdpTransport implements Transport {
             writePending();
         }
         channel.flush();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>{@code false} while the channel is not writable (it holds more bytes than the high-water
+     * mark and has not yet fallen below the low-water mark, see {@link
+     * Builder#writeBufferWaterMark(int, int)}), or, with {@link Builder#gso(boolean)}, while the
+     * packets sent but not yet flushed hold more than the high-water mark in bytes. Also {@code
+     * false} once the transport is closed. {@link PacketReceiver#onWritable()} follows when it
+     * becomes writable again (see {@link UdpTransport}). Loop only.
+     */
+    @Override
+    public boolean isWritable() {
+        return writableNow();
+    }
+
+    private boolean writableNow() {
+        return channel.isWritable() && (!gso || pendingBytes <= writeBufferHighWaterMark);
+    }
+
+    /** Queues (at most one) {@link #notifyWritable} task. Event loop only. */
+    private void scheduleWritable() {
+        if (writableTaskQueued) {
+            return;
+        }
+        try {
+            channel.eventLoop().execute(writableTask);
+            writableTaskQueued = true;
+        } catch (RejectedExecutionException e) {
+            log.debug("{}: event loop gone, onWritable not called", localAddress, e);
+        }
+    }
+
+    /** Tells the receiver that the transport is writable again, if it still is. Event loop only. */
+    private void notifyWritable() {
+        writableTaskQueued = false;
+        PacketReceiver r = receiver;
+        if (r == null || closed.get() || !writableNow()) {
+            return; // not writable again: a later transition queues a new task
+        }
+        writableNotifications.increment();
+        try {
+            r.onWritable();
+        } catch (VirtualMachineError e) {
+            throw e;
+        } catch (Throwable e) {
+            receiveErrors.increment();
+            log.debug("{}: receiver threw in onWritable", localAddress, e);
+        }
     }
 
     /** Writes the pending packets, coalescing runs into GSO sends. On the event loop. */
@@ -573,6 +813,7 @@ public final class UdpTransport implements Transport {
             }
             packets.clear();
             peers.clear();
+            pendingBytes = 0;
         }
     }
 
@@ -584,6 +825,7 @@ public final class UdpTransport implements Transport {
             }
             pendingPackets.clear();
             pendingPeers.clear();
+            pendingBytes = 0;
         }
     }
 
@@ -648,7 +890,10 @@ public final class UdpTransport implements Transport {
         return channel.config().getSendBufferSize();
     }
 
-    /** @return the number of exceptions thrown by the receiver (each caught and logged). */
+    /**
+     * @return the number of exceptions thrown by the receiver, from {@link PacketReceiver#onPacket}
+     *     or {@link PacketReceiver#onWritable()} (each caught and logged)
+     */
     public long receiveErrors() {
         return receiveErrors.sum();
     }
@@ -671,6 +916,11 @@ public final class UdpTransport implements Transport {
     /** @return the number of packets accepted by {@link #send} (written or failed). */
     public long packetsSent() {
         return sent.sum();
+    }
+
+    /** @return the number of calls of the receiver's {@link PacketReceiver#onWritable()} */
+    public long writableNotifications() {
+        return writableNotifications.sum();
     }
 
     /** @return with {@link Builder#gso(boolean)}: the number of GSO sends (runs of ≥ 2 packets) written */
@@ -720,6 +970,17 @@ public final class UdpTransport implements Transport {
             }
         }
 
+        /**
+         * Becoming writable: tells the receiver from a separate task, since this may run inside
+         * {@code channel.flush()} (Netty fires it synchronously when a flush drains the buffer).
+         */
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (ctx.channel().isWritable()) {
+                scheduleWritable();
+            }
+        }
+
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             channelErrors.increment();
@@ -741,6 +1002,8 @@ public final class UdpTransport implements Transport {
         private int recvBatch = DEFAULT_RECV_BATCH;
         private boolean gso;
         private boolean gro;
+        private int writeBufferLowWaterMark = DEFAULT_WRITE_BUFFER_LOW_WATER_MARK;
+        private int writeBufferHighWaterMark = DEFAULT_WRITE_BUFFER_HIGH_WATER_MARK;
 
         private Builder(InetAddress bindAddress) {
             Objects.requireNonNull(bindAddress, "bindAddress");
@@ -825,7 +1088,10 @@ public final class UdpTransport implements Transport {
         /**
          * @param io the channel implementation, {@link Io#NIO} (default) or {@link Io#EPOLL}; with
          *     a caller-supplied {@link #eventLoopGroup} the group must be of the same kind (see
-         *     {@link UdpTransport#newEventLoopGroup})
+         *     {@link UdpTransport#newEventLoopGroup}). For an IPv6 bind address NIO is replaced by
+         *     epoll when epoll is available and the group (if any) is an epoll group, so that
+         *     zero-checksum datagrams are accepted (see {@link UdpTransport}); {@link
+         *     UdpTransport#io()} reports the result.
          * @return this builder
          * @throws NullPointerException if {@code io} is {@code null}
          */
@@ -876,6 +1142,30 @@ public final class UdpTransport implements Transport {
         }
 
         /**
+         * Sets the channel's write-buffer water marks, which decide {@link
+         * UdpTransport#isWritable()}: above {@code highBytes} the transport is not writable, and it
+         * becomes writable again below {@code lowBytes}. Defaults {@link
+         * #DEFAULT_WRITE_BUFFER_LOW_WATER_MARK} (256 KiB) and {@link
+         * #DEFAULT_WRITE_BUFFER_HIGH_WATER_MARK} (1 MiB).
+         *
+         * @param lowBytes the low-water mark, in bytes, {@code 0 <= lowBytes <= highBytes}
+         * @param highBytes the high-water mark, in bytes, {@code >= 1}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code lowBytes < 0}, {@code highBytes < 1} or
+         *     {@code lowBytes > highBytes}
+         */
+        public Builder writeBufferWaterMark(int lowBytes, int highBytes) {
+            if (lowBytes < 0 || highBytes < 1 || lowBytes > highBytes) {
+                throw new IllegalArgumentException(
+                        "write buffer water marks need 0 <= low <= high and high >= 1, got low "
+                                + lowBytes + ", high " + highBytes);
+            }
+            this.writeBufferLowWaterMark = lowBytes;
+            this.writeBufferHighWaterMark = highBytes;
+            return this;
+        }
+
+        /**
          * @param allocator the channel's allocator, used for received and outgoing packets;
          *     default {@link ByteBufAllocator#DEFAULT}
          * @return this builder
@@ -893,7 +1183,9 @@ public final class UdpTransport implements Transport {
          * @return the bound transport, not yet started
          * @throws UncheckedIOException if the socket cannot be bound (e.g. the port is in use, or
          *     the IP is not local)
-         * @throws IllegalStateException if the channel cannot be registered on the event loop
+         * @throws IllegalStateException if the channel cannot be registered on the event loop, if
+         *     epoll or GSO/GRO was asked for and is unavailable, or if {@code UDP_NO_CHECK6_RX}
+         *     cannot be set on an epoll IPv6 socket
          */
         public UdpTransport bind() {
             return new UdpTransport(this);

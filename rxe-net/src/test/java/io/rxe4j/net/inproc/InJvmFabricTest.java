@@ -445,4 +445,13 @@ class InJvmFabricTest {
         a.close();
         assertThat(loop.eventLoop().isTerminated()).isTrue();
     }
+
+    @Test
+    void ownLoopRunsOnADaemonThread() throws Exception {
+        InJvmFabric fabric = track(new InJvmFabric());
+        InJvmTransport a = fabric.newTransport(A);
+        CompletableFuture<Boolean> daemon = new CompletableFuture<>();
+        a.scheduler().execute(() -> daemon.complete(Thread.currentThread().isDaemon()));
+        assertThat(daemon.get(TIMEOUT_S, TimeUnit.SECONDS)).as("endpoint loop thread is a daemon").isTrue();
+    }
 }

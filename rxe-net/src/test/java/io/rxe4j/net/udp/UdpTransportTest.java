@@ -203,6 +203,11 @@ class UdpTransportTest {
         UdpTransport noDf = open(UdpTransport.builder(ip("127.0.0.1")).port(0).dontFragment(false));
         assertThat(noDf.dontFragment()).isFalse();
         assertThat(UdpTransport.ROCE_V2_PORT).isEqualTo(4791);
+        assertThat(t.writeBufferLowWaterMark()).isEqualTo(256 * 1024);
+        assertThat(t.writeBufferHighWaterMark()).isEqualTo(1024 * 1024);
+        UdpTransport marks = open(UdpTransport.builder(ip("127.0.0.1")).port(0).writeBufferWaterMark(0, 1));
+        assertThat(marks.writeBufferLowWaterMark()).isZero();
+        assertThat(marks.writeBufferHighWaterMark()).isEqualTo(1);
     }
 
     @Test
@@ -308,6 +313,35 @@ class UdpTransportTest {
         assertThatThrownBy(() -> t.start((x, s, r) -> {})).isInstanceOf(IllegalStateException.class);
     }
 
+    /** Reads {@code isDaemon()} of the thread that runs a task on {@code loop}. */
+    private static boolean daemonOn(java.util.concurrent.Executor loop) throws Exception {
+        CompletableFuture<Boolean> daemon = new CompletableFuture<>();
+        loop.execute(() -> daemon.complete(Thread.currentThread().isDaemon()));
+        return daemon.get(TIMEOUT_S, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void ownAndCreatedLoopsRunOnDaemonThreads() throws Exception {
+        UdpTransport nio = loopback("127.0.0.1");
+        assertThat(nio.io()).isEqualTo(UdpTransport.Io.NIO);
+        assertThat(daemonOn(nio.scheduler()::execute)).as("own NIO loop thread is a daemon").isTrue();
+        List<UdpTransport.Io> kinds = new ArrayList<>(List.of(UdpTransport.Io.NIO));
+        if (UdpTransport.isEpollAvailable()) {
+            UdpTransport epoll = open(UdpTransport.builder(ip("127.0.0.1")).port(0).io(UdpTransport.Io.EPOLL));
+            assertThat(daemonOn(epoll.scheduler()::execute)).as("own epoll loop thread is a daemon").isTrue();
+            kinds.add(UdpTransport.Io.EPOLL);
+        }
+        for (UdpTransport.Io io : kinds) {
+            EventLoopGroup group = UdpTransport.newEventLoopGroup(io, 2, "daemon-test");
+            try {
+                assertThat(daemonOn(group.next())).as("%s group thread is a daemon", io).isTrue();
+                assertThat(daemonOn(group.next())).as("%s group thread is a daemon", io).isTrue();
+            } finally {
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+            }
+        }
+    }
+
     @Test
     void closeOnTheLoopDoesNotDeadlock() throws Exception {
         UdpTransport t = UdpTransport.builder(ip("127.0.0.1")).port(0).bind();
@@ -339,5 +373,10 @@ class UdpTransportTest {
         assertThatThrownBy(() -> b.maxDatagramBytes(70_000)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> b.receiveBufferBytes(0)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> b.sendBufferBytes(-5)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> b.writeBufferWaterMark(-1, 10)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> b.writeBufferWaterMark(11, 10))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("low 11, high 10");
+        assertThatThrownBy(() -> b.writeBufferWaterMark(0, 0)).isInstanceOf(IllegalArgumentException.class);
     }
 }
