@@ -3,7 +3,9 @@ package io.rxe4j.core.verbs;
 /**
  * Device options.
  *
- * @param seed seed for key and QPN randomness (MR key bytes)
+ * @param seed seed of the generator that draws the 8-bit part of every MR key ({@code rxe-facts.md}
+ *     §6.4): {@link #defaults()} draws it at random, so keys differ from device to device and run
+ *     to run as in rdma_rxe; a test that wants reproducible keys sets it ({@link #withSeed})
  * @param maxQp QPs the device can hold (QPNs 16..16+maxQp-1)
  * @param maxMr MRs the device can hold
  * @param maxCqe largest CQ in completions ({@code rxe_param.h}: 2^15 − 1)
@@ -27,10 +29,15 @@ public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean 
         }
     }
 
-    /** @return the defaults: seed from the clock-independent constant 0x5EED, 4096 QPs, 65536 MRs, ICRC checked */
+    /**
+     * @return the defaults: a random key seed (from {@link java.security.SecureRandom}), 4096 QPs,
+     *     65536 MRs, CQs of up to 32767 completions, ICRC checked, the standard FLUSH ICRC
+     */
     public static DeviceConfig defaults() {
-        return new DeviceConfig(0x5EED, 4096, 1 << 16, (1 << 15) - 1, true, false);
+        return new DeviceConfig(SEEDS.nextLong(), 4096, 1 << 16, (1 << 15) - 1, true, false);
     }
+
+    private static final java.security.SecureRandom SEEDS = new java.security.SecureRandom();
 
     /** @return a copy with another seed */
     public DeviceConfig withSeed(long s) {

@@ -187,6 +187,34 @@ class MemoryRegionBoundsTest {
         }
     }
 
+    /**
+     * rxe-facts §6.4: the 8-bit part of a key is random; with the default configuration every
+     * device draws its own (it used to be the constant seed 0x5EED, so every device in every run
+     * handed out the same keys). A configured seed makes them reproducible.
+     */
+    @Test
+    void defaultKeysDifferFromDeviceToDeviceAndASeedMakesThemReproducible() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment seg = arena.allocate(4096, 8);
+            java.util.Set<Integer> firstKeys = new java.util.HashSet<>();
+            for (int d = 0; d < 8; d++) {
+                firstKeys.add(firstKey(DeviceConfig.defaults(), seg));
+            }
+            assertThat(firstKeys).as("8 devices with default settings, 8 first keys").hasSizeGreaterThan(1);
+            assertThat(firstKey(DeviceConfig.defaults().withSeed(5), seg))
+                    .isEqualTo(firstKey(DeviceConfig.defaults().withSeed(5), seg));
+        }
+    }
+
+    private static int firstKey(DeviceConfig config, MemorySegment seg) {
+        RxeDevice dev = new RxeDevice(new FakeTransport(new InetSocketAddress("10.0.0.1", 4791)), config);
+        try {
+            return dev.registerMr(dev.allocPd(), seg, null, Access.LOCAL_WRITE).lkey();
+        } finally {
+            dev.close();
+        }
+    }
+
     @Test
     void capacityExhaustionThrowsAndFreedSlotIsReused() {
         try (Arena arena = Arena.ofConfined()) {

@@ -5,6 +5,7 @@ import io.netty.buffer.Unpooled;
 import io.rxe4j.core.spi.PacketReceiver;
 import io.rxe4j.core.spi.Transport;
 import io.rxe4j.core.verbs.Access;
+import io.rxe4j.core.verbs.DeviceConfig;
 import io.rxe4j.core.verbs.Mtu;
 import io.rxe4j.core.verbs.QpAttr;
 import io.rxe4j.core.verbs.QpState;
@@ -197,8 +198,8 @@ final class VirtualRcPair implements AutoCloseable {
         this.fabric = InJvmFabric.builder().sharedScheduler(vs).latencyNanos(latencyNanos).build();
         tapA = new SendTap(fabric.newTransport(ADDR_A));
         tapB = new SendTap(fabric.newTransport(ADDR_B));
-        a = new Side(RdmaDevice.open(tapA), mrBytes);
-        b = new Side(RdmaDevice.open(tapB), mrBytes);
+        a = new Side(RdmaDevice.open(tapA, DeviceConfig.defaults().withSeed(1)), mrBytes);
+        b = new Side(RdmaDevice.open(tapB, DeviceConfig.defaults().withSeed(2)), mrBytes);
         connect(a.qp, b.qp, b.dev, p, p.psnA, p.psnB, qpAccess);
         connect(b.qp, a.qp, a.dev, p, p.psnB, p.psnA, qpAccess);
         fabric.setFilter(this::filter);

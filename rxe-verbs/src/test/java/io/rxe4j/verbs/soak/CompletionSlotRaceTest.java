@@ -10,6 +10,8 @@ import io.rxe4j.core.verbs.RecvWr;
 import io.rxe4j.core.verbs.SendFlags;
 import io.rxe4j.core.verbs.SendWr;
 import io.rxe4j.core.verbs.Sge;
+import io.rxe4j.core.verbs.WcOpcode;
+import io.rxe4j.core.verbs.WcStatus;
 import io.rxe4j.core.verbs.WorkCompletion;
 import io.rxe4j.core.verbs.WrOpcode;
 import io.rxe4j.net.udp.UdpTransport;
@@ -23,6 +25,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import org.junit.jupiter.api.Test;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * Regression test of an engine race found by the UDP soak: once a completion has been polled, its
  * WQE's slot must be free, so an application that keeps its send and receive queues exactly full
@@ -34,6 +38,7 @@ class CompletionSlotRaceTest {
     static final int ACCESS = Access.LOCAL_WRITE;
 
     @Test
+    @org.junit.jupiter.api.Timeout(120)
     void aSlotIsFreeOnceItsCompletionWasPolled() {
         InetSocketAddress lo = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
         RdmaDevice da = RdmaDevice.open(UdpTransport.bind(lo));
@@ -58,18 +63,37 @@ class CompletionSlotRaceTest {
         int sends = 40_000; // failed within ~0.8 s (a few thousand sends) before the fix
         int inFlight = 0;
         int posted = 0;
+        int completed = 0;
         int received = 0;
-        while (received < sends) {
-            while (posted < sends && inFlight < depth) { // keep the send queue exactly full
-                qa.postSend(wr.set(posted++, WrOpcode.SEND, SendFlags.SIGNALED, new Sge(ma.addr(), 8, ma.lkey())));
-                inFlight++;
+        try {
+            while (received < sends || completed < sends) {
+                while (posted < sends && inFlight < depth) { // keep the send queue exactly full
+                    qa.postSend(wr.set(posted++, WrOpcode.SEND, SendFlags.SIGNALED, new Sge(ma.addr(), 8, ma.lkey())));
+                    inFlight++;
+                }
+                while (ca.poll(wc) > 0) {
+                    assertThat(wc[0].status).as("send %s; %s", wc[0], qa.errorReason()).isEqualTo(WcStatus.SUCCESS);
+                    assertThat(wc[0].opcode).isEqualTo(WcOpcode.SEND);
+                    assertThat(wc[0].wrId).as("sends complete in order").isEqualTo(completed);
+                    completed++;
+                    inFlight--;
+                }
+                if (cb.poll(wc) > 0) { // keep the receive queue exactly full
+                    assertThat(wc[0].status).as("receive %s; %s", wc[0], qb.errorReason()).isEqualTo(WcStatus.SUCCESS);
+                    assertThat(wc[0].opcode).isEqualTo(WcOpcode.RECV);
+                    assertThat(wc[0].byteLen).isEqualTo(8);
+                    qb.postRecv(new RecvWr().set(wc[0].wrId, new Sge(mb.addr(), 64, mb.lkey())));
+                    received++;
+                }
             }
-            while (ca.poll(wc) > 0) {
-                inFlight--;
-            }
-            if (cb.poll(wc) > 0) { // keep the receive queue exactly full
-                qb.postRecv(new RecvWr().set(wc[0].wrId, new Sge(mb.addr(), 64, mb.lkey())));
-                received++;
+            assertThat(da.counter("retry_exceeded_err") + db.counter("retry_exceeded_err")).isZero();
+        } finally {
+            for (AutoCloseable c : new AutoCloseable[] {qa, qb, ma, mb, ca, cb, pa, pb, da, db}) {
+                try {
+                    c.close();
+                } catch (Exception ignored) {
+                    // best effort: the assertion above is what the test is about
+                }
             }
         }
     }

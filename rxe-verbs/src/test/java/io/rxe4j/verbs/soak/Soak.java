@@ -1,6 +1,7 @@
 package io.rxe4j.verbs.soak;
 
 import io.rxe4j.core.verbs.Access;
+import io.rxe4j.core.verbs.DeviceConfig;
 import io.rxe4j.core.verbs.Flush;
 import io.rxe4j.core.verbs.Mtu;
 import io.rxe4j.core.verbs.QpAttr;
@@ -185,8 +186,10 @@ public final class Soak {
             });
         }
         boolean udpTrace = !sim && Boolean.getBoolean("rxe4j.soak.trace");
-        RdmaDevice da = RdmaDevice.open(udpTrace ? new TraceTransport(ta, trace, "A") : ta);
-        RdmaDevice db = RdmaDevice.open(udpTrace ? new TraceTransport(tb, trace, "B") : tb);
+        RdmaDevice da = RdmaDevice.open(udpTrace ? new TraceTransport(ta, trace, "A") : ta,
+                DeviceConfig.defaults().withSeed(seed * 31 + 3));
+        RdmaDevice db = RdmaDevice.open(udpTrace ? new TraceTransport(tb, trace, "B") : tb,
+                DeviceConfig.defaults().withSeed(seed * 31 + 4));
         ProtectionDomain pa = da.allocPd();
         ProtectionDomain pb = db.allocPd();
         CompletionQueue cqa = da.createCq(QPS * DEPTH * 2);
