@@ -110,17 +110,25 @@ public final class RcEndpoint implements AutoCloseable {
                         pmem.rkey(), pmem.addr(), pmem.length());
     }
 
-    /** Moves the QP to RTS towards {@code peer} at path MTU {@code mtu}. */
+    /** rc_pingpong's local ACK timeout: 4.096 µs × 2^14 ≈ 67 ms. */
+    public static final int DEFAULT_ACK_TIMEOUT = 14;
+
+    /** Moves the QP to RTS towards {@code peer} at path MTU {@code mtu}, local ACK timeout 14 (≈ 67 ms). */
     public void connect(ConnectionInfo peer, Mtu mtu) {
+        connect(peer, mtu, DEFAULT_ACK_TIMEOUT);
+    }
+
+    /**
+     * Moves the QP to RTS towards {@code peer} at path MTU {@code mtu}, with retry_cnt 7 (seven
+     * retries, then RETRY_EXC_ERR) and rnr_retry 7 (infinite).
+     *
+     * @param ackTimeout the local ACK timeout attribute, 0..31 (4.096 µs × 2^ackTimeout; 0 = none)
+     */
+    public void connect(ConnectionInfo peer, Mtu mtu, int ackTimeout) {
         qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ACCESS));
         qp.modify(new QpAttr().state(QpState.RTR).av(peer.address()).pathMtu(mtu).destQpNum(peer.qpn())
                 .rqPsn(peer.psn()).maxDestRdAtomic(16).minRnrTimer(12));
-        // local ACK timeout 18 = 4.096 µs × 2^18 ≈ 1.07 s: a cold JVM can pause longer than rc_pingpong's
-        // default 14 (67 ms) while compiling, which costs spurious (harmless) retransmissions. With
-        // faults injected, lost packets are expected and each tail loss waits for this timer, so use
-        // 14 (67 ms) and accept the spurious retries
-        int timeout = faults != null ? 14 : 18;
-        qp.modify(new QpAttr().state(QpState.RTS).timeout(timeout).retryCnt(7).rnrRetry(7).sqPsn(psn)
+        qp.modify(new QpAttr().state(QpState.RTS).timeout(ackTimeout).retryCnt(7).rnrRetry(7).sqPsn(psn)
                 .maxRdAtomic(16));
     }
 

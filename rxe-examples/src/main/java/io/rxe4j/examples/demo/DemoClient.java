@@ -69,6 +69,10 @@ public final class DemoClient implements Callable<Integer> {
     @Option(names = "--fault-seed", description = "seed of the fault injector (default: ${DEFAULT-VALUE})")
     long faultSeed = 1;
 
+    @Option(names = "--ack-timeout", description = "local ACK timeout attribute 0..31, 4.096 us x 2^n "
+            + "(default: ${DEFAULT-VALUE}, about 67 ms, as ibv_rc_pingpong)")
+    int ackTimeout = io.rxe4j.examples.RcEndpoint.DEFAULT_ACK_TIMEOUT;
+
     @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
     int mtu = 1024;
 
@@ -98,7 +102,7 @@ public final class DemoClient implements Callable<Integer> {
                 System.out.println("fault injection: " + faults + " (seed " + faultSeed + ")");
             }
             peer = boot.exchange(ep.info());
-            ep.connect(peer, Mtu.ofBytes(mtu));
+            ep.connect(peer, Mtu.ofBytes(mtu), ackTimeout);
             String ready = boot.receive();
             if (!ready.equals("READY")) {
                 throw new IllegalStateException("expected READY from the server, got " + ready);

@@ -24,6 +24,10 @@ public final class DemoLauncher implements Callable<Integer> {
     @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
     int mtu = 1024;
 
+    @Option(names = "--ack-timeout", description = "local ACK timeout attribute of both QPs, 0..31, "
+            + "4.096 us x 2^n (default: ${DEFAULT-VALUE}, about 67 ms, as ibv_rc_pingpong)")
+    int ackTimeout = io.rxe4j.examples.RcEndpoint.DEFAULT_ACK_TIMEOUT;
+
     @Option(names = "--faults", paramLabel = "<spec>", description = "inject faults into the packets of both "
             + "processes, FaultSpec syntax, e.g. drop=0.02,dir=out (default: none)")
     String faults;
@@ -70,9 +74,10 @@ public final class DemoLauncher implements Callable<Integer> {
         return rc == 0 ? 0 : 1;
     }
 
-    /** @return {@code args} plus {@code --faults} and {@code --fault-seed} when a fault spec was given */
+    /** @return {@code args} plus {@code --ack-timeout}, and {@code --faults} and {@code --fault-seed} when a fault spec was given */
     private String[] withFaults(String... args) {
         List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("--ack-timeout", Integer.toString(ackTimeout)));
         if (faults != null) {
             all.addAll(List.of("--faults", faults, "--fault-seed", Long.toString(faultSeed)));
         }

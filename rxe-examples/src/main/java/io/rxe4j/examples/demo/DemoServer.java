@@ -66,6 +66,10 @@ public final class DemoServer implements Callable<Integer> {
     @Option(names = "--fault-seed", description = "seed of the fault injector (default: ${DEFAULT-VALUE})")
     long faultSeed = 1;
 
+    @Option(names = "--ack-timeout", description = "local ACK timeout attribute 0..31, 4.096 us x 2^n "
+            + "(default: ${DEFAULT-VALUE}, about 67 ms, as ibv_rc_pingpong)")
+    int ackTimeout = io.rxe4j.examples.RcEndpoint.DEFAULT_ACK_TIMEOUT;
+
     @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
     int mtu = 1024;
 
@@ -105,7 +109,7 @@ public final class DemoServer implements Callable<Integer> {
             System.out.flush();
             try (Bootstrap boot = new Bootstrap(ss.accept())) {
                 ConnectionInfo peer = boot.exchange(ep.info());
-                ep.connect(peer, Mtu.ofBytes(mtu));
+                ep.connect(peer, Mtu.ofBytes(mtu), ackTimeout);
                 long base = ep.info().va();
                 int lkey = ep.info().rkey();
                 // receive WQEs are consumed in order: first by the client's WRITE_WITH_IMM (which
