@@ -121,6 +121,16 @@ final class Placement {
         mr.setLongRelease(va, NATIVE_LE ? Long.reverseBytes(raw) : raw); // stored byte for byte
     }
 
+    /**
+     * The negative control's broken variant of {@link #placeAtomicWrite}: the same 8 bytes stored
+     * with a plain store instead of the release store, so nothing orders the earlier payload stores
+     * before it.
+     */
+    static void placeAtomicWritePlain(MemoryRegion mr, long va, ByteBuf pkt) {
+        long raw = pkt.getLong(PAYLOAD_INDEX);
+        mr.segment().set(ValueLayout.JAVA_LONG, mr.offset(va), NATIVE_LE ? Long.reverseBytes(raw) : raw);
+    }
+
     /** {@link #payloadState}: no payload byte is new. */
     static final int OLD = 0;
     /** {@link #payloadState}: some but not all payload bytes are new. */
