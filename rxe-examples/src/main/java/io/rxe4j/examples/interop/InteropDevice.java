@@ -1,0 +1,162 @@
+package io.rxe4j.examples.interop;
+
+import io.rxe4j.core.verbs.DeviceConfig;
+import io.rxe4j.core.verbs.WorkCompletion;
+import io.rxe4j.net.udp.UdpTransport;
+import io.rxe4j.verbs.CompletionQueue;
+import io.rxe4j.verbs.RdmaDevice;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * An rxe4j device on a UDP socket bound to one local IP, set up to talk to a kernel {@code
+ * rdma_rxe} peer: its GID is derived from that IP ({@link Gid#of(InetAddress)}); the peer's (IP, UDP
+ * port) is derived from the peer's GID ({@link Gid#toAddress}), with the local scope for an IPv6
+ * link-local peer; ICRC checking and {@code rdma_rxe}'s FLUSH ICRC variant are chosen per {@link
+ * IcrcMode} ({@code extensions.md} §1).
+ */
+public final class InteropDevice implements AutoCloseable {
+    /** Whether received ICRCs are checked. */
+    public enum IcrcMode {
+        /** Off for an IPv4 local address (a kernel peer's IPv4 ID is invisible to a UDP socket), else on. */
+        AUTO,
+        /** Always checked. */
+        ON,
+        /** Never checked. */
+        OFF
+    }
+
+    private final UdpTransport transport;
+    private final RdmaDevice device;
+    private final InetAddress localIp;
+    private final boolean checkIcrc;
+
+    /**
+     * Binds the transport and opens the device.
+     *
+     * @param localIp the local IP (for an IPv6 link-local address with its scope, e.g. {@code
+     *     fe80::1%br0})
+     * @param udpPort the local UDP port (4791 for a kernel peer)
+     * @param icrc the ICRC checking mode
+     * @param rxeFlushCompat send and accept {@code rdma_rxe}'s FLUSH ICRC variant
+     */
+    public InteropDevice(InetAddress localIp, int udpPort, IcrcMode icrc, boolean rxeFlushCompat) {
+        this.localIp = localIp;
+        this.checkIcrc = switch (icrc) {
+            case AUTO -> !Gid.isIpv4(localIp);
+            case ON -> true;
+            case OFF -> false;
+        };
+        DeviceConfig d = DeviceConfig.defaults();
+        DeviceConfig config = new DeviceConfig(d.seed() ^ System.nanoTime(), d.maxQp(), d.maxMr(), d.maxCqe(),
+                checkIcrc, rxeFlushCompat);
+        this.transport = UdpTransport.bind(new InetSocketAddress(localIp, udpPort));
+        try {
+            this.device = RdmaDevice.open(transport, config);
+        } catch (RuntimeException e) {
+            transport.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Resolves a {@code --ip} argument: an IPv4 or IPv6 literal, for link-local IPv6 with {@code
+     * %interface} (or {@code %scopeId}).
+     *
+     * @throws IllegalArgumentException if it does not resolve
+     */
+    public static InetAddress resolve(String ip) {
+        try {
+            return InetAddress.getByName(ip);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("cannot resolve local IP '" + ip + "': " + e.getMessage(), e);
+        }
+    }
+
+    /** @return the device */
+    public RdmaDevice device() {
+        return device;
+    }
+
+    /** @return the local GID advertised to the peer */
+    public Gid gid() {
+        return Gid.of(localIp);
+    }
+
+    /** @return whether received ICRCs are checked */
+    public boolean checksIcrc() {
+        return checkIcrc;
+    }
+
+    /**
+     * @param peerGid the GID the peer advertised
+     * @param peerUdpPort the peer's UDP port (4791 for a kernel peer)
+     * @return the address vector: the IP from the GID (scoped like the local IP if link-local)
+     */
+    public InetSocketAddress peerAddress(Gid peerGid, int peerUdpPort) {
+        return new InetSocketAddress(peerGid.toAddress(localIp), peerUdpPort);
+    }
+
+    /** Prints a note about the ICRC and IPv6 settings to {@code out}. */
+    public void printNotes(PrintStream out, boolean rxeFlushCompat) {
+        out.println("rxe4j: UDP " + transport.localAddress() + ", ICRC check " + (checkIcrc ? "on" : "off")
+                + (checkIcrc ? "" : " (a kernel rdma_rxe peer's IPv4 ID is invisible to a UDP socket: "
+                        + "extensions.md section 1)")
+                + (rxeFlushCompat ? ", rdma_rxe FLUSH ICRC variant" : ""));
+    }
+
+    /**
+     * @return the device counters that are not zero, followed by the UDP socket's own counters
+     *     ({@code udp_*}) that are not zero
+     */
+    public Map<String, Long> counters() {
+        Map<String, Long> m = new LinkedHashMap<>(device.counters());
+        m.put("udp_packets_received", transport.packetsReceived());
+        m.put("udp_packets_sent", transport.packetsSent());
+        m.put("udp_receive_errors", transport.receiveErrors());
+        m.put("udp_channel_errors", transport.channelErrors());
+        m.put("udp_oversized_dropped", transport.oversizedDropped());
+        m.values().removeIf(v -> v == 0L);
+        return m;
+    }
+
+    /**
+     * Waits for at least one completion and polls up to {@code out.length} of them.
+     *
+     * @return the number polled (at least 1)
+     * @throws StallException if none arrives within {@code stallSeconds}
+     */
+    public int awaitCompletions(CompletionQueue cq, WorkCompletion[] out, long stallSeconds) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(stallSeconds);
+        int n;
+        while ((n = cq.poll(out)) == 0) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new StallException(String.format(Locale.ROOT,
+                        "no completion within %d s; rxe4j counters %s", stallSeconds, counters()));
+            }
+            cq.await(Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+        }
+        return n;
+    }
+
+    @Override
+    public void close() {
+        device.close();
+    }
+
+    /** No completion arrived in time. */
+    public static final class StallException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        StallException(String message) {
+            super(message);
+        }
+    }
+}

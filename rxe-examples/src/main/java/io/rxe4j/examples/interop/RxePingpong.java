@@ -1,0 +1,354 @@
+package io.rxe4j.examples.interop;
+
+import io.rxe4j.core.verbs.Access;
+import io.rxe4j.core.verbs.Mtu;
+import io.rxe4j.core.verbs.QpAttr;
+import io.rxe4j.core.verbs.QpCaps;
+import io.rxe4j.core.verbs.QpState;
+import io.rxe4j.core.verbs.QpType;
+import io.rxe4j.core.verbs.RecvWr;
+import io.rxe4j.core.verbs.SendFlags;
+import io.rxe4j.core.verbs.SendWr;
+import io.rxe4j.core.verbs.Sge;
+import io.rxe4j.core.verbs.WcStatus;
+import io.rxe4j.core.verbs.WorkCompletion;
+import io.rxe4j.core.verbs.WrOpcode;
+import io.rxe4j.examples.interop.InteropDevice.IcrcMode;
+import io.rxe4j.verbs.CompletionQueue;
+import io.rxe4j.verbs.MemoryRegion;
+import io.rxe4j.verbs.ProtectionDomain;
+import io.rxe4j.verbs.QpInitAttr;
+import io.rxe4j.verbs.QueuePair;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code ibv_rc_pingpong} (rdma-core {@code libibverbs/examples/rc_pingpong.c}) on rxe4j, wire- and
+ * protocol-compatible with it, to run against a kernel {@code rdma_rxe} peer in either role.
+ *
+ * <p>As there: the 52-byte {@link PingpongDest} exchange over TCP (the client sends first, the server
+ * connects its QP to RTS before answering, the client closes with {@code "done\0"}); an RC QP with
+ * {@code rx_depth} receives posted before the exchange, max_send_wr 1; RTR with max_dest_rd_atomic 1
+ * and min_rnr_timer 12; RTS with timeout 14, retry_cnt 7, rnr_retry 7, max_rd_atomic 1; a random
+ * 24-bit PSN. The client SENDs first; each side posts its next SEND only when both its previous
+ * SEND and a RECV have completed, and stops after {@code -n} of each; receives are re-posted when
+ * fewer than two remain. One buffer, filled with 0x7b, is both the send and the receive buffer (so
+ * the server echoes what it got). It prints the same lines ({@code local address: ...}, {@code
+ * remote address: ...}, bytes/Mbit and iters/usec) and, in addition, checks that each message
+ * arrived whole with the expected bytes.
+ *
+ * <p>Instead of a device and GID index, {@code --ip} names the local IP the UDP socket binds (its
+ * GID is {@code ::ffff:a.b.c.d} for IPv4, the address itself for IPv6; a link-local address needs
+ * its interface, {@code fe80::1%br0}). The peer is reached at the IP of its GID, UDP port 4791.
+ * Exit code 0 on success, 1 on a failed completion, bad data, a stall or a protocol error.
+ */
+@Command(name = "rxe-pingpong", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "ibv_rc_pingpong on rxe4j (RC SEND ping-pong over RoCEv2), compatible with rdma-core's.")
+public final class RxePingpong implements Callable<Integer> {
+    /** PINGPONG_RECV_WRID. */
+    static final int RECV_WRID = 1;
+    /** PINGPONG_SEND_WRID. */
+    static final int SEND_WRID = 2;
+    /** The byte rc_pingpong fills its buffer with. */
+    static final byte FILL = 0x7b;
+
+    @Parameters(arity = "0..1", paramLabel = "SERVER", description = "server host: be the client (else the server)")
+    String servername;
+
+    @Option(names = {"-p", "--port"}, description = "TCP port to listen on / connect to (default ${DEFAULT-VALUE})")
+    int port = 18515;
+
+    @Option(names = {"-g", "--ip"}, required = true,
+            description = "local IP to bind the UDP transport to (its GID is advertised), e.g. 10.99.0.1 or fe80::1%%br0")
+    String ip;
+
+    @Option(names = {"-s", "--size"}, description = "size of message to exchange (default ${DEFAULT-VALUE})")
+    int size = 4096;
+
+    @Option(names = {"-m", "--mtu"}, description = "path MTU (default ${DEFAULT-VALUE})")
+    int mtu = 1024;
+
+    @Option(names = {"-r", "--rx-depth"}, description = "number of receives to post at a time (default ${DEFAULT-VALUE})")
+    int rxDepth = 500;
+
+    @Option(names = {"-n", "--iters"}, description = "number of exchanges (default ${DEFAULT-VALUE})")
+    int iters = 1000;
+
+    @Option(names = "--udp-port", description = "local UDP port (default ${DEFAULT-VALUE})")
+    int udpPort = 4791;
+
+    @Option(names = "--peer-udp-port", description = "the peer's UDP port (default ${DEFAULT-VALUE}; "
+            + "another value only for an rxe4j peer on the same host)")
+    int peerUdpPort = 4791;
+
+    @Option(names = "--icrc-check", description = "check received ICRCs: AUTO (off for an IPv4 --ip, on for IPv6), "
+            + "ON, OFF (default ${DEFAULT-VALUE})")
+    IcrcMode icrcCheck = IcrcMode.AUTO;
+
+    @Option(names = "--no-icrc-check", description = "same as --icrc-check OFF")
+    boolean noIcrcCheck;
+
+    @Option(names = "--stall-timeout", description = "give up when no completion arrives for this many seconds "
+            + "(default ${DEFAULT-VALUE})")
+    long stallSeconds = 30;
+
+    @Option(names = "--tcp-timeout", description = "seconds to wait for the TCP peer (accept, connect, "
+            + "each read; 0 = forever) (default ${DEFAULT-VALUE})")
+    int tcpTimeoutSeconds = 60;
+
+    /** Runs the command line and exits with its code. */
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new RxePingpong()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (size < 1 || rxDepth < 2 || iters < 1) {
+            System.err.println("rxe-pingpong: -s must be >= 1, -r >= 2 and -n >= 1");
+            return 2;
+        }
+        Mtu pathMtu = Mtu.ofBytes(mtu);
+        InetAddress local = InteropDevice.resolve(ip);
+        IcrcMode mode = noIcrcCheck ? IcrcMode.OFF : icrcCheck;
+        try (InteropDevice dev = new InteropDevice(local, udpPort, mode, false)) {
+            dev.printNotes(System.err, false);
+            int rc;
+            try {
+                rc = run(dev, pathMtu);
+            } catch (InteropDevice.StallException | IOException | IllegalStateException | IllegalArgumentException e) {
+                System.err.println("rxe-pingpong: " + e.getMessage());
+                rc = 1;
+            }
+            System.err.println("rxe4j counters: " + dev.counters());
+            return rc;
+        }
+    }
+
+    private int run(InteropDevice dev, Mtu pathMtu) throws IOException {
+        ProtectionDomain pd = dev.device().allocPd();
+        MemoryRegion mr = pd.allocMr(size, Access.LOCAL_WRITE);
+        CompletionQueue cq = dev.device().createCq(rxDepth + 1);
+        QueuePair qp = pd.createQp(new QpInitAttr(cq, cq, new QpCaps(1, rxDepth, 1, 1, 0), QpType.RC, false));
+        try {
+            return pingpong(dev, pathMtu, mr, cq, qp);
+        } finally {
+            qp.close();
+            mr.close();
+            cq.close();
+            pd.close();
+        }
+    }
+
+    private int pingpong(InteropDevice dev, Mtu pathMtu, MemoryRegion mr, CompletionQueue cq, QueuePair qp)
+            throws IOException {
+        MemorySegment buf = mr.segment();
+        buf.fill(FILL);
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(0));
+        RecvWr recv = new RecvWr().set(RECV_WRID, new Sge(mr.addr(), size, mr.lkey()));
+        int routs = postRecv(qp, recv, rxDepth);
+        if (routs < rxDepth) {
+            System.err.println("Couldn't post receive (" + routs + ")");
+            return 1;
+        }
+        PingpongDest my = new PingpongDest(0, qp.qpNum(), new SecureRandom().nextInt(1 << 24), dev.gid());
+        System.out.println(my.describe("local"));
+        System.out.flush();
+
+        PingpongDest rem = servername != null ? clientExchange(my) : serverExchange(my, dev, pathMtu, qp);
+        System.out.println(rem.describe("remote"));
+        System.out.flush();
+        if (servername != null) {
+            connect(dev, pathMtu, qp, my, rem);
+        }
+
+        SendWr send = new SendWr().set(SEND_WRID, WrOpcode.SEND, SendFlags.SIGNALED,
+                new Sge(mr.addr(), size, mr.lkey()));
+        int pending = RECV_WRID;
+        if (servername != null) {
+            qp.postSend(send);
+            pending |= SEND_WRID;
+        }
+        long start = System.nanoTime();
+        int rcnt = 0;
+        int scnt = 0;
+        long badData = 0;
+        WorkCompletion[] wc = {new WorkCompletion(), new WorkCompletion()};
+        while (rcnt < iters || scnt < iters) {
+            int ne = dev.awaitCompletions(cq, wc, stallSeconds);
+            for (int i = 0; i < ne; i++) {
+                WorkCompletion c = wc[i];
+                if (c.status != WcStatus.SUCCESS) {
+                    System.err.printf(Locale.ROOT, "Failed status %s (%d) for wr_id %d%s%n", statusString(c.status),
+                            c.status.value(), (int) c.wrId,
+                            c.vendorErr != 0 ? String.format(Locale.ROOT, " (vendor_err 0x%x)", c.vendorErr) : "");
+                    System.err.println("parse WC failed " + ne);
+                    return 1;
+                }
+                if (c.wrId == SEND_WRID) {
+                    ++scnt;
+                } else if (c.wrId == RECV_WRID) {
+                    if (c.byteLen != size || !isFilled(buf)) {
+                        badData++;
+                    }
+                    if (--routs <= 1) {
+                        routs += postRecv(qp, recv, rxDepth - routs);
+                        if (routs < rxDepth) {
+                            System.err.println("Couldn't post receive (" + routs + ")");
+                            return 1;
+                        }
+                    }
+                    ++rcnt;
+                } else {
+                    System.err.println("Completion for unknown wr_id " + (int) c.wrId);
+                    return 1;
+                }
+                pending &= ~(int) c.wrId;
+                if (scnt < iters && pending == 0) {
+                    qp.postSend(send);
+                    pending = RECV_WRID | SEND_WRID;
+                }
+            }
+        }
+        double usec = (System.nanoTime() - start) / 1000.0;
+        long bytes = (long) size * iters * 2;
+        System.out.printf(Locale.ROOT, "%d bytes in %.2f seconds = %.2f Mbit/sec%n", bytes, usec / 1_000_000.0,
+                bytes * 8.0 / usec);
+        System.out.printf(Locale.ROOT, "%d iters in %.2f seconds = %.2f usec/iter%n", iters, usec / 1_000_000.0,
+                usec / iters);
+        System.out.flush();
+        if (badData > 0) {
+            System.err.println("rxe-pingpong: " + badData + " of " + rcnt
+                    + " received messages had a wrong length or bytes other than 0x7b");
+            return 1;
+        }
+        return 0;
+    }
+
+    /** pp_client_exch_dest: send ours, read theirs, send "done\0". */
+    private PingpongDest clientExchange(PingpongDest my) throws IOException {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(servername, port), tcpTimeoutSeconds * 1000);
+            s.setSoTimeout(tcpTimeoutSeconds * 1000);
+            OutputStream out = s.getOutputStream();
+            out.write(my.encode());
+            out.flush();
+            byte[] msg = readExactly(s.getInputStream(), PingpongDest.WIRE_BYTES, "remote address");
+            out.write(PingpongDest.DONE);
+            out.flush();
+            return PingpongDest.decode(msg);
+        }
+    }
+
+    /** pp_server_exch_dest: read theirs, connect the QP, send ours, read "done\0". */
+    private PingpongDest serverExchange(PingpongDest my, InteropDevice dev, Mtu pathMtu, QueuePair qp)
+            throws IOException {
+        try (ServerSocket ss = new ServerSocket()) {
+            ss.setReuseAddress(true);
+            ss.bind(new InetSocketAddress(port), 1);
+            ss.setSoTimeout(tcpTimeoutSeconds * 1000);
+            System.err.println("rxe-pingpong: listening on TCP port " + ss.getLocalPort());
+            try (Socket s = ss.accept()) {
+                s.setSoTimeout(tcpTimeoutSeconds * 1000);
+                PingpongDest rem = PingpongDest.decode(readExactly(s.getInputStream(), PingpongDest.WIRE_BYTES,
+                        "remote address"));
+                connect(dev, pathMtu, qp, my, rem);
+                OutputStream out = s.getOutputStream();
+                out.write(my.encode());
+                out.flush();
+                byte[] done = s.getInputStream().readNBytes(PingpongDest.DONE.length);
+                if (!Arrays.equals(done, PingpongDest.DONE)) {
+                    throw new IOException("Couldn't send/recv local address (expected \"done\\0\", got "
+                            + done.length + " bytes)");
+                }
+                return rem;
+            }
+        }
+    }
+
+    /** pp_connect_ctx: RTR then RTS with rc_pingpong's attributes. */
+    private void connect(InteropDevice dev, Mtu pathMtu, QueuePair qp, PingpongDest my, PingpongDest rem) {
+        InetSocketAddress av = dev.peerAddress(rem.gid(), peerUdpPort);
+        System.err.println("rxe-pingpong: peer " + av);
+        qp.modify(new QpAttr().state(QpState.RTR).av(av).pathMtu(pathMtu).destQpNum(rem.qpn()).rqPsn(rem.psn())
+                .maxDestRdAtomic(1).minRnrTimer(12));
+        qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7).sqPsn(my.psn())
+                .maxRdAtomic(1));
+    }
+
+    private static int postRecv(QueuePair qp, RecvWr wr, int n) {
+        int i = 0;
+        try {
+            for (; i < n; i++) {
+                qp.postRecv(wr);
+            }
+        } catch (IllegalStateException e) {
+            // a full RQ: report how many were posted, as pp_post_recv does
+        }
+        return i;
+    }
+
+    private boolean isFilled(MemorySegment buf) {
+        for (long i = 0; i + 8 <= size; i += 8) {
+            if (buf.get(ValueLayout.JAVA_LONG_UNALIGNED, i) != 0x7b7b7b7b7b7b7b7bL) {
+                return false;
+            }
+        }
+        for (long i = size & ~7L; i < size; i++) {
+            if (buf.get(ValueLayout.JAVA_BYTE, i) != FILL) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static byte[] readExactly(InputStream in, int n, String what) throws IOException {
+        byte[] b = in.readNBytes(n);
+        if (b.length != n) {
+            throw new IOException("Couldn't read " + what + ": " + b.length + "/" + n + " bytes");
+        }
+        return b;
+    }
+
+    /** @return {@code ibv_wc_status_str} of {@code s} */
+    static String statusString(WcStatus s) {
+        return switch (s) {
+            case SUCCESS -> "success";
+            case LOC_LEN_ERR -> "local length error";
+            case LOC_QP_OP_ERR -> "local QP operation error";
+            case LOC_EEC_OP_ERR -> "local EE context operation error";
+            case LOC_PROT_ERR -> "local protection error";
+            case WR_FLUSH_ERR -> "Work Request Flushed Error";
+            case MW_BIND_ERR -> "memory management operation error";
+            case BAD_RESP_ERR -> "bad response error";
+            case LOC_ACCESS_ERR -> "local access error";
+            case REM_INV_REQ_ERR -> "remote invalid request error";
+            case REM_ACCESS_ERR -> "remote access error";
+            case REM_OP_ERR -> "remote operation error";
+            case RETRY_EXC_ERR -> "transport retry counter exceeded";
+            case RNR_RETRY_EXC_ERR -> "RNR retry counter exceeded";
+            case LOC_RDD_VIOL_ERR -> "local RDD violation error";
+            case REM_INV_RD_REQ_ERR -> "remote invalid RD request";
+            case REM_ABORT_ERR -> "aborted error";
+            case INV_EECN_ERR -> "invalid EE context number";
+            case INV_EEC_STATE_ERR -> "invalid EE context state";
+            case FATAL_ERR -> "fatal error";
+            case RESP_TIMEOUT_ERR -> "response timeout error";
+            case GENERAL_ERR -> "general error";
+        };
+    }
+}

@@ -1,0 +1,372 @@
+#!/usr/bin/env bash
+# Live interop checks of rxe4j against a real Linux 6.12 rdma_rxe peer: the qemu guest of
+# ../shared/kernel-rxe-vm (see its README.md). Run as root, from anywhere:
+#
+#   scripts/interop-live.sh [OUTDIR]       # default OUTDIR: /tmp/rxe4j-interop-<date>
+#
+# What it does:
+#   1. builds rxe-examples in the reactor (no install) and asks Maven for its runtime class path;
+#   2. boots the VM with `run.sh live OUTDIR` unless that VM is already running (OUTDIR/ready
+#      exists, OUTDIR/stop does not) and waits for OUTDIR/ready;
+#   3. runs, inside `ip netns exec rxelab`, with JDK 25:
+#      (a) RxePingpong as client of the guest's ibv_rc_pingpong servers: TCP 18515 (IPv4),
+#          18516 (IPv4, MTU 256, -s 600), 18517 (IPv6 link-local);
+#      (b) the guest's ibv_rc_pingpong as client (a cmd script) of an RxePingpong server: IPv4,
+#          IPv4 MTU 256 -s 600, IPv6 link-local;
+#      (c) RxeOpsPeer against the guest's rxe_ops, both directions, IPv4 and IPv6, ops
+#          write,writeimm,send,sendimm,read,cas,fadd,awrite,read8,flush,flushmr;
+#      IPv4 runs between 10.99.0.1 (br0, host) and 10.99.0.11 (guest), IPv6 between br0's fe80::
+#      address and fe80::5054:ff:fe00:11;
+#   4. collects rdma_rxe's counters (`rdma statistic`) and the namespace's UDP counters before,
+#      between and after the IPv4 and IPv6 blocks, stops the VM (touch OUTDIR/stop), runs
+#      pcap_icrc.py over OUTDIR/host-br0.pcap, looks at the UDP checksums of the guest's IPv6
+#      packets, and prints a summary table.
+#
+# IPv6 works since rxe4j's IPv6 sockets accept the zero UDP checksums rdma_rxe sends (UDP_NO_CHECK6_RX,
+# extensions.md section 6); an IPv6 failure fails the run. LENIENT_IPV6=1 reports IPv6 failures as
+# "FAIL(ignored)" without changing the exit status (for a build without that fix).
+#
+# Exit status: 0 when every case passed and every ICRC in the capture is right, 1 otherwise,
+# 2 when the setup failed.
+#
+# Environment: ITERS (ibv_rc_pingpong iterations, default 1000; written to OUTDIR/guest.env for the
+# guest's servers), RXE_VM (default <repo>/../shared/kernel-rxe-vm), SKIP_BUILD=1 (reuse
+# rxe-examples/target), KEEP_VM=1 (leave the VM running), LIVE_TIMEOUT (guest lifetime, default 1800 s),
+# JAVA_HOME (used if it is a JDK 25, else the first /usr/lib/jvm/*25*).
+set -uo pipefail
+
+t_start=$(date +%s)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+VM=${RXE_VM:-$(cd "$root/.." && pwd)/shared/kernel-rxe-vm}
+OUT=$(realpath -m "${1:-/tmp/rxe4j-interop-$(date +%Y%m%d-%H%M%S)}")
+NS=rxelab
+ITERS=${ITERS:-1000}
+OPS=write,writeimm,send,sendimm,read,cas,fadd,awrite,read8,flush,flushmr
+GUEST_IP=10.99.0.11
+HOST_IP=10.99.0.1
+GUEST_IP6=fe80::5054:ff:fe00:11
+JAVA_TIMEOUT=300        # hard limit per rxe4j process (s)
+KCLIENT_TIMEOUT_V4=180  # `timeout` around a kernel client over IPv4 (s)
+KCLIENT_TIMEOUT_V6=25   # over IPv6: rdma_rxe retries forever (retry_cnt 7), so this ends it
+STALL_V4=30             # rxe4j: give up after this long without a completion (s)
+STALL_V6=15
+
+die() { echo "interop-live: $*" >&2; exit 2; }
+log() { echo "[$(date +%H:%M:%S)] $*"; }
+
+[ "$(id -u)" = 0 ] || die "must run as root (ip netns, qemu)"
+[ -x "$VM/run.sh" ] || die "no kernel VM at $VM (set RXE_VM)"
+# shellcheck source=java25.sh
+. "$here/java25.sh"
+JAVA=$(find_java25) || die "no JDK 25 found (JAVA_HOME or /usr/lib/jvm/*25*)"
+mkdir -p "$OUT/cases" || die "cannot create $OUT"
+
+# ---------------------------------------------------------------- 1. build
+t_build=$(date +%s)
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  log "building rxe-examples (mvn verify -pl rxe-examples -am -DskipTests) and its class path"
+  (cd "$root" && mvn -B -q verify dependency:build-classpath -pl rxe-examples -am -DskipTests \
+      -Dmdep.includeScope=runtime -Dmdep.outputFile=target/cp.txt) > "$OUT/build.log" 2>&1 \
+    || { tail -30 "$OUT/build.log"; die "build failed (log: $OUT/build.log)"; }
+fi
+[ -f "$root/rxe-examples/target/cp.txt" ] || die "no rxe-examples/target/cp.txt (build first)"
+CP="$root/rxe-examples/target/classes:$(cat "$root/rxe-examples/target/cp.txt")"
+
+# ---------------------------------------------------------------- 2. the VM
+VM_PID=""
+vm_alive() {  # the run.sh live process for OUT (ours or found)
+  if [ -n "$VM_PID" ]; then kill -0 "$VM_PID" 2>/dev/null; return; fi
+  pgrep -f "run.sh live $OUT\$" > /dev/null
+}
+if ip netns list | grep -qw "^$NS"; then
+  if [ -f "$OUT/ready" ] && [ ! -f "$OUT/stop" ] && pgrep -f "run.sh live $OUT\$" > /dev/null; then
+    log "reusing the running VM of $OUT"
+    ITERS=$(sed -n 's/.* iters=\([0-9]*\).*/\1/p' "$OUT/ready" | head -1)
+  else
+    die "namespace $NS exists: another run.sh is running (one at a time); pass its OUTDIR or stop it"
+  fi
+else
+  rm -f "$OUT/ready" "$OUT/stop"
+  echo "ITERS=$ITERS" > "$OUT/guest.env"
+  log "booting the VM: $VM/run.sh live $OUT (log $OUT/run.log)"
+  LIVE_TIMEOUT=${LIVE_TIMEOUT:-1800} setsid "$VM/run.sh" live "$OUT" > "$OUT/run.log" 2>&1 < /dev/null &
+  VM_PID=$!
+fi
+stop_vm() {
+  [ "${KEEP_VM:-0}" = 1 ] && { log "KEEP_VM=1: the VM keeps running (touch $OUT/stop)"; return; }
+  log "stopping the VM (touch $OUT/stop)"
+  touch "$OUT/stop"
+  for _ in $(seq 1 240); do vm_alive || break; sleep 0.5; done
+  if vm_alive; then
+    log "warning: run.sh still running after 120 s"
+    # only the run.sh this script started, by its PID (its EXIT trap stops qemu and removes the netns)
+    [ -n "$VM_PID" ] && kill "$VM_PID" 2>/dev/null
+  fi
+}
+trap 'stop_vm; exit 2' INT TERM
+t_boot=$(date +%s)
+ready() { grep -qs ' gid_index_ll=' "$OUT/ready" && grep -qs '^gid\[' "$OUT/ready"; }  # written in steps
+for _ in $(seq 1 600); do
+  ready && break
+  vm_alive || { cat "$OUT/run.log"; die "run.sh exited before the guest was ready"; }
+  sleep 0.5
+done
+ready || { stop_vm; die "the guest was not ready after 300 s (console: $OUT/console-A.log)"; }
+log "guest ready after $(( $(date +%s) - t_boot )) s: $(head -1 "$OUT/ready")"
+G=$(sed -n 's/.* gid_index=\([0-9]*\) .*/\1/p' "$OUT/ready")
+G6=$(sed -n 's/.* gid_index_ll=\([0-9]*\) .*/\1/p' "$OUT/ready")
+
+# br0's link-local address (wait for DAD to finish)
+BR6=""
+for _ in $(seq 1 40); do
+  BR6=$(ip -n "$NS" -6 -o addr show dev br0 scope link -tentative | awk '{print $4}' | cut -d/ -f1 | head -1)
+  [ -n "$BR6" ] && break
+  sleep 0.5
+done
+[ -n "$BR6" ] || { stop_vm; die "br0 has no usable IPv6 link-local address"; }
+log "host: $HOST_IP and $BR6%br0; guest: $GUEST_IP and $GUEST_IP6 (GID index $G, $G6); ITERS=$ITERS"
+
+# ---------------------------------------------------------------- helpers
+jrun() {  # CLASS ARGS... : rxe4j in the namespace
+  local cls=$1; shift
+  ip netns exec "$NS" timeout -k 5 "$JAVA_TIMEOUT" "$JAVA" --enable-native-access=ALL-UNNAMED -cp "$CP" \
+    "io.rxe4j.examples.interop.$cls" "$@"
+}
+exits() { local n; n=$(grep -c '^=== exit' "$OUT/logs/live-$1.log" 2>/dev/null); echo "${n:-0}"; }
+last_exit() { grep '^=== exit' "$OUT/logs/live-$1.log" | tail -1 | awk '{print $3}'; }
+drop_cmd() {  # NAME SCRIPT-TEXT: the guest runs it; rc in OUT/cmd/NAME.rc
+  rm -f "$OUT/cmd/$1.rc"
+  printf '%s\n' "$2" > "$OUT/cmd/$1.sh.tmp" && mv "$OUT/cmd/$1.sh.tmp" "$OUT/cmd/$1.sh"
+}
+wait_rc() {  # NAME SECONDS -> prints the rc or "none"
+  local i
+  for i in $(seq 1 $(( $2 * 2 ))); do
+    [ -f "$OUT/cmd/$1.rc" ] && { cat "$OUT/cmd/$1.rc"; return; }
+    sleep 0.5
+  done
+  echo none
+}
+snapshot() {  # LABEL: kernel and namespace counters
+  drop_cmd "counters_$1" "rdma statistic show link rxe0/1; echo; rdma resource show qp"
+  ip netns exec "$NS" sh -c 'grep -E "^Udp:" /proc/net/snmp; grep -E "^Udp6(InDatagrams|InErrors|InCsumErrors|NoPorts|OutDatagrams)" /proc/net/snmp6' \
+    > "$OUT/cases/netns-udp-$1.txt" 2>&1
+  [ "$(wait_rc "counters_$1" 30)" = 0 ] || log "warning: no rdma counters for $1"
+}
+kcounter() {  # LABEL NAME -> value from `rdma statistic` in the counters_LABEL log
+  tr ' ' '\n' < "$OUT/logs/cmd-counters_$1.log" 2>/dev/null | awk -v n="$2" 'p{print; exit} $0==n{p=1}'
+}
+udp6csum() { awk '/^Udp6InCsumErrors/{print $2}' "$OUT/cases/netns-udp-$1.txt" 2>/dev/null; }
+
+ROWS=()
+FAILS=0
+record() {  # ID DESC FAMILY RXE_RC KERNEL_RC SECONDS NOTE
+  local id=$1 desc=$2 fam=$3 jrc=$4 krc=$5 secs=$6 note=$7 res
+  if [ "$jrc" = 0 ] && [ "$krc" = 0 ]; then
+    res=PASS
+  elif [ "$fam" = IPv6 ] && [ "${LENIENT_IPV6:-0}" = 1 ]; then
+    res="FAIL(ignored)"
+  else
+    res=FAIL
+    FAILS=$((FAILS + 1))
+  fi
+  ROWS+=("$id|$desc|$fam|$jrc|$krc|$res|${secs}s|$note")
+  log "$id $desc [$fam]: $res (rxe4j rc=$jrc, kernel rc=$krc, ${secs}s)${note:+ - $note}"
+}
+why() {  # LOG...: a short reason from the logs (the counters are in the evidence section)
+  grep -hE 'Failed status|no completion|FAILED|Couldn.t|peer closed|Exception|refused|timed out|failures \[' "$@" 2>/dev/null \
+    | head -1 | sed -e 's/[;,]* *rxe4j counters.*//' -e 's/^ *//' | cut -c1-110
+}
+stall_for() { [ "$1" = IPv6 ] && echo "$STALL_V6" || echo "$STALL_V4"; }
+guest_exit_wait() {  # GUESTLOG BEFORE RXE4J_RC -> the guest server's exit code, or "none"
+  local i n=30
+  [ "$3" = 0 ] || n=10   # after a failure the kernel server may be stuck retrying forever
+  for i in $(seq 1 $n); do [ "$(exits "$1")" -gt "$2" ] && { last_exit "$1"; return; }; sleep 0.5; done
+  echo none
+}
+
+# (a) rxe4j client -> guest ibv_rc_pingpong server
+case_pp_client() {  # ID FAMILY TCPPORT GUESTLOG LOCALIP ARGS...
+  local id=$1 fam=$2 port=$3 glog=$4 ip=$5; shift 5
+  local before lines t0 jrc krc note
+  before=$(exits "$glog"); lines=$(cat "$OUT/logs/live-$glog.log" 2>/dev/null | wc -l)
+  t0=$(date +%s)
+  jrun RxePingpong --ip "$ip" -p "$port" -n "$ITERS" --stall-timeout "$(stall_for "$fam")" "$@" "$GUEST_IP" \
+    > "$OUT/cases/$id.rxe4j.log" 2>&1
+  jrc=$?
+  krc=$(guest_exit_wait "$glog" "$before" "$jrc")
+  sed -n "$((lines + 1)),\$p" "$OUT/logs/live-$glog.log" > "$OUT/cases/$id.kernel.log" 2>/dev/null
+  note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
+  [ "$krc" = none ] && note="kernel server did not exit${note:+; $note}"
+  record "$id" "rxe4j client -> kernel ibv_rc_pingpong :$port $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+}
+
+# (b) guest ibv_rc_pingpong client -> rxe4j server
+case_pp_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT ARGS...
+  local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6; shift 6
+  local t0 jpid jrc krc i note
+  t0=$(date +%s)
+  jrun RxePingpong --ip "$ip" -p "$port" -n "$ITERS" --stall-timeout "$(stall_for "$fam")" --tcp-timeout 60 "$@" \
+    > "$OUT/cases/$id.rxe4j.log" 2>&1 &
+  jpid=$!
+  for i in $(seq 1 60); do grep -qs 'listening on TCP' "$OUT/cases/$id.rxe4j.log" && break; sleep 0.5; done
+  drop_cmd "$id" "timeout -k 5 $kt ibv_rc_pingpong -d rxe0 -g \$$gvar -n $ITERS -p $port $* $HOST_IP"
+  wait "$jpid"; jrc=$?
+  krc=$(wait_rc "$id" $((kt + 30)))
+  cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
+  note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
+  [ "$krc" = 124 ] && note="kernel client killed by timeout ${kt}s${note:+; $note}"
+  record "$id" "kernel ibv_rc_pingpong client -> rxe4j :$port $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+}
+
+# (c1) rxe4j rxe_ops client -> guest rxe_ops server
+case_ops_client() {  # ID FAMILY TCPPORT GUESTLOG LOCALIP
+  local id=$1 fam=$2 port=$3 glog=$4 ip=$5
+  local before lines t0 jrc krc note
+  before=$(exits "$glog"); lines=$(cat "$OUT/logs/live-$glog.log" 2>/dev/null | wc -l)
+  t0=$(date +%s)
+  jrun RxeOpsPeer --ip "$ip" -p "$port" -m 1024 --rxe-flush-compat -o "$OPS" --stall-timeout "$(stall_for "$fam")" \
+    "$GUEST_IP" > "$OUT/cases/$id.rxe4j.log" 2>&1
+  jrc=$?
+  krc=$(guest_exit_wait "$glog" "$before" "$jrc")
+  sed -n "$((lines + 1)),\$p" "$OUT/logs/live-$glog.log" > "$OUT/cases/$id.kernel.log" 2>/dev/null
+  note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
+  [ "$krc" = none ] && note="kernel server did not exit${note:+; $note}"
+  record "$id" "rxe4j rxe_ops client -> kernel rxe_ops :$port" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+}
+
+# (c2) guest rxe_ops client -> rxe4j rxe_ops server
+case_ops_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT
+  local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6
+  local t0 jpid jrc krc i note
+  t0=$(date +%s)
+  jrun RxeOpsPeer --ip "$ip" -p "$port" -m 1024 --rxe-flush-compat -o "$OPS" --tcp-timeout $((kt + 20)) \
+    > "$OUT/cases/$id.rxe4j.log" 2>&1 &
+  jpid=$!
+  for i in $(seq 1 60); do grep -qs 'listening on TCP' "$OUT/cases/$id.rxe4j.log" && break; sleep 0.5; done
+  drop_cmd "$id" "timeout -k 5 $kt \$BIN/rxe_ops -d rxe0 -g \$$gvar -m 1024 -p $port -o $OPS $HOST_IP"
+  wait "$jpid"; jrc=$?
+  krc=$(wait_rc "$id" $((kt + 30)))
+  cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
+  note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
+  [ "$krc" = 124 ] && note="kernel client killed by timeout ${kt}s${note:+; $note}"
+  record "$id" "kernel rxe_ops client -> rxe4j rxe_ops :$port" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+}
+
+# ---------------------------------------------------------------- 3. the cases
+t_cases=$(date +%s)
+snapshot start
+log "IPv4 block"
+case_pp_client  a1 IPv4 18515 rc_pingpong        "$HOST_IP"
+case_pp_client  a2 IPv4 18516 rc_pingpong_mtu256 "$HOST_IP" -m 256 -s 600
+case_pp_server  b1 IPv4 18520 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4"
+case_pp_server  b2 IPv4 18521 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" -m 256 -s 600
+case_ops_client c1 IPv4 18530 rxe_ops            "$HOST_IP"
+case_ops_server c2 IPv4 18525 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4"
+snapshot ipv4
+log "IPv6 link-local block"
+case_pp_client  a3 IPv6 18517 rc_pingpong_ipv6   "$BR6%br0"
+case_pp_server  b3 IPv6 18522 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6"
+case_ops_client c3 IPv6 18531 rxe_ops_ipv6       "$BR6%br0"
+case_ops_server c4 IPv6 18526 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6"
+snapshot ipv6
+t_cases_end=$(date +%s)
+
+# ---------------------------------------------------------------- 4. stop, captures, summary
+stop_vm
+trap - INT TERM
+
+PCAP="$OUT/host-br0.pcap"
+icrc_line="no capture"
+icrc_rc=1
+if [ -s "$PCAP" ]; then
+  python3 "$VM/pcap_icrc.py" "$PCAP" > "$OUT/pcap_icrc.txt" 2>&1
+  icrc_rc=$?
+  icrc_line=$(tail -1 "$OUT/pcap_icrc.txt")
+fi
+# per direction and family: packets, bad ICRCs (the script prints "v6->v6" for IPv6)
+icrc_by_dir=$(awk '/ icrc=/ {
+    for (i = 1; i <= NF; i++) if ($i ~ /->/) d = $i
+    n[d]++; if ($0 ~ / BAD /) b[d]++
+  } END { for (d in n) printf "%s: %d packets, %d bad ICRC; ", d, n[d], b[d] + 0 }' "$OUT/pcap_icrc.txt" 2>/dev/null)
+# the guest's IPv6 RoCE packets and their UDP checksums
+v6_total=0; v6_zero=0
+if [ -s "$PCAP" ] && command -v tshark > /dev/null; then
+  tshark -r "$PCAP" -Y "ipv6.src==$GUEST_IP6 && udp.dstport==4791" -T fields -e udp.checksum \
+    > "$OUT/cases/guest-ipv6-udp-checksums.txt" 2>/dev/null
+  v6_total=$(wc -l < "$OUT/cases/guest-ipv6-udp-checksums.txt")
+  v6_zero=$(grep -c '^0x0*0$' "$OUT/cases/guest-ipv6-udp-checksums.txt")
+  tshark -r "$PCAP" -Y "ipv6.dst==$GUEST_IP6 && udp.dstport==4791" -T fields -e udp.checksum \
+    > "$OUT/cases/host-ipv6-udp-checksums.txt" 2>/dev/null
+fi
+h6_total=$(wc -l < "$OUT/cases/host-ipv6-udp-checksums.txt" 2>/dev/null || echo 0)
+# request retransmissions by sender: how long after the previous send of the same (QPN, PSN)?
+# With timeout 14 (4.096 us x 2^14 = 67 ms) a timer-driven resend should come >= 67 ms later.
+retx=""
+[ -s "$PCAP" ] && retx=$(python3 - "$PCAP" <<'PY' 2>&1
+import ipaddress, struct, sys
+RESP = {0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12}
+last, stats = {}, {}
+with open(sys.argv[1], "rb") as f:
+    le = struct.unpack("<I", f.read(24)[:4])[0] in (0xA1B2C3D4, 0xA1B23C4D)
+    while len(h := f.read(16)) == 16:
+        ts, tu, incl, _ = struct.unpack(("<" if le else ">") + "IIII", h)
+        fr, t = f.read(incl), ts + tu / 1e6
+        et = struct.unpack("!H", fr[12:14])[0]
+        if et == 0x0800 and fr[23] == 17:
+            src, udp = str(ipaddress.ip_address(fr[26:30])), fr[14 + (fr[14] & 15) * 4:]
+        elif et == 0x86DD and fr[20] == 17:
+            src, udp = str(ipaddress.ip_address(fr[22:38])), fr[54:]
+        else:
+            continue
+        if struct.unpack("!H", udp[2:4])[0] != 4791 or udp[8] in RESP:
+            continue
+        k = (src, int.from_bytes(udp[13:16], "big"), int.from_bytes(udp[17:20], "big"))
+        st = stats.setdefault(src, [0, 0, 0])
+        st[0] += 1
+        if k in last:
+            st[1] += 1
+            st[2] += (t - last[k]) < 0.060
+        last[k] = t
+for src, (n, r, early) in sorted(stats.items()):
+    print(f"  {src}: {n} request packets, {r} resent, {early} of them < 60 ms after the previous send of that PSN")
+PY
+)
+csum6_before=$(udp6csum ipv4); csum6_after=$(udp6csum ipv6)
+
+ICRC_RES=PASS; [ "$icrc_rc" = 0 ] || { ICRC_RES=FAIL; FAILS=$((FAILS + 1)); }
+ROWS+=("pcap|pcap_icrc.py host-br0.pcap|both|-|-|$ICRC_RES|-|$icrc_line")
+
+echo
+echo "==================== rxe4j <-> Linux rdma_rxe live interop ($(uname -n), $(date '+%F %T'))"
+echo "guest: $(head -1 "$OUT/ready")"
+printf '%-4s %-62s %-5s %-5s %-6s %-15s %-5s %s\n' id case fam rxe4j kernel result time note
+for r in "${ROWS[@]}"; do
+  IFS='|' read -r id desc fam jrc krc res secs note <<< "$r"
+  printf '%-4s %-62s %-5s %-5s %-6s %-15s %-5s %s\n' "$id" "$desc" "$fam" "$jrc" "$krc" "$res" "$secs" "$note"
+done
+echo
+echo "evidence:"
+echo "  ICRC by direction (host-br0.pcap): ${icrc_by_dir:-n/a}"
+echo "  guest IPv6 RoCE packets: $v6_total, with UDP checksum 0: $v6_zero; host->guest IPv6 RoCE packets: $h6_total"
+echo "  netns Udp6InCsumErrors: ${csum6_before:-?} after the IPv4 block, ${csum6_after:-?} after the IPv6 block"
+echo "  request retransmissions in host-br0.pcap (local ACK timeout 14 = 67 ms on both sides):"
+echo "${retx:-  n/a}"
+for k in rcvd_pkts sent_pkts duplicate_request out_of_seq_request completer_retry_err retry_exceeded_err \
+         send_rnr_err rcvd_rnr_err rcvd_seq_err; do
+  printf '  rdma_rxe %-21s start %-8s after IPv4 %-8s after IPv6 %s\n' "$k" "$(kcounter start $k)" \
+    "$(kcounter ipv4 $k)" "$(kcounter ipv6 $k)"
+done
+echo "  rxe4j counters per case (stderr/stdout of each run, 'rxe4j counters:'):"
+for f in "$OUT"/cases/*.rxe4j.log; do
+  printf '    %-4s %s\n' "$(basename "$f" .rxe4j.log)" "$(grep -h 'rxe4j counters' "$f" | tail -1 | cut -c1-200)"
+done
+echo
+echo "logs: $OUT/cases (per case *.rxe4j.log, *.kernel.log), $OUT/logs (guest), $OUT/pcap_icrc.txt"
+echo "time: $(( $(date +%s) - t_start )) s in all: build $(( t_boot - t_build )) s, boot until ready $(( t_cases - t_boot )) s, cases $(( t_cases_end - t_cases )) s, stop and analysis $(( $(date +%s) - t_cases_end )) s"
+if [ "$FAILS" -eq 0 ]; then
+  echo "RESULT: PASS"
+  exit 0
+fi
+echo "RESULT: FAIL ($FAILS failed)"
+exit 1
