@@ -110,10 +110,16 @@ public final class RcEndpoint implements AutoCloseable {
                         pmem.rkey(), pmem.addr(), pmem.length());
     }
 
-    /** rc_pingpong's local ACK timeout: 4.096 µs × 2^14 ≈ 67 ms. */
-    public static final int DEFAULT_ACK_TIMEOUT = 14;
+    /**
+     * The examples' local ACK timeout: 4.096 µs × 2^17 ≈ 537 ms. rc_pingpong's 14 (≈ 67 ms) is
+     * fine between warm processes, but a freshly started JVM took about 110 ms to answer its first
+     * packet here (classes loaded and code run interpreted on first use; measured with tcpdump on
+     * loopback), which cost one retransmission of a whole 64-packet window; 17 leaves room for that
+     * and still detects a dead peer within (1 + 7) × 537 ms ≈ 4.3 s.
+     */
+    public static final int DEFAULT_ACK_TIMEOUT = 17;
 
-    /** Moves the QP to RTS towards {@code peer} at path MTU {@code mtu}, local ACK timeout 14 (≈ 67 ms). */
+    /** Moves the QP to RTS towards {@code peer} at path MTU {@code mtu}, local ACK timeout {@link #DEFAULT_ACK_TIMEOUT}. */
     public void connect(ConnectionInfo peer, Mtu mtu) {
         connect(peer, mtu, DEFAULT_ACK_TIMEOUT);
     }

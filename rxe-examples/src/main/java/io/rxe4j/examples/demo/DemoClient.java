@@ -70,7 +70,7 @@ public final class DemoClient implements Callable<Integer> {
     long faultSeed = 1;
 
     @Option(names = "--ack-timeout", description = "local ACK timeout attribute 0..31, 4.096 us x 2^n "
-            + "(default: ${DEFAULT-VALUE}, about 67 ms, as ibv_rc_pingpong)")
+            + "(default: ${DEFAULT-VALUE}, about 537 ms: survives a cold JVM)")
     int ackTimeout = io.rxe4j.examples.RcEndpoint.DEFAULT_ACK_TIMEOUT;
 
     @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
