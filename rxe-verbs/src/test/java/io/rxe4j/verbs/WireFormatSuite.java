@@ -30,7 +30,11 @@ import org.junit.jupiter.api.Test;
  * included), RETH on FIRST/ONLY only with the whole message length, ImmDt, AtomicETH fields,
  * AETH syndrome 0x1F and MSN on responses, AtomicAckETH, NAK and RNR-NAK syndromes, the ICRC.
  *
- * <p>Transport independent; see {@link InJvmWireFormatTest} and {@link UdpWireFormatTest}.
+ * <p>Transport independent; it runs over the loss-free networks of {@link ConformanceFixture}:
+ * {@link InJvmWireFormatTest}, {@link UdpWireFormatTest} (NIO), {@link UdpEpollWireFormatTest},
+ * {@link UdpGsoGroWireFormatTest}, {@link FaultInjectingWireFormatTest} (no fault) and {@link
+ * VirtualTimeWireFormatTest}. Not with loss: it checks the exact packets of each operation, and a
+ * retransmission adds packets.
  */
 abstract class WireFormatSuite extends ConformanceFixture {
     /** Opcode values (rxe-facts §1.1). */

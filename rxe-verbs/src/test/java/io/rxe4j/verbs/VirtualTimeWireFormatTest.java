@@ -1,0 +1,9 @@
+package io.rxe4j.verbs;
+
+/** {@link WireFormatSuite} over the in-JVM fabric with both devices on one virtual-time scheduler. */
+class VirtualTimeWireFormatTest extends WireFormatSuite {
+    @Override
+    Net createNet() {
+        return virtualTime(10_000);
+    }
+}
