@@ -47,6 +47,14 @@ public final class DeviceCounters {
     public long outputStalls;
     /** Times the engine stopped producing because the transport was not writable. */
     public long txNotWritable;
+    /** Congestion-window reductions (a loss or congestion signal, once per loss episode). */
+    public long windowReductions;
+    /** Times a requester waited because the device's byte budget towards its peer was spent. */
+    public long budgetWaits;
+    /** Congestion notification packets (CNP) sent by responders. */
+    public long cnpSent;
+    /** Congestion notification packets (CNP) received by requesters. */
+    public long cnpRcvd;
     private final long[] drops = new long[DropReason.values().length];
 
     /** Creates zeroed counters. */
@@ -89,6 +97,10 @@ public final class DeviceCounters {
         resentPkts += o.resentPkts;
         outputStalls += o.outputStalls;
         txNotWritable += o.txNotWritable;
+        windowReductions += o.windowReductions;
+        budgetWaits += o.budgetWaits;
+        cnpSent += o.cnpSent;
+        cnpRcvd += o.cnpRcvd;
         for (int i = 0; i < drops.length; i++) {
             drops[i] += o.drops[i];
         }
@@ -115,6 +127,10 @@ public final class DeviceCounters {
         m.put("resent_pkts", resentPkts);
         m.put("output_stalls", outputStalls);
         m.put("tx_not_writable", txNotWritable);
+        m.put("cc_window_reductions", windowReductions);
+        m.put("budget_waits", budgetWaits);
+        m.put("cnp_sent", cnpSent);
+        m.put("cnp_rcvd", cnpRcvd);
         for (DropReason r : DropReason.values()) {
             m.put("drop_" + r.name().toLowerCase(java.util.Locale.ROOT), drops[r.ordinal()]);
         }

@@ -65,6 +65,8 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
     private final java.util.ArrayDeque<QueuePair> serviceQueue = new java.util.ArrayDeque<>();
     private boolean serviceScheduled;
     private final Runnable serviceTask = this::service;
+    /** Per-peer budgets of bytes in flight, by peer address; loop only. */
+    private final java.util.HashMap<InetSocketAddress, PeerBudget> budgets = new java.util.HashMap<>();
     /** WARN lines about QPs that fail: at most 10 per second, the rest counted. */
     private final RateLimitedLog qpFailureLog = new RateLimitedLog(LOG, 1_000_000_000L, 10);
 
@@ -116,7 +118,8 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
     /**
      * @return device totals by rxe-style name: the device's own counters plus those of every QP,
      *     live or destroyed (reads QP counters without synchronisation: a snapshot off the loop may
-     *     be slightly stale)
+     *     be slightly stale), and {@code rcv_queue_drops}: datagrams the transport's receive queue
+     *     dropped because it was full ({@link Transport#receiveQueueDrops()})
      */
     public java.util.Map<String, Long> counterSnapshot() {
         DeviceCounters total = new DeviceCounters();
@@ -130,7 +133,9 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
                 total.add(qp.counters(), false);
             }
         }
-        return total.snapshot();
+        java.util.Map<String, Long> m = total.snapshot();
+        m.put("rcv_queue_drops", transport.receiveQueueDrops());
+        return m;
     }
 
     // ------------------------------------------------------------------ resources
@@ -316,6 +321,27 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         needFlush = true;
     }
 
+    /**
+     * @return the budget of bytes in flight towards {@code peer}, shared by every QP of this device
+     *     that talks to it ({@link DeviceConfig#peerBudgetBytes()}, or the transport's {@link
+     *     Transport#inFlightBudgetHint()}). Loop only.
+     */
+    public PeerBudget peerBudget(InetSocketAddress peer) {
+        PeerBudget b = budgets.get(peer);
+        if (b == null) {
+            long limit = config.peerBudgetBytes() == DeviceConfig.DERIVE_BUDGET ? transport.inFlightBudgetHint()
+                    : config.peerBudgetBytes();
+            b = new PeerBudget(this, limit, config.congestionControl());
+            budgets.put(peer, b);
+        }
+        return b;
+    }
+
+    /** @return the datagrams the transport's receive queue dropped ({@link Transport#receiveQueueDrops()}). Any thread. */
+    public long receiveQueueDrops() {
+        return transport.receiveQueueDrops();
+    }
+
     /** @return whether the transport takes more packets now ({@link Transport#isWritable()}). Loop only. */
     public boolean transportWritable() {
         return transport.isWritable();
@@ -427,6 +453,24 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
 
     // ------------------------------------------------------------------ receive path
 
+    /** The packet being received was marked CE by the network (loop only, valid during {@link #receive}). */
+    private boolean receivedCe;
+
+    /**
+     * A packet the network marked CE (Congestion Experienced). With {@link DeviceConfig#ecn()} a
+     * request makes its QP's responder send a CNP (at most one per QP per {@code
+     * Responder.CNP_INTERVAL_NANOS}); otherwise the mark is ignored.
+     */
+    @Override
+    public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient, boolean ceMarked) {
+        receivedCe = ceMarked;
+        try {
+            onPacket(packet, sender, recipient);
+        } finally {
+            receivedCe = false;
+        }
+    }
+
     @Override
     public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient) {
         try {
@@ -467,6 +511,10 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
             return;
         }
         Opcode op = view.opcode();
+        if (op == Opcode.CNP) {
+            onCnp(qp, sender);
+            return;
+        }
         if (op.transport() != Opcode.Transport.RC) {
             counters.drop(DropReason.WRONG_TRANSPORT);
             return;
@@ -485,6 +533,9 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
             counters.drop(DropReason.QP_STATE); // requests need RTR or later, responses RTS or later
             return;
         }
+        if (receivedCe && config.ecn() && op.isRequest()) {
+            qp.onCongestionExperienced();
+        }
         try {
             if (op.isRequest()) {
                 qp.onRequest(view);
@@ -493,6 +544,24 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
             }
         } catch (RuntimeException e) {
             internalError(qp, op + " PSN 0x" + Integer.toHexString(view.psn()), e);
+        }
+    }
+
+    /** A CNP for {@code qp}'s requester (RoCEv2 ECN): from its peer only, and acted on only with ECN on. */
+    private void onCnp(QueuePair qp, InetSocketAddress sender) {
+        InetSocketAddress av = qp.av();
+        if (av == null || !sender.getAddress().equals(av.getAddress())) {
+            counters.drop(DropReason.WRONG_PEER);
+            return;
+        }
+        qp.counters().rcvdPkts++;
+        qp.counters().cnpRcvd++;
+        if (config.ecn()) {
+            try {
+                qp.onCnp();
+            } catch (RuntimeException e) {
+                internalError(qp, "CNP", e);
+            }
         }
     }
 

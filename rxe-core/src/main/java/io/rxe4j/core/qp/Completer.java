@@ -124,7 +124,13 @@ final class Completer {
         op = p.opcode();
         psn = p.psn();
         if (Psn.diff(psn, qp.requester.psn) >= 0) {
-            counters.drop(DropReason.OTHER); // a response to a PSN never sent
+            if (Psn.diff(psn, qp.requester.sendHighWater()) >= 0) {
+                counters.drop(DropReason.OTHER); // a response to a PSN never sent
+            } else {
+                // to a packet sent before a rewind and not sent again yet: ignored like a stale
+                // response; the resent packet is acknowledged again
+                counters.duplicateResponse++;
+            }
             return;
         }
         pkt = p;

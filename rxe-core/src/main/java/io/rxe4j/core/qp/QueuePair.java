@@ -108,6 +108,10 @@ public final class QueuePair {
     private final Runnable kickTask = guard("post_send", this::onKick);
     /** Queued for a turn on the device's service queue (loop only; see {@link RxeDevice#requestService}). */
     public boolean serviceQueued;
+    /** Waiting for its peer's byte budget (loop only; see {@link io.rxe4j.core.device.PeerBudget}). */
+    public boolean budgetQueued;
+    /** Holds a turn of its peer's byte budget (loop only; see {@link io.rxe4j.core.device.PeerBudget}). */
+    public boolean budgetTurn;
     private volatile boolean destroyed;
     private volatile String errorReason;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(QueuePair.class);
@@ -268,6 +272,7 @@ public final class QueuePair {
         }
         if ((mask & QpAttrMask.AV) != 0) {
             av = a.av();
+            requester.setPeer(av);
         }
         if ((mask & QpAttrMask.PATH_MTU) != 0) {
             pathMtu = a.pathMtu();
@@ -799,7 +804,7 @@ public final class QueuePair {
         StringBuilder sb = new StringBuilder("QP 0x").append(Integer.toHexString(qpn)).append(' ').append(state)
                 .append(" req.psn=0x").append(Integer.toHexString(requester.psn))
                 .append(' ').append(completer.debugState())
-                .append(" unacked=").append(requester.unackedPackets())
+                .append(" unacked=").append(requester.unackedPackets()).append(' ').append(requester.budgetState())
                 .append(" sq[comp=").append(comp).append(" req=").append(sqReq).append(" prod=").append(sqProducer())
                 .append(']').append(' ').append(responder.debugState());
         if (comp != sqProducer()) {
@@ -833,6 +838,18 @@ public final class QueuePair {
     /** Entry point for a request packet addressed to this QP. Loop only. */
     public void onRequest(PacketView pkt) {
         responder.onRequest(pkt);
+    }
+
+    /** A request to this QP arrived marked CE (ECN on): the responder may send a CNP. Loop only. */
+    public void onCongestionExperienced() {
+        if (state == QpState.RTR || state == QpState.RTS || state == QpState.SQD || state == QpState.SQE) {
+            responder.onCongestionExperienced();
+        }
+    }
+
+    /** A CNP for this QP's requester arrived (ECN on): its congestion window shrinks. Loop only. */
+    public void onCnp() {
+        requester.onCnp();
     }
 
     /** Entry point for a response packet addressed to this QP. Loop only. */

@@ -54,6 +54,10 @@ final class Requester {
     private boolean outputStalled;
     private final UnackedPackets unacked = new UnackedPackets();
     private final RetransmitTimer retransmitTimer;
+    /** The device's budget of bytes in flight to this QP's peer, with the path's congestion window; set with the AV. */
+    private io.rxe4j.core.device.PeerBudget budget;
+    /** Budget bytes sent in the current turn (for the fair quantum while other QPs wait). */
+    private long turnBytes;
     int retryLeft;
     int rnrLeft;
     private boolean rnrWaiting;
@@ -99,10 +103,10 @@ final class Requester {
         noAckPkts = 0;
         rnrWaiting = false;
         outputStalled = false;
-        unacked.clear();
         credits = qp.maxRdAtomic;
     }
 
+    /** Stops the timers and gives back every budget byte (QP to ERR, RESET or destroyed). */
     void stop() {
         retransmitTimer.stop();
         if (rnrTimer != null) {
@@ -110,6 +114,25 @@ final class Requester {
             rnrTimer = null;
         }
         rnrWaiting = false;
+        releaseBudget(unacked.clear(), false);
+    }
+
+    /** @return the peer budget's state, for diagnostics */
+    String budgetState() {
+        io.rxe4j.core.device.PeerBudget b = budget;
+        return b == null ? "budget{-}" : b.toString();
+    }
+
+    /** The peer is {@code peer} (modify_qp AV): its budget is the one this QP's packets count against. */
+    void setPeer(java.net.InetSocketAddress peer) {
+        releaseBudget(unacked.clear(), false);
+        budget = qp.device.peerBudget(peer);
+    }
+
+    private void releaseBudget(long bytes, boolean acknowledged) {
+        if (budget != null && bytes > 0) {
+            budget.release(bytes, acknowledged);
+        }
     }
 
     void returnCredit() {
@@ -119,6 +142,11 @@ final class Requester {
     /** @return whether some sent PSN is not yet acknowledged */
     boolean outstanding() {
         return Psn.diff(psn, qp.completer.compPsn()) > 0;
+    }
+
+    /** @return the first PSN never sent yet (PSNs below it were sent at least once) */
+    int sendHighWater() {
+        return sendHighWater;
     }
 
     /** @return the number of request packets sent and not yet acknowledged (at most 64) */
@@ -131,7 +159,7 @@ final class Requester {
      * forgets the acknowledged packets and restarts the retransmit deadline from now.
      */
     void onAcknowledged(int compPsn) {
-        unacked.acknowledgeBefore(compPsn);
+        releaseBudget(unacked.acknowledgeBefore(compPsn), true);
         retransmitTimer.onProgress(scheduler.nanoTime());
     }
 
@@ -150,6 +178,7 @@ final class Requester {
             }
             outputStalled = false;
         }
+        turnBytes = 0;
         long prod = qp.sqProducer();
         while (qp.sqReq != prod) {
             SendWqe w = qp.sqAt(qp.sqReq);
@@ -178,10 +207,37 @@ final class Requester {
                 qp.device.awaitWritable(qp); // the device runs this QP again when the transport drains
                 break;
             }
+            if (budget != null) {
+                if (budget.mustQueue(qp) || !budget.fits(budgetBytes(w))) {
+                    budget.await(qp); // behind the QPs already waiting; a release gives the turn
+                    break;
+                }
+                if (turnBytes >= io.rxe4j.core.device.PeerBudget.QUANTUM_BYTES && budget.contended()) {
+                    budget.await(qp); // quantum used while others wait: to the tail
+                    break;
+                }
+            }
             if (!sendPacket(w)) {
                 return; // QP went to ERR
             }
         }
+        qp.budgetTurn = false; // a turn lasts one run
+    }
+
+    /**
+     * @return the bytes the next packet of {@code w} holds of the peer budget: a SEND/WRITE packet
+     *     its payload plus headers; a READ request, an atomic, ATOMIC WRITE or FLUSH 64 bytes. A
+     *     READ's response stream is not counted: it may last far longer than one round trip (a
+     *     1 GiB READ), so holding its bytes would block every other QP of the path until it ends;
+     *     the responder bounds and paces it (batches, writability), and a gap in it still halves the
+     *     path's window
+     */
+    private int budgetBytes(SendWqe w) {
+        return switch (w.opcode) {
+            case SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM ->
+                    (int) Math.min(w.length - (w.state == SendWqe.State.POSTED ? 0 : w.sentBytes), qp.pmtu()) + 64;
+            default -> 64;
+        };
     }
 
     private boolean readOrAtomicPendingBefore() {
@@ -262,13 +318,29 @@ final class Requester {
      * the packet that reaches the output bound (so the ACK that lets the QP go on is asked for).
      */
     private boolean ackReq(boolean last) {
-        boolean ackReq = last || noAckPkts + 1 >= ACK_REQ_INTERVAL || unacked.size() + 1 >= UnackedPackets.CAPACITY;
+        boolean ackReq = last || noAckPkts + 1 >= ACK_REQ_INTERVAL || unacked.size() + 1 >= UnackedPackets.CAPACITY
+                || mayStopAfterThis();
         if (ackReq) {
             noAckPkts = 0;
         } else {
             noAckPkts++;
         }
         return ackReq;
+    }
+
+    /**
+     * Whether the peer budget may stop this QP after the packet being built: the budget is nearly
+     * spent, QPs wait for it, or this turn's quantum is nearly used. Then the packet asks for an ACK,
+     * or its bytes (and those before it) would stay held until this QP sends again, which may need
+     * exactly those bytes back.
+     */
+    private boolean mayStopAfterThis() {
+        if (budget == null) {
+            return false;
+        }
+        long next = 2L * qp.pmtu() + 128;
+        return budget.contended() || !budget.fits(next)
+                || turnBytes + next >= io.rxe4j.core.device.PeerBudget.QUANTUM_BYTES;
     }
 
     private static Opcode pickOpcode(WrOpcode op, boolean first, boolean last) {
@@ -310,7 +382,7 @@ final class Requester {
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, true, psn);
         Reth.write(b, op.offset(Header.RETH), w.remoteAddr + w.readBytes, w.rkey, remaining);
         noAckPkts = 0;
-        transmit(b, total, w.lastPsn);
+        transmit(b, total, w.lastPsn, budgetBytes(w));
         psn = Psn.add(psn, npkts);
         w.state = SendWqe.State.PENDING;
         qp.sqReq++;
@@ -380,6 +452,14 @@ final class Requester {
 
     /** Sends a built request packet covering PSNs {@code psn..packetLastPsn} and records it as unacknowledged. */
     private void transmit(ByteBuf b, int total, int packetLastPsn) {
+        transmit(b, total, packetLastPsn, total);
+    }
+
+    /**
+     * Sends a built request packet covering PSNs {@code psn..packetLastPsn}, records it as
+     * unacknowledged and takes {@code budgetBytes} of the peer budget until it is acknowledged.
+     */
+    private void transmit(ByteBuf b, int total, int packetLastPsn, int budgetBytes) {
         b.writerIndex(total);
         if (Psn.diff(psn, sendHighWater) < 0) {
             counters.resentPkts++;
@@ -388,7 +468,11 @@ final class Requester {
             sendHighWater = Psn.next(packetLastPsn);
         }
         qp.device.transmit(qp, b);
-        unacked.add(packetLastPsn, scheduler.nanoTime());
+        unacked.add(packetLastPsn, scheduler.nanoTime(), budgetBytes);
+        if (budget != null) {
+            budget.take(budgetBytes);
+        }
+        turnBytes += budgetBytes;
         retransmitTimer.onSend();
     }
 
@@ -455,11 +539,24 @@ final class Requester {
         if (cause != RetryCause.TIMEOUT) {
             counters.completerRetryErr++;
         }
+        if (budget != null && budget.onLoss()) {
+            counters.windowReductions++; // any loss signal halves the path's window, once per episode
+        }
         if (!outstanding()) {
             return; // everything the requester sent was acknowledged meanwhile
         }
         rewind();
         run();
+    }
+
+    /**
+     * A congestion notification (CNP) from the peer: the window shrinks as on a loss signal (once
+     * per loss episode); nothing is resent.
+     */
+    void onCnp() {
+        if (budget != null && budget.onLoss()) {
+            counters.windowReductions++;
+        }
     }
 
     /** RNR NAK received: wait the responder's RNR time, then retry ({@code rxe-facts.md} §5.3; 7 = infinite). */
@@ -538,7 +635,7 @@ final class Requester {
         psn = compPsn;
         noAckPkts = 0;
         outputStalled = false;
-        unacked.clear(); // everything from comp.psn on is sent again and recorded anew
+        releaseBudget(unacked.clear(), false); // everything from comp.psn on is sent again and recorded anew
         counters.rewinds++;
     }
 }

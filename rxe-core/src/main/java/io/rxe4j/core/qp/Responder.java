@@ -45,6 +45,10 @@ final class Responder {
     static final int REPLY_BATCH = 16;
     /** Most request packets held while a READ reply is under way. */
     static final int MAX_WAITING = 256;
+    /** At most one CNP per QP per 50 µs (DCQCN's notification point), in nanoseconds. */
+    static final long CNP_INTERVAL_NANOS = 50_000;
+    /** When the last CNP was sent (scheduler nanoseconds), or {@link Long#MIN_VALUE}. */
+    private long lastCnpAt = Long.MIN_VALUE;
 
     private enum InMessage { NONE, SEND, WRITE }
 
@@ -682,6 +686,28 @@ final class Responder {
         Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, msn);
         AtomicAckEth.write(b, op.offset(Header.ATOMIC_ACK_ETH), original);
         b.writerIndex(total);
+        qp.device.transmit(qp, b);
+    }
+
+    /**
+     * A request arrived marked CE: sends a CNP to the requester (opcode 0x81, BECN set, DestQP = the
+     * requester's QP, 16 reserved bytes), at most one per {@link #CNP_INTERVAL_NANOS}.
+     */
+    void onCongestionExperienced() {
+        long now = qp.scheduler.nanoTime();
+        if (lastCnpAt != Long.MIN_VALUE && now - lastCnpAt < CNP_INTERVAL_NANOS) {
+            return;
+        }
+        lastCnpAt = now;
+        Opcode op = Opcode.CNP;
+        int reserved = 16;
+        int total = op.headerLength() + reserved + Icrc.LENGTH;
+        ByteBuf b = qp.device.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, false, 0);
+        b.setByte(Bth.RESV8A_OFFSET, b.getByte(Bth.RESV8A_OFFSET) | 0x40); // BECN
+        b.setZero(op.headerLength(), reserved);
+        b.writerIndex(total);
+        counters.cnpSent++;
         qp.device.transmit(qp, b);
     }
 

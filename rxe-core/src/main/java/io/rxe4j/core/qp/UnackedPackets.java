@@ -17,8 +17,11 @@ final class UnackedPackets {
 
     private final int[] lastPsn = new int[CAPACITY];
     private final long[] sentAt = new long[CAPACITY];
+    private final int[] budgetBytes = new int[CAPACITY];
     private int head;
     private int size;
+    private long totalBytes;
+    private int lastAcknowledged;
 
     /** @return the number of packets sent and not acknowledged */
     int size() {
@@ -40,24 +43,43 @@ final class UnackedPackets {
      *
      * @param packetLastPsn the last PSN the packet covers (its own PSN, or a READ's last response PSN)
      * @param now the send time in nanoseconds
+     * @param bytes what the packet holds of the device's per-peer budget ({@code PeerBudget}), in bytes
      * @throws IllegalStateException if {@link #isFull()} (the requester checks before it builds a packet)
      */
-    void add(int packetLastPsn, long now) {
+    void add(int packetLastPsn, long now, int bytes) {
         if (size == CAPACITY) {
             throw new IllegalStateException("more than " + CAPACITY + " packets unacknowledged");
         }
         int i = (head + size) % CAPACITY;
         lastPsn[i] = packetLastPsn;
         sentAt[i] = now;
+        budgetBytes[i] = bytes;
+        totalBytes += bytes;
         size++;
     }
 
-    /** Forgets every packet whose last PSN is before {@code compPsn} (acknowledged, comp.psn moved past it). */
-    void acknowledgeBefore(int compPsn) {
+    /**
+     * Forgets every packet whose last PSN is before {@code compPsn} (acknowledged, comp.psn moved past it).
+     *
+     * @return the budget bytes those packets held ({@link #lastAcknowledged()} tells how many packets)
+     */
+    long acknowledgeBefore(int compPsn) {
+        long bytes = 0;
+        int n = 0;
         while (size > 0 && Psn.diff(lastPsn[head], compPsn) < 0) {
+            bytes += budgetBytes[head];
             head = (head + 1) % CAPACITY;
             size--;
+            n++;
         }
+        totalBytes -= bytes;
+        lastAcknowledged = n;
+        return bytes;
+    }
+
+    /** @return how many packets the last {@link #acknowledgeBefore} forgot */
+    int lastAcknowledged() {
+        return lastAcknowledged;
     }
 
     /** @return when the oldest unacknowledged packet was sent, in nanoseconds; undefined when empty */
@@ -65,9 +87,16 @@ final class UnackedPackets {
         return sentAt[head];
     }
 
-    /** Forgets every packet (a rewind: they are sent again and recorded anew). */
-    void clear() {
+    /**
+     * Forgets every packet (a rewind: they are sent again and recorded anew; or the QP stops).
+     *
+     * @return the budget bytes they held
+     */
+    long clear() {
+        long bytes = totalBytes;
         head = 0;
         size = 0;
+        totalBytes = 0;
+        return bytes;
     }
 }

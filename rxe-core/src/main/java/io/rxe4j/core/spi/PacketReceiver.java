@@ -22,6 +22,18 @@ public interface PacketReceiver {
     void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient);
 
     /**
+     * Handles one received UDP payload that the network marked CE (Congestion Experienced: the ECN
+     * bits of its IP header were 11, RoCEv2 ECN). A transport that can see the mark (the in-JVM
+     * fabric's link model) calls this instead of {@link #onPacket(ByteBuf, InetSocketAddress,
+     * InetSocketAddress)}; the default ignores the mark.
+     *
+     * @param ceMarked whether the packet arrived marked CE
+     */
+    default void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient, boolean ceMarked) {
+        onPacket(packet, sender, recipient);
+    }
+
+    /**
      * Called on the loop when the transport, after {@link Transport#isWritable()} returned
      * {@code false}, can take packets again (its queued output fell below its low-water mark).
      * The default does nothing.

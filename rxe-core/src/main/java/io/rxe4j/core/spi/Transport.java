@@ -50,6 +50,28 @@ public interface Transport extends AutoCloseable {
         return true;
     }
 
+    /**
+     * How many bytes a device should keep in flight towards one peer at most, so that neither this
+     * side's nor (for a like-configured peer) the other side's socket buffers overflow: for UDP, half
+     * the smaller of the granted {@code SO_RCVBUF} and {@code SO_SNDBUF} (the kernel charges about
+     * twice a datagram's payload to the buffer). The device's per-peer budget uses it unless
+     * configured ({@code DeviceConfig.peerBudgetBytes}).
+     *
+     * @return bytes; {@link Long#MAX_VALUE} (the default) when the transport has no such limit
+     */
+    default long inFlightBudgetHint() {
+        return Long.MAX_VALUE;
+    }
+
+    /**
+     * @return datagrams the transport's receive queue dropped because it was full (e.g. a UDP socket's
+     *     receive buffer: the per-socket drop count of {@code /proc/net/udp}), since it was opened;
+     *     0 when the transport cannot tell. Any thread.
+     */
+    default long receiveQueueDrops() {
+        return 0;
+    }
+
     /** Pushes queued packets to the network. Must be called on the loop. */
     void flush();
 

@@ -12,8 +12,20 @@ package io.rxe4j.core.verbs;
  * @param checkIcrc check the ICRC of received packets (turn off only for peers whose ICRC cannot
  *     be rebuilt, e.g. a kernel peer over IPv4; {@code extensions.md} §1)
  * @param rxeFlushCompat send and accept {@code rdma_rxe}'s FLUSH ICRC variant
+ * @param congestionControl whether each QP's requester runs a loss-driven congestion window (AIMD;
+ *     {@code docs/reliability.md}); it changes only when packets are sent, never the wire
+ * @param peerBudgetBytes the most bytes the device keeps in flight towards one peer, over all its
+ *     QPs: {@link #DERIVE_BUDGET} (0, the default) takes the transport's hint (for UDP half the
+ *     smaller of the granted socket buffers), {@link Long#MAX_VALUE} means no budget
+ * @param ecn whether responders send a congestion notification (CNP, opcode 0x81) when a request
+ *     arrives marked CE (Congestion Experienced) by the network, and requesters reduce their window
+ *     on a CNP (RoCEv2 ECN; off by default, for interop)
  */
-public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean checkIcrc, boolean rxeFlushCompat) {
+public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean checkIcrc, boolean rxeFlushCompat,
+        boolean congestionControl, long peerBudgetBytes, boolean ecn) {
+    /** {@link #peerBudgetBytes()} value: derive the budget from the transport. */
+    public static final long DERIVE_BUDGET = 0;
+
     /**
      * @throws IllegalArgumentException naming a value out of range
      */
@@ -27,25 +39,58 @@ public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean 
         if (maxCqe < 1) {
             throw new IllegalArgumentException("maxCqe must be >= 1, got " + maxCqe);
         }
+        if (peerBudgetBytes < 0) {
+            throw new IllegalArgumentException("peerBudgetBytes must be >= 0 (0 = from the transport), got "
+                    + peerBudgetBytes);
+        }
     }
 
     /**
      * @return the defaults: a random key seed (from {@link java.security.SecureRandom}), 4096 QPs,
-     *     65536 MRs, CQs of up to 32767 completions, ICRC checked, the standard FLUSH ICRC
+     *     65536 MRs, CQs of up to 32767 completions, ICRC checked, the standard FLUSH ICRC,
+     *     congestion control on, the per-peer budget from the transport, ECN off
      */
     public static DeviceConfig defaults() {
-        return new DeviceConfig(SEEDS.nextLong(), 4096, 1 << 16, (1 << 15) - 1, true, false);
+        return new DeviceConfig(SEEDS.nextLong(), 4096, 1 << 16, (1 << 15) - 1, true, false, true, DERIVE_BUDGET,
+                false);
     }
 
     private static final java.security.SecureRandom SEEDS = new java.security.SecureRandom();
 
     /** @return a copy with another seed */
     public DeviceConfig withSeed(long s) {
-        return new DeviceConfig(s, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat);
+        return new DeviceConfig(s, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl,
+                peerBudgetBytes, ecn);
+    }
+
+    /** @return a copy with the rdma_rxe FLUSH ICRC variant on or off */
+    public DeviceConfig withRxeFlushCompat(boolean on) {
+        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, on, congestionControl, peerBudgetBytes, ecn);
+    }
+
+    /** @return a copy with congestion control (the per-QP AIMD window) on or off */
+    public DeviceConfig withCongestionControl(boolean on) {
+        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, on, peerBudgetBytes, ecn);
+    }
+
+    /**
+     * @param bytes the per-peer budget in bytes ({@link #DERIVE_BUDGET}: from the transport;
+     *     {@link Long#MAX_VALUE}: none)
+     * @return a copy with that budget
+     */
+    public DeviceConfig withPeerBudgetBytes(long bytes) {
+        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl, bytes, ecn);
+    }
+
+    /** @return a copy with ECN (CNP on CE-marked requests, window reduction on CNP) on or off */
+    public DeviceConfig withEcn(boolean on) {
+        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl,
+                peerBudgetBytes, on);
     }
 
     /** @return a copy with ICRC checking on or off */
     public DeviceConfig withCheckIcrc(boolean on) {
-        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, on, rxeFlushCompat);
+        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, on, rxeFlushCompat, congestionControl, peerBudgetBytes,
+                ecn);
     }
 }

@@ -66,6 +66,12 @@ public enum Opcode {
     UC_RDMA_WRITE_LAST_WITH_IMMEDIATE(0x29, Transport.UC, Operation.WRITE, Payload.NON_EMPTY, F.LAST | F.RWR | F.COMP, IMM_DT),
     UC_RDMA_WRITE_ONLY(0x2A, Transport.UC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST, RETH),
     UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE(0x2B, Transport.UC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, RETH, IMM_DT),
+    // ---- CNP ----
+    /**
+     * RoCEv2 congestion notification packet (IBTA Annex A17): BTH with BECN set, DestQP = the QP whose
+     * requests were marked CE, then 16 reserved bytes (taken as the payload), then the ICRC.
+     */
+    CNP(0x81, Transport.CNP, Operation.CNP, Payload.ANY, 0),
     // ---- UD ----
     UD_SEND_ONLY(0x64, Transport.UD, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, DETH),
     UD_SEND_ONLY_WITH_IMMEDIATE(0x65, Transport.UD, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, DETH, IMM_DT);
@@ -77,7 +83,9 @@ public enum Opcode {
         /** Unreliable Connected, base 0x20. */
         UC,
         /** Unreliable Datagram, base 0x60. */
-        UD
+        UD,
+        /** Congestion notification (RoCEv2), base 0x80. */
+        CNP
     }
 
     /** What an opcode does. */
@@ -105,7 +113,9 @@ public enum Opcode {
         /** Masked CMP_SWAP (rxe4j). */
         MASKED_COMPARE_SWAP,
         /** Masked FETCH_ADD (rxe4j). */
-        MASKED_FETCH_ADD
+        MASKED_FETCH_ADD,
+        /** Congestion notification (RoCEv2 CNP). */
+        CNP
     }
 
     /** Payload length rule, checked against the path MTU by the receiver. */

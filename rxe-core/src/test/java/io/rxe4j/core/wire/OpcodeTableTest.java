@@ -92,6 +92,8 @@ class OpcodeTableTest {
         FACT_SHEET.add(new Row(0x64, "UD_SEND_ONLY", List.of(DETH), 20, Payload.ANY, "F,L,RWR,COMP"));
         FACT_SHEET.add(new Row(0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", List.of(DETH, IMM_DT), 24, Payload.ANY,
                 "F,L,RWR,COMP"));
+        // CNP 0x81 (rxe-facts §1.1; RoCEv2): BTH, then 16 reserved bytes (taken as payload), no flags
+        FACT_SHEET.add(new Row(0x81, "CNP", List.of(), 12, Payload.ANY, ""));
     }
 
     private static void rc(int code, String name, List<Header> headers, int hdrBytes, Payload payload, String flags) {
@@ -127,6 +129,7 @@ class OpcodeTableTest {
         Transport transport = switch (row.code() & 0xE0) {
             case 0x20 -> Transport.UC;
             case 0x60 -> Transport.UD;
+            case 0x80 -> Transport.CNP;
             default -> Transport.RC; // 0x00 and rxe4j's manufacturer-specific RC opcodes 0xF0/0xF1
         };
         assertThat(op.transport()).isEqualTo(transport);
@@ -177,7 +180,7 @@ class OpcodeTableTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {0x15, 0x18, 0x19, 0x1A, 0x1B, 0x1E, 0x1F, 0x2C, 0x40, 0x5C, 0x60, 0x66, 0x81, 0xE0, 0xEF,
+    @ValueSource(ints = {0x15, 0x18, 0x19, 0x1A, 0x1B, 0x1E, 0x1F, 0x2C, 0x40, 0x5C, 0x60, 0x66, 0x80, 0x82, 0xE0, 0xEF,
         0xF2, 0xFF})
     void unknownCodesGiveNull(int code) {
         assertThat(Opcode.of(code)).isNull();
@@ -220,6 +223,7 @@ class OpcodeTableTest {
                     case RC -> 0x00;
                     case UC -> 0x20;
                     case UD -> 0x60;
+                    case CNP -> 0x80;
                 };
                 assertThat(op.code() & 0xE0).as("%s", op).isEqualTo(base);
             }

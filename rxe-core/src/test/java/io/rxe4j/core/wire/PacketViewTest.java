@@ -67,7 +67,7 @@ class PacketViewTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {0x15, 0x18, 0x1E, 0x40, 0x5C, 0x81, 0xE0, 0xFF})
+    @ValueSource(ints = {0x15, 0x18, 0x1E, 0x40, 0x5C, 0x82, 0xE0, 0xFF})
     void unknownOpcode(int code) {
         PacketView v = new PacketView();
         ByteBuf b = packet(Opcode.RC_SEND_ONLY, 0, 64);

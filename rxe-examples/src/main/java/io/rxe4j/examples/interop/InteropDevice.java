@@ -53,9 +53,7 @@ public final class InteropDevice implements AutoCloseable {
             case ON -> true;
             case OFF -> false;
         };
-        DeviceConfig d = DeviceConfig.defaults();
-        DeviceConfig config = new DeviceConfig(d.seed() ^ System.nanoTime(), d.maxQp(), d.maxMr(), d.maxCqe(),
-                checkIcrc, rxeFlushCompat);
+        DeviceConfig config = DeviceConfig.defaults().withCheckIcrc(checkIcrc).withRxeFlushCompat(rxeFlushCompat);
         this.transport = UdpTransport.bind(new InetSocketAddress(localIp, udpPort));
         try {
             this.device = RdmaDevice.open(transport, config);

@@ -44,9 +44,10 @@ final class RdmaBench {
         /** Block in {@code cq.await} when idle (perftest {@code -e}) instead of busy polling. */
         boolean events;
 
-        Side(Transport transport, long mrBytes, int qpCount, int sqDepth, int rqDepth, long seed) {
+        Side(Transport transport, long mrBytes, int qpCount, int sqDepth, int rqDepth, long seed,
+                io.rxe4j.core.verbs.DeviceConfig config) {
             this.rqDepth = rqDepth;
-            device = RdmaDevice.open(transport);
+            device = RdmaDevice.open(transport, config);
             pd = device.allocPd();
             int cqe = Math.min(device.queryDevice().maxCqe(), qpCount * (sqDepth + rqDepth) + 16);
             cq = device.createCq(cqe);

@@ -119,6 +119,36 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = "--json", description = "print JSON instead of the table")
     boolean json;
 
+    @Option(names = "--no-cc", description = "turn congestion control (the per-peer AIMD window) off")
+    boolean noCongestionControl;
+
+    @Option(names = "--peer-budget", paramLabel = "BYTES", description = "bytes in flight per peer at most "
+            + "(default: from the socket buffers)")
+    long peerBudget;
+
+    @Option(names = "--ecn", description = "RoCEv2 ECN: CNPs for CE-marked requests (only transports that see the "
+            + "mark, i.e. inproc with a link model)")
+    boolean ecn;
+
+    /** @return the device configuration the options ask for */
+    /** One line of what the reliability and congestion machinery did, requester (a) and responder (b). */
+    private void printCounters(RdmaBench.Side a, RdmaBench.Side b) {
+        long rcvd = b.device.counter("rcvd_pkts");
+        long dup = b.device.counter("duplicate_request");
+        out.printf(java.util.Locale.ROOT, " counters: requester sent_pkts=%d resent_pkts=%d retransmit_timeouts=%d "
+                + "cc_window_reductions=%d budget_waits=%d rcv_queue_drops=%d; responder rcvd_pkts=%d "
+                + "duplicate_request=%d (%.2f%% of received) rcv_queue_drops=%d%n", a.device.counter("sent_pkts"),
+                a.device.counter("resent_pkts"), a.device.counter("retransmit_timeouts"),
+                a.device.counter("cc_window_reductions"), a.device.counter("budget_waits"),
+                a.device.counter("rcv_queue_drops"), rcvd, dup, rcvd == 0 ? 0.0 : 100.0 * dup / rcvd,
+                b.device.counter("rcv_queue_drops"));
+    }
+
+    private io.rxe4j.core.verbs.DeviceConfig deviceConfig() {
+        return io.rxe4j.core.verbs.DeviceConfig.defaults().withCongestionControl(!noCongestionControl)
+                .withPeerBudgetBytes(peerBudget).withEcn(ecn);
+    }
+
     @Option(names = "--ack-timeout", description = "QP local ACK timeout exponent, 4.096 us x 2^n (default ${DEFAULT-VALUE})")
     int ackTimeout = 14;
 
@@ -295,8 +325,10 @@ public final class RxePerf implements Callable<Integer> {
             if (doRdma) {
                 InetAddress ipA = fabric != null ? InetAddress.getByName("10.0.0.1") : lo;
                 InetAddress ipB = fabric != null ? InetAddress.getByName("10.0.0.2") : lo;
-                a = new RdmaBench.Side(newTransport(fabric, ipA, "a"), mrBytes(), qps, txDepth, rqDepth(), 1);
-                b = new RdmaBench.Side(newTransport(fabric, ipB, "b"), mrBytes(), qps, txDepth, rqDepth(), 2);
+                a = new RdmaBench.Side(newTransport(fabric, ipA, "a"), mrBytes(), qps, txDepth, rqDepth(), 1,
+                        deviceConfig());
+                b = new RdmaBench.Side(newTransport(fabric, ipB, "b"), mrBytes(), qps, txDepth, rqDepth(), 2,
+                        deviceConfig());
                 a.events = useEvents(test());
                 b.events = responderEvents(test());
                 ConnectionInfo[] peers = new ConnectionInfo[qps];
@@ -322,6 +354,9 @@ public final class RxePerf implements Callable<Integer> {
                 printRow(row);
             }
             footer();
+            if (doRdma && !json) {
+                printCounters(a, b);
+            }
         } finally {
             if (rawRequester != null) {
                 rawRequester.close();
@@ -400,7 +435,7 @@ public final class RxePerf implements Callable<Integer> {
                 try (RawUdpBench.Responder raw = new RawUdpBench.Responder(io(), ip);
                         RdmaBench.Side side = new RdmaBench.Side(
                                 udp(ip), mr, q, depth,
-                                Math.max(2 * depth, 16), 2)) {
+                                Math.max(2 * depth, 16), 2, deviceConfig())) {
                     side.events = responderEvents(test);
                     boot.send("RAW " + raw.address().getAddress().getHostAddress() + " " + raw.address().getPort());
                     for (int i = 0; i < q; i++) {
@@ -431,7 +466,7 @@ public final class RxePerf implements Callable<Integer> {
             InetSocketAddress rawPeer = new InetSocketAddress(InetAddress.getByName(raw[1]), Integer.parseInt(raw[2]));
             InetAddress ip = s.getLocalAddress();
             try (RdmaBench.Side side = new RdmaBench.Side(udp(ip),
-                    mrBytes(), qps, txDepth, rqDepth(), 1)) {
+                    mrBytes(), qps, txDepth, rqDepth(), 1, deviceConfig())) {
                 side.events = useEvents(test());
                 ConnectionInfo[] peers = new ConnectionInfo[qps];
                 for (int i = 0; i < qps; i++) {

@@ -135,6 +135,18 @@ public final class FaultInjectingTransport implements Transport {
         });
     }
 
+    /** {@inheritDoc} The wrapped transport's. */
+    @Override
+    public long inFlightBudgetHint() {
+        return inner.inFlightBudgetHint();
+    }
+
+    /** {@inheritDoc} The wrapped transport's (faults injected here are not counted). */
+    @Override
+    public long receiveQueueDrops() {
+        return inner.receiveQueueDrops();
+    }
+
     /**
      * {@inheritDoc}
      *

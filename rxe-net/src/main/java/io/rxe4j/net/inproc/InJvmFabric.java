@@ -78,6 +78,9 @@ public final class InJvmFabric {
     private final LongAdder droppedNotStarted = new LongAdder();
     private final LongAdder droppedByFilter = new LongAdder();
     private final LongAdder delivered = new LongAdder();
+    private final LongAdder droppedByQueue = new LongAdder();
+    private final LongAdder markedCe = new LongAdder();
+    private final LinkModel link;
     private volatile PacketFilter filter;
 
     /**
@@ -92,6 +95,7 @@ public final class InJvmFabric {
         this.sharedScheduler = b.sharedScheduler;
         this.allocator = b.allocator;
         this.latencyNanos = b.latencyNanos;
+        this.link = b.link;
     }
 
     /**
@@ -203,6 +207,10 @@ public final class InJvmFabric {
             packet.release();
             return;
         }
+        if (link != null) {
+            deliverOverLink(from, dest, packet, sender, to);
+            return;
+        }
         if (latencyNanos == 0) {
             if (!dest.enqueue(packet, sender)) { // batched, no allocation per packet
                 droppedNoEndpoint.increment();
@@ -215,6 +223,84 @@ public final class InJvmFabric {
         } catch (RejectedExecutionException e) {
             droppedNoEndpoint.increment();
             packet.release();
+        }
+    }
+
+    /**
+     * The bottleneck link model (see {@link LinkModel}): the packet waits behind the bytes already
+     * queued on the (sender, destination) link, is dropped when they and it exceed the queue, leaves
+     * after its serialization time at the link's rate, and arrives {@link #latencyNanos()} later;
+     * it is marked CE when the queue it found was longer than the ECN threshold.
+     */
+    private void deliverOverLink(InJvmTransport from, InJvmTransport dest, ByteBuf packet, InetSocketAddress sender,
+            InetSocketAddress to) {
+        InJvmTransport.LinkState l = from.link(to);
+        long now = from.scheduler().nanoTime();
+        long backlogNanos = Math.max(0, l.nextFree - now);
+        long backlogBytes = (long) (backlogNanos * link.bytesPerNano());
+        int len = packet.readableBytes();
+        if (backlogBytes + len > link.queueBytes()) {
+            droppedByQueue.increment();
+            packet.release();
+            return;
+        }
+        boolean ce = link.ecnThresholdBytes() >= 0 && backlogBytes > link.ecnThresholdBytes();
+        if (ce) {
+            markedCe.increment();
+        }
+        l.nextFree = Math.max(now, l.nextFree) + (long) Math.ceil(len / link.bytesPerNano());
+        long delay = l.nextFree - now + latencyNanos;
+        try {
+            dest.scheduler().schedule(() -> dest.receive(packet, sender, ce), delay);
+        } catch (RejectedExecutionException e) {
+            droppedNoEndpoint.increment();
+            packet.release();
+        }
+    }
+
+    /** @return packets dropped because the link's queue was full ({@link LinkModel}) */
+    public long droppedByQueue() {
+        return droppedByQueue.sum();
+    }
+
+    /** @return packets the link model marked CE (Congestion Experienced) */
+    public long markedCe() {
+        return markedCe.sum();
+    }
+
+    /** @return the link model, or {@code null} when packets cross without a bottleneck */
+    public LinkModel link() {
+        return link;
+    }
+
+    /**
+     * A bottleneck between every two endpoints, per direction: a FIFO queue of at most {@code
+     * queueBytes} bytes drained at {@code bytesPerSecond}. A packet that does not fit in the queue
+     * is dropped (tail drop), as a switch port or a full socket buffer would; one that finds more
+     * than {@code ecnThresholdBytes} queued is delivered marked CE (RoCEv2 ECN), or never when the
+     * threshold is -1. Latency ({@link Builder#latencyNanos}) is added after the queue.
+     *
+     * @param queueBytes the queue per direction, in bytes, {@code > 0}
+     * @param bytesPerSecond the link rate in bytes per second, {@code > 0}
+     * @param ecnThresholdBytes queue length above which packets are marked CE, or -1 for never
+     */
+    public record LinkModel(long queueBytes, long bytesPerSecond, long ecnThresholdBytes) {
+        /** @throws IllegalArgumentException naming a value out of range */
+        public LinkModel {
+            if (queueBytes <= 0) {
+                throw new IllegalArgumentException("queueBytes must be > 0, got " + queueBytes);
+            }
+            if (bytesPerSecond <= 0) {
+                throw new IllegalArgumentException("bytesPerSecond must be > 0, got " + bytesPerSecond);
+            }
+            if (ecnThresholdBytes < -1) {
+                throw new IllegalArgumentException("ecnThresholdBytes must be >= -1, got " + ecnThresholdBytes);
+            }
+        }
+
+        /** @return the rate in bytes per nanosecond */
+        double bytesPerNano() {
+            return bytesPerSecond / 1e9;
         }
     }
 
@@ -294,8 +380,20 @@ public final class InJvmFabric {
         private Scheduler sharedScheduler;
         private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
         private long latencyNanos;
+        private LinkModel link;
 
         private Builder() {}
+
+        /**
+         * @param link a bottleneck per direction between every two endpoints (bounded queue, rate,
+         *     ECN marking), or {@code null} (the default) for none; packets over a link are delivered
+         *     by {@link Scheduler#schedule}, in order
+         * @return this builder
+         */
+        public Builder link(LinkModel link) {
+            this.link = link;
+            return this;
+        }
 
         /**
          * @param scheduler the loop all endpoints share, or {@code null} (the default) for one

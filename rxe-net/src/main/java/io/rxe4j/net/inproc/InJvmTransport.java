@@ -225,8 +225,34 @@ public final class InJvmTransport implements Transport {
         }
     }
 
+    /** Per-destination state of the fabric's link model; sender's loop only. */
+    static final class LinkState {
+        /** When the link is free again, on the scheduler's clock (nanoseconds). */
+        long nextFree;
+    }
+
+    private final java.util.HashMap<InetSocketAddress, LinkState> links = new java.util.HashMap<>();
+
+    /** @return the link towards {@code to} (created on first use). Sender's loop only. */
+    LinkState link(InetSocketAddress to) {
+        LinkState l = links.get(to);
+        if (l == null) {
+            l = new LinkState();
+            links.put(to, l);
+        }
+        return l;
+    }
+
     /** Runs on this endpoint's loop: passes one packet to the receiver, then releases it. */
     void receive(ByteBuf packet, InetSocketAddress sender) {
+        receive(packet, sender, false);
+    }
+
+    /**
+     * Runs on this endpoint's loop: passes one packet to the receiver (with its CE mark), then
+     * releases it.
+     */
+    void receive(ByteBuf packet, InetSocketAddress sender, boolean ce) {
         try {
             PacketReceiver r = receiver;
             if (closed.get()) {
@@ -240,7 +266,11 @@ public final class InJvmTransport implements Transport {
             fabric.countDelivered();
             received.increment();
             try {
-                r.onPacket(packet, sender, localAddress);
+                if (ce) {
+                    r.onPacket(packet, sender, localAddress, true);
+                } else {
+                    r.onPacket(packet, sender, localAddress);
+                }
             } catch (VirtualMachineError e) {
                 throw e;
             } catch (Throwable e) {

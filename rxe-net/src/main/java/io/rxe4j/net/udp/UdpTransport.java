@@ -116,7 +116,7 @@ import org.slf4j.LoggerFactory;
  * <h2>Socket</h2>
  *
  * <p>The socket is unconnected (one socket talks to every peer), of the address family of the
- * bind address (IPv4 or IPv6), with {@code SO_RCVBUF} and {@code SO_SNDBUF} set to 4 MiB by default
+ * bind address (IPv4 or IPv6), with {@code SO_RCVBUF} requested as 64 MiB and {@code SO_SNDBUF} as 4 MiB by default
  * (the kernel may clamp them, e.g. to {@code net.core.rmem_max}), and with {@link
  * ExtendedSocketOptions#IP_DONTFRAGMENT} set so that Linux sends IPv4 datagrams with DF and IP ID
  * 0, the IPv4 header rxe4j rebuilds for the ICRC. If the platform does not support that option, a
@@ -173,8 +173,15 @@ public final class UdpTransport implements Transport {
     /** The IANA UDP port of RoCEv2, 4791: the default local port. */
     public static final int ROCE_V2_PORT = 4791;
 
-    /** Default {@code SO_RCVBUF} and {@code SO_SNDBUF}: 4 MiB, in bytes. */
+    /** Default {@code SO_SNDBUF}: 4 MiB, in bytes. */
     public static final int DEFAULT_SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
+
+    /**
+     * Default {@code SO_RCVBUF} requested: 64 MiB, in bytes, i.e. as large as the system allows (Linux
+     * clamps the request to {@code net.core.rmem_max}; {@link #receiveBufferBytes()} reports what
+     * was granted, which Linux doubles for its bookkeeping).
+     */
+    public static final int DEFAULT_RECEIVE_BUFFER_BYTES = 64 * 1024 * 1024;
 
     /**
      * Default largest UDP payload received whole: 16 KiB, in bytes (a RoCEv2 packet of path MTU
@@ -572,7 +579,7 @@ public final class UdpTransport implements Transport {
      * Starts a builder.
      *
      * @param bindAddress the concrete local IP to bind (IPv4 or IPv6; not the wildcard address)
-     * @return a builder with the default settings: port {@link #ROCE_V2_PORT}, 4 MiB socket
+     * @return a builder with the default settings: port {@link #ROCE_V2_PORT}, 64 MiB / 4 MiB socket
      *     buffers, {@link #DEFAULT_MAX_DATAGRAM_BYTES}, don't-fragment on, an own one-thread NIO
      *     event loop (epoll for an IPv6 address when available, see {@link UdpTransport}), write
      *     buffer water marks {@link #DEFAULT_WRITE_BUFFER_LOW_WATER_MARK} / {@link
@@ -880,7 +887,41 @@ public final class UdpTransport implements Transport {
         return maxDatagramBytes;
     }
 
-    /** @return the {@code SO_RCVBUF} the kernel granted, in bytes. */
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Half the smaller of the granted {@code SO_RCVBUF} and {@code SO_SNDBUF}, in bytes (Linux
+     * reports twice the size it accepted and charges a datagram's whole buffer to it, about twice
+     * its payload for small datagrams).
+     */
+    @Override
+    public long inFlightBudgetHint() {
+        return Math.min((long) receiveBufferBytes(), sendBufferBytes()) / 2;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The socket's {@code drops} column of Linux's {@code /proc/net/udp} ({@code udp6} for IPv6):
+     * datagrams the kernel dropped because the receive buffer was full; 0 where that file is not
+     * available.
+     */
+    @Override
+    public long receiveQueueDrops() {
+        if (closed.get()) {
+            return lastDrops;
+        }
+        long d = ProcNetUdp.drops(localAddress);
+        if (d >= 0) {
+            lastDrops = d;
+        }
+        return lastDrops;
+    }
+
+    /** Last value read by {@link #receiveQueueDrops()}. */
+    private volatile long lastDrops;
+
+    /** @return the {@code SO_RCVBUF} the kernel granted, in bytes (Linux reports twice what it accepted). */
     public int receiveBufferBytes() {
         return channel.config().getReceiveBufferSize();
     }
@@ -992,7 +1033,7 @@ public final class UdpTransport implements Transport {
     public static final class Builder {
         private final InetAddress bindAddress;
         private int port = ROCE_V2_PORT;
-        private int receiveBufferBytes = DEFAULT_SOCKET_BUFFER_BYTES;
+        private int receiveBufferBytes = DEFAULT_RECEIVE_BUFFER_BYTES;
         private int sendBufferBytes = DEFAULT_SOCKET_BUFFER_BYTES;
         private int maxDatagramBytes = DEFAULT_MAX_DATAGRAM_BYTES;
         private boolean dontFragment = true;
@@ -1029,7 +1070,8 @@ public final class UdpTransport implements Transport {
         }
 
         /**
-         * @param bytes requested {@code SO_RCVBUF} in bytes, {@code > 0}; default 4 MiB
+         * @param bytes requested {@code SO_RCVBUF} in bytes, {@code > 0}; default 64 MiB (the kernel
+         *     clamps it to {@code net.core.rmem_max})
          * @return this builder
          * @throws IllegalArgumentException if {@code bytes <= 0}
          */

@@ -320,10 +320,14 @@ class EngineHardeningTest {
 
     // ------------------------------------------------------------------ 6. bounded output
 
-    /** rxe-facts §5.2, extensions §6: at most 64 packets unacknowledged per QP (it used to be the 128-PSN window). */
+    /**
+     * rxe-facts §5.2, extensions §6: at most 64 packets unacknowledged per QP (it used to be the
+     * 128-PSN window), whatever the congestion window (off here, so the bound alone limits).
+     */
     @Test
     void theRequesterKeepsAtMost64PacketsUnacknowledged() {
-        try (VirtualRcPair p = new VirtualRcPair(64 << 10, Params.defaults())) {
+        try (VirtualRcPair p = new VirtualRcPair(64 << 10, Params.defaults(), VirtualRcPair.ALL_REMOTE, 0,
+                io.rxe4j.core.verbs.DeviceConfig.defaults().withCongestionControl(false))) {
             fill(p.a.mr.segment(), 0, 64 << 10, 6);
             p.dropper = pkt -> !pkt.fromA(); // no ACK comes back for a while
             p.a.qp.postSend(write(1, p.a, 0, 64 << 10, p.b, 0)); // 256 packets at MTU 256

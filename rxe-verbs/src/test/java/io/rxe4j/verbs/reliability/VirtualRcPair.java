@@ -193,13 +193,18 @@ final class VirtualRcPair implements AutoCloseable {
 
     /** @param latencyNanos one-way delay of every packet on the fabric, in virtual nanoseconds */
     VirtualRcPair(long mrBytes, Params p, int qpAccess, long latencyNanos) {
+        this(mrBytes, p, qpAccess, latencyNanos, DeviceConfig.defaults());
+    }
+
+    /** @param config both devices' configuration (each gets its own key seed) */
+    VirtualRcPair(long mrBytes, Params p, int qpAccess, long latencyNanos, DeviceConfig config) {
         this.params = p;
         this.qpAccess = qpAccess;
         this.fabric = InJvmFabric.builder().sharedScheduler(vs).latencyNanos(latencyNanos).build();
         tapA = new SendTap(fabric.newTransport(ADDR_A));
         tapB = new SendTap(fabric.newTransport(ADDR_B));
-        a = new Side(RdmaDevice.open(tapA, DeviceConfig.defaults().withSeed(1)), mrBytes);
-        b = new Side(RdmaDevice.open(tapB, DeviceConfig.defaults().withSeed(2)), mrBytes);
+        a = new Side(RdmaDevice.open(tapA, config.withSeed(1)), mrBytes);
+        b = new Side(RdmaDevice.open(tapB, config.withSeed(2)), mrBytes);
         connect(a.qp, b.qp, b.dev, p, p.psnA, p.psnB, qpAccess);
         connect(b.qp, a.qp, a.dev, p, p.psnB, p.psnA, qpAccess);
         fabric.setFilter(this::filter);

@@ -1,0 +1,98 @@
+package io.rxe4j.core.device;
+
+/**
+ * Loss-driven congestion window of one peer path (all of a device's QPs towards one peer), in
+ * bytes in flight (AIMD after TCP Reno / RFC 5681, with NewReno's one decrease per loss episode).
+ *
+ * <ul>
+ *   <li>Start: {@link #INITIAL_BYTES}, slow-start threshold unlimited.
+ *   <li>Acknowledged bytes: below the threshold the window grows by the bytes acknowledged (slow
+ *       start); above it by {@link #SEGMENT_BYTES} per window acknowledged (additive increase), up
+ *       to {@link #MAX_BYTES}.
+ *   <li>A loss or congestion signal (PSN-sequence NAK, a READ gap, a lost READ/atomic response, a
+ *       retransmit timeout, a CNP): threshold and window become half the window, at least {@link
+ *       #MIN_BYTES} (multiplicative decrease), once per loss episode: further signals are part of
+ *       the same episode until as many bytes as were in flight at the decrease have been
+ *       acknowledged since.
+ * </ul>
+ *
+ * <p>Retransmissions count against the same window: a resent packet takes budget bytes like a new
+ * one. It changes nothing on the wire, only when packets are sent. When disabled the window is
+ * {@link #MAX_BYTES}. Loop only.
+ */
+public final class CongestionWindow {
+    /** The growth unit of additive increase: one 4 KiB packet. */
+    public static final long SEGMENT_BYTES = 4096;
+    /** Smallest window: 4 packets of 4 KiB. */
+    public static final long MIN_BYTES = 4 * SEGMENT_BYTES;
+    /** Window of a new path: 256 KiB. */
+    public static final long INITIAL_BYTES = 256 * 1024;
+    /** Largest window: 1 GiB (in practice the budget's static limit binds first). */
+    public static final long MAX_BYTES = 1L << 30;
+
+    private final boolean enabled;
+    private double cwnd = INITIAL_BYTES;
+    private double ssthresh = MAX_BYTES;
+    /** Bytes still to be acknowledged before the current loss episode ends (0: none under way). */
+    private long episodeBytes;
+    private long reductions;
+
+    CongestionWindow(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    /** @return whether the window is in force */
+    public boolean enabled() {
+        return enabled;
+    }
+
+    /** @return the window in bytes ({@link #MAX_BYTES} when disabled) */
+    public long windowBytes() {
+        return enabled ? (long) cwnd : MAX_BYTES;
+    }
+
+    /** @return how many times the window was reduced */
+    public long reductions() {
+        return reductions;
+    }
+
+    /** {@code bytes} in flight were acknowledged. */
+    void onAcknowledged(long bytes) {
+        if (!enabled || bytes <= 0) {
+            return;
+        }
+        if (episodeBytes > 0) {
+            episodeBytes = Math.max(0, episodeBytes - bytes);
+        }
+        if (cwnd < ssthresh) {
+            cwnd = Math.min(cwnd + bytes, Math.max(ssthresh, cwnd));
+        } else {
+            cwnd += SEGMENT_BYTES * (double) bytes / cwnd;
+        }
+        if (cwnd > MAX_BYTES) {
+            cwnd = MAX_BYTES;
+        }
+    }
+
+    /**
+     * A loss or congestion signal while {@code inFlightBytes} are in flight.
+     *
+     * @return whether the window was reduced (false within the same loss episode, or when disabled)
+     */
+    boolean onLoss(long inFlightBytes) {
+        if (!enabled || episodeBytes > 0) {
+            return false;
+        }
+        ssthresh = Math.max(cwnd / 2, MIN_BYTES);
+        cwnd = ssthresh;
+        episodeBytes = Math.max(inFlightBytes, SEGMENT_BYTES);
+        reductions++;
+        return true;
+    }
+
+    @Override
+    public String toString() {
+        return enabled ? "cwnd=" + (long) cwnd + "B ssthresh=" + (ssthresh >= MAX_BYTES ? "-" : (long) ssthresh + "B")
+                + (episodeBytes > 0 ? " recovery" : "") : "cwnd=off";
+    }
+}

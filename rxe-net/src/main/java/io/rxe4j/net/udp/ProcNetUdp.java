@@ -1,0 +1,66 @@
+package io.rxe4j.net.udp;
+
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Reads a UDP socket's receive-queue drop count from Linux's {@code /proc/net/udp} (IPv4) or
+ * {@code /proc/net/udp6} (IPv6): the last column, {@code drops}, counts the datagrams the kernel
+ * dropped for that socket because its receive buffer was full (the per-socket part of
+ * {@code /proc/net/snmp}'s {@code RcvbufErrors}). The socket is found by its bound local address,
+ * written there as hex words in host byte order ({@code 0100007F:12B7} is 127.0.0.1:4791).
+ */
+final class ProcNetUdp {
+    private ProcNetUdp() {}
+
+    /**
+     * @param local the socket's bound (IP, port)
+     * @return its drop count, or -1 when the file or the socket is not found (not Linux, or closed)
+     */
+    static long drops(InetSocketAddress local) {
+        boolean v6 = local.getAddress() instanceof Inet6Address;
+        Path file = Path.of(v6 ? "/proc/net/udp6" : "/proc/net/udp");
+        String key = hexAddress(local);
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file, StandardCharsets.US_ASCII);
+        } catch (IOException | SecurityException e) {
+            return -1;
+        }
+        for (int i = 1; i < lines.size(); i++) {
+            String[] f = lines.get(i).trim().split("\\s+");
+            if (f.length >= 13 && f[1].equalsIgnoreCase(key)) {
+                try {
+                    return Long.parseLong(f[f.length - 1]);
+                } catch (NumberFormatException e) {
+                    return -1;
+                }
+            }
+        }
+        return -1;
+    }
+
+    /** @return {@code local} as /proc/net/udp writes it: address words in host (little-endian) order, ":" port */
+    static String hexAddress(InetSocketAddress local) {
+        byte[] a = local.getAddress().getAddress();
+        boolean le = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
+        StringBuilder sb = new StringBuilder(40);
+        for (int w = 0; w < a.length; w += 4) {
+            for (int k = 0; k < 4; k++) { // each 32-bit word printed as a native int
+                sb.append(String.format("%02X", a[w + (le ? 3 - k : k)] & 0xFF));
+            }
+        }
+        return sb.append(':').append(String.format("%04X", local.getPort())).toString();
+    }
+
+    /** @return whether {@code local} is an address family /proc/net/udp* describes */
+    static boolean supported(InetSocketAddress local) {
+        return local.getAddress() instanceof Inet4Address || local.getAddress() instanceof Inet6Address;
+    }
+}
