@@ -119,6 +119,22 @@ public final class RcEndpoint implements AutoCloseable {
      */
     public static final int DEFAULT_ACK_TIMEOUT = 17;
 
+    /**
+     * The examples' local ACK timeout with faults injected: 14 (≈ 67 ms). With loss, every lost tail
+     * packet (nothing after it to reveal the gap) waits for the timer, so a short one matters more
+     * than surviving a cold JVM (one spurious retransmission).
+     */
+    public static final int FAULTS_ACK_TIMEOUT = 14;
+
+    /**
+     * @param requested the timeout asked for, or null
+     * @param faults whether faults are injected
+     * @return {@code requested}, else {@link #FAULTS_ACK_TIMEOUT} with faults, else {@link #DEFAULT_ACK_TIMEOUT}
+     */
+    public static int ackTimeoutFor(Integer requested, boolean faults) {
+        return requested != null ? requested : faults ? FAULTS_ACK_TIMEOUT : DEFAULT_ACK_TIMEOUT;
+    }
+
     /** Moves the QP to RTS towards {@code peer} at path MTU {@code mtu}, local ACK timeout {@link #DEFAULT_ACK_TIMEOUT}. */
     public void connect(ConnectionInfo peer, Mtu mtu) {
         connect(peer, mtu, DEFAULT_ACK_TIMEOUT);
