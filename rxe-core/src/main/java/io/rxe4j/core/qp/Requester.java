@@ -329,8 +329,8 @@ final class Requester {
     }
 
     /**
-     * Whether the peer budget may stop this QP after the packet being built: the budget is nearly
-     * spent, QPs wait for it, or this turn's quantum is nearly used. Then the packet asks for an ACK,
+     * Whether the peer budget may stop this QP after the packet being built: the next packet would
+     * not fit, or QPs wait and this turn's quantum is nearly used. Then the packet asks for an ACK,
      * or its bytes (and those before it) would stay held until this QP sends again, which may need
      * exactly those bytes back.
      */
@@ -338,9 +338,9 @@ final class Requester {
         if (budget == null) {
             return false;
         }
-        long next = 2L * qp.pmtu() + 128;
-        return budget.contended() || !budget.fits(next)
-                || turnBytes + next >= io.rxe4j.core.device.PeerBudget.QUANTUM_BYTES;
+        long next = 2L * qp.pmtu() + 128; // this packet and the next, with headers
+        return !budget.fits(next)
+                || (budget.contended() && turnBytes + next >= io.rxe4j.core.device.PeerBudget.QUANTUM_BYTES);
     }
 
     private static Opcode pickOpcode(WrOpcode op, boolean first, boolean last) {

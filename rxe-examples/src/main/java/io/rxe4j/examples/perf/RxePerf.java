@@ -490,6 +490,9 @@ public final class RxePerf implements Callable<Integer> {
                     }
                     footer();
                 }
+                if (!json) {
+                    out.println(" requester counters: " + side.device.counters());
+                }
                 boot.send("DONE");
                 String ok = boot.receive();
                 if (!ok.equals("OK")) {
