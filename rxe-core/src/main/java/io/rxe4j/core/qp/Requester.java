@@ -22,8 +22,10 @@ import io.rxe4j.core.wire.Reth;
  * The requester ({@code rxe_req.c}; {@code rxe-facts.md} §4.2, §5.2–§5.4, §9.1): turns send WQEs
  * into packets (segmentation by path MTU, PSN assignment, AckReq, padding), honours the 128-PSN
  * window, the 64-packet output bound ({@link UnackedPackets}, resume below 16), max_rd_atomic
- * credits, IB_SEND_FENCE and the transport's writability, owns the retransmit ({@link
- * RetransmitTimer}) and RNR timers, and rewinds on a retry. Loop only.
+ * credits, IB_SEND_FENCE, the device's per-peer byte budget and congestion window ({@link
+ * io.rxe4j.core.device.PeerBudget}: turns while other QPs wait, loss signals halve the window) and
+ * the transport's writability, owns the retransmit ({@link RetransmitTimer}) and RNR timers, and
+ * rewinds on a retry. Loop only.
  */
 final class Requester {
     /** {@code RXE_MAX_UNACKED_PSNS}. */
