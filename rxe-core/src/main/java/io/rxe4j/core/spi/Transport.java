@@ -52,10 +52,10 @@ public interface Transport extends AutoCloseable {
 
     /**
      * How many bytes a device should keep in flight towards one peer at most, so that neither this
-     * side's nor (for a like-configured peer) the other side's socket buffers overflow: for UDP, half
-     * the smaller of the granted {@code SO_RCVBUF} and {@code SO_SNDBUF} (the kernel charges about
-     * twice a datagram's payload to the buffer). The device's per-peer budget uses it unless
-     * configured ({@code DeviceConfig.peerBudgetBytes}).
+     * side's nor (for a like-configured peer) the other side's socket buffers overflow: for UDP, a
+     * quarter of the smaller of the granted {@code SO_RCVBUF} and {@code SO_SNDBUF} (the kernel charges
+     * about twice a datagram's payload to the buffer; the rest is headroom). The device's per-peer
+     * budget uses it unless configured ({@code DeviceConfig.peerBudgetBytes}).
      *
      * @return bytes; {@link Long#MAX_VALUE} (the default) when the transport has no such limit
      */

@@ -15,7 +15,7 @@ package io.rxe4j.core.verbs;
  * @param congestionControl whether each QP's requester runs a loss-driven congestion window (AIMD;
  *     {@code docs/reliability.md}); it changes only when packets are sent, never the wire
  * @param peerBudgetBytes the most bytes the device keeps in flight towards one peer, over all its
- *     QPs: {@link #DERIVE_BUDGET} (0, the default) takes the transport's hint (for UDP half the
+ *     QPs: {@link #DERIVE_BUDGET} (0, the default) takes the transport's hint (for UDP a quarter of the
  *     smaller of the granted socket buffers), {@link Long#MAX_VALUE} means no budget
  * @param ecn whether responders send a congestion notification (CNP, opcode 0x81) when a request
  *     arrives marked CE (Congestion Experienced) by the network, and requesters reduce their window

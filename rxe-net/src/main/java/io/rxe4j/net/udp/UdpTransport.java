@@ -890,13 +890,16 @@ public final class UdpTransport implements Transport {
     /**
      * {@inheritDoc}
      *
-     * <p>Half the smaller of the granted {@code SO_RCVBUF} and {@code SO_SNDBUF}, in bytes (Linux
-     * reports twice the size it accepted and charges a datagram's whole buffer to it, about twice
-     * its payload for small datagrams).
+     * <p>A quarter of the smaller of the granted {@code SO_RCVBUF} and {@code SO_SNDBUF}, in bytes.
+     * The granted size is what Linux charges datagrams against: for an MTU-sized RoCEv2 datagram
+     * (about 4.1 KB) it charges the whole allocation, about twice the payload, so half the buffer is
+     * what fits in payload; the other half is headroom for the peer's ACKs and its own scheduling.
+     * (With half the buffer as budget, 128 QPs between two processes still overflowed it now and
+     * then; {@code docs/performance.md}.)
      */
     @Override
     public long inFlightBudgetHint() {
-        return Math.min((long) receiveBufferBytes(), sendBufferBytes()) / 2;
+        return Math.min((long) receiveBufferBytes(), sendBufferBytes()) / 4;
     }
 
     /**

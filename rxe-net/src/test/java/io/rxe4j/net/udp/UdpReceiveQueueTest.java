@@ -32,7 +32,7 @@ class UdpReceiveQueueTest {
         try (UdpTransport t = UdpTransport.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
             assertThat(t.receiveBufferBytes()).as("granted SO_RCVBUF").isPositive();
             assertThat(t.inFlightBudgetHint())
-                    .isEqualTo(Math.min((long) t.receiveBufferBytes(), t.sendBufferBytes()) / 2);
+                    .isEqualTo(Math.min((long) t.receiveBufferBytes(), t.sendBufferBytes()) / 4);
         }
     }
 
