@@ -35,7 +35,6 @@ public final class CongestionWindow {
     private double ssthresh = MAX_BYTES;
     /** Bytes still to be acknowledged before the current loss episode ends (0: none under way). */
     private long episodeBytes;
-    private long reductions;
 
     CongestionWindow(boolean enabled) {
         this.enabled = enabled;
@@ -49,11 +48,6 @@ public final class CongestionWindow {
     /** @return the window in bytes ({@link #MAX_BYTES} when disabled) */
     public long windowBytes() {
         return enabled ? (long) cwnd : MAX_BYTES;
-    }
-
-    /** @return how many times the window was reduced */
-    public long reductions() {
-        return reductions;
     }
 
     /** {@code bytes} in flight were acknowledged. */
@@ -86,7 +80,6 @@ public final class CongestionWindow {
         ssthresh = Math.max(cwnd / 2, MIN_BYTES);
         cwnd = ssthresh;
         episodeBytes = Math.max(inFlightBytes, SEGMENT_BYTES);
-        reductions++;
         return true;
     }
 

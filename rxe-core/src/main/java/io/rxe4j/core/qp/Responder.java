@@ -669,24 +669,33 @@ final class Responder {
     }
 
     void sendAck(int syndrome, int psn) {
-        Opcode op = Opcode.RC_ACKNOWLEDGE;
+        qp.device.transmit(qp, headerOnlyResponse(Opcode.RC_ACKNOWLEDGE, psn, syndrome));
+    }
+
+    private void sendAtomicAck(int psn, long original) {
+        Opcode op = Opcode.RC_ATOMIC_ACKNOWLEDGE;
+        ByteBuf b = headerOnlyResponse(op, psn, Aeth.ACK_UNLIMITED);
+        AtomicAckEth.write(b, op.offset(Header.ATOMIC_ACK_ETH), original);
+        qp.device.transmit(qp, b);
+    }
+
+    /** Answers ATOMIC WRITE and FLUSH: one zero-length READ RESPONSE ONLY with PSN {@code psn}. */
+    private void sendEmptyReadResponse(int psn) {
+        qp.device.transmit(qp, headerOnlyResponse(Opcode.RC_RDMA_READ_RESPONSE_ONLY, psn, Aeth.ACK_UNLIMITED));
+    }
+
+    /**
+     * @return a response packet with no payload: BTH (to the requester's QP, PSN {@code psn}) and
+     *     AETH ({@code syndrome}, this QP's MSN), its other headers left for the caller, writer index
+     *     at its end (ICRC included)
+     */
+    private ByteBuf headerOnlyResponse(Opcode op, int psn, int syndrome) {
         int total = op.headerLength() + Icrc.LENGTH;
         ByteBuf b = qp.device.allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, false, psn);
         Aeth.write(b, op.offset(Header.AETH), syndrome, msn);
         b.writerIndex(total);
-        qp.device.transmit(qp, b);
-    }
-
-    private void sendAtomicAck(int psn, long original) {
-        Opcode op = Opcode.RC_ATOMIC_ACKNOWLEDGE;
-        int total = op.headerLength() + Icrc.LENGTH;
-        ByteBuf b = qp.device.allocPacket(total);
-        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, false, psn);
-        Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, msn);
-        AtomicAckEth.write(b, op.offset(Header.ATOMIC_ACK_ETH), original);
-        b.writerIndex(total);
-        qp.device.transmit(qp, b);
+        return b;
     }
 
     /**
@@ -704,21 +713,10 @@ final class Responder {
         int total = op.headerLength() + reserved + Icrc.LENGTH;
         ByteBuf b = qp.device.allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, false, 0);
-        b.setByte(Bth.RESV8A_OFFSET, b.getByte(Bth.RESV8A_OFFSET) | 0x40); // BECN
+        b.setInt(Bth.DEST_QP_WORD_OFFSET, b.getInt(Bth.DEST_QP_WORD_OFFSET) | Bth.BECN_BIT);
         b.setZero(op.headerLength(), reserved);
         b.writerIndex(total);
         counters.cnpSent++;
-        qp.device.transmit(qp, b);
-    }
-
-    /** Answers ATOMIC WRITE and FLUSH: one zero-length READ RESPONSE ONLY with PSN {@code psn}. */
-    private void sendEmptyReadResponse(int psn) {
-        Opcode op = Opcode.RC_RDMA_READ_RESPONSE_ONLY;
-        int total = op.headerLength() + Icrc.LENGTH;
-        ByteBuf b = qp.device.allocPacket(total);
-        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, false, psn);
-        Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, msn);
-        b.writerIndex(total);
         qp.device.transmit(qp, b);
     }
 

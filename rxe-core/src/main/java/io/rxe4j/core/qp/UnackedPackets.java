@@ -21,7 +21,6 @@ final class UnackedPackets {
     private int head;
     private int size;
     private long totalBytes;
-    private int lastAcknowledged;
 
     /** @return the number of packets sent and not acknowledged */
     int size() {
@@ -61,25 +60,17 @@ final class UnackedPackets {
     /**
      * Forgets every packet whose last PSN is before {@code compPsn} (acknowledged, comp.psn moved past it).
      *
-     * @return the budget bytes those packets held ({@link #lastAcknowledged()} tells how many packets)
+     * @return the budget bytes those packets held
      */
     long acknowledgeBefore(int compPsn) {
         long bytes = 0;
-        int n = 0;
         while (size > 0 && Psn.diff(lastPsn[head], compPsn) < 0) {
             bytes += budgetBytes[head];
             head = (head + 1) % CAPACITY;
             size--;
-            n++;
         }
         totalBytes -= bytes;
-        lastAcknowledged = n;
         return bytes;
-    }
-
-    /** @return how many packets the last {@link #acknowledgeBefore} forgot */
-    int lastAcknowledged() {
-        return lastAcknowledged;
     }
 
     /** @return when the oldest unacknowledged packet was sent, in nanoseconds; undefined when empty */

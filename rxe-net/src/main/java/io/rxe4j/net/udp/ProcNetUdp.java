@@ -1,7 +1,6 @@
 package io.rxe4j.net.udp;
 
 import java.io.IOException;
-import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -57,10 +56,5 @@ final class ProcNetUdp {
             }
         }
         return sb.append(':').append(String.format("%04X", local.getPort())).toString();
-    }
-
-    /** @return whether {@code local} is an address family /proc/net/udp* describes */
-    static boolean supported(InetSocketAddress local) {
-        return local.getAddress() instanceof Inet4Address || local.getAddress() instanceof Inet6Address;
     }
 }
