@@ -7,14 +7,18 @@ package io.rxe4j.core.wire;
 public enum DropReason {
     /**
      * Shorter than BTH + ICRC, or than the opcode's headers + pad + ICRC; also an opcode without
-     * payload followed by extra bytes (the lengths do not add up).
+     * payload followed by extra bytes, and a TID list (TID RDMA READ_REQ, WRITE_RESP) of 0 or more
+     * than 64 entries (the lengths do not add up).
      */
     TOO_SHORT,
     /** BTH TVer is not 0. */
     BAD_TVER,
     /** Opcode not in the opcode table. */
     UNKNOWN_OPCODE,
-    /** PadCnt on a packet without payload, or larger than the bytes after the headers. */
+    /**
+     * PadCnt on a packet without payload, or larger than the bytes after the headers; payload + pad
+     * not a multiple of 4; PadCnt on a TID list (whose length must be a multiple of 4).
+     */
     BAD_PAD,
     /** ICRC mismatch. */
     BAD_ICRC,
@@ -39,5 +43,10 @@ public enum DropReason {
      * A request that arrived while the responder's queue of requests waiting behind a READ reply
      * was full (the requester resends it); {@code extensions.md} §6, bounded output.
      */
-    RESPONDER_BUSY
+    RESPONDER_BUSY,
+    /**
+     * A TID RDMA packet (opcode 0xE0–0xE7) whose KDETH J_KEY is not the receive context's (32),
+     * as the hardware's J_KEY check would refuse it ({@code tid-opfn-facts.md} §3.3, §9.7).
+     */
+    BAD_JKEY
 }

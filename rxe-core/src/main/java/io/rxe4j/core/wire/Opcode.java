@@ -7,6 +7,7 @@ import static io.rxe4j.core.wire.Header.DETH;
 import static io.rxe4j.core.wire.Header.FETH;
 import static io.rxe4j.core.wire.Header.IETH;
 import static io.rxe4j.core.wire.Header.IMM_DT;
+import static io.rxe4j.core.wire.Header.KDETH;
 import static io.rxe4j.core.wire.Header.MASKED_CMP_SWAP_ETH;
 import static io.rxe4j.core.wire.Header.RETH;
 
@@ -18,7 +19,8 @@ import java.util.Set;
  * the start of the BTH, its payload rule and its position flags. Code asks this table instead of
  * switching on opcode values (as {@code rdma_rxe}'s {@code rxe_opcode[]} does).
  *
- * <p>Source: {@code rxe-facts.md} §1.1–§1.2; masked atomics {@code extensions.md} §2.
+ * <p>Source: {@code rxe-facts.md} §1.1–§1.2; masked atomics {@code extensions.md} §2; TID RDMA
+ * {@code tid-opfn-facts.md} §3.1–§3.4 and {@code extensions.md} §5.
  */
 public enum Opcode {
     // ---- RC ----
@@ -74,9 +76,37 @@ public enum Opcode {
     CNP(0x81, Transport.CNP, Operation.CNP, Payload.ANY, 0),
     // ---- UD ----
     UD_SEND_ONLY(0x64, Transport.UD, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, DETH),
-    UD_SEND_ONLY_WITH_IMMEDIATE(0x65, Transport.UD, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, DETH, IMM_DT);
+    UD_SEND_ONLY_WITH_IMMEDIATE(0x65, Transport.UD, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, DETH, IMM_DT),
+    // ---- TID RDMA (hfi1, opcode group 0xE0; tid-opfn-facts.md §3.1) ----
+    // Every TID opcode carries the 36-byte KDETH block after the BTH: header length 12 + 36 = 48.
+    // BTH DestQP is a KDETH QPN; the verbs QPN is TidHeader.verbsQp (offset 32 of the block).
+    // Position flags: the single-packet control messages are ONLY (F|L), like RC READ/ACK; READ_RESP
+    // and WRITE_DATA carry none (a segment's last packet is the one with KDETH SH = 0), and
+    // WRITE_DATA_LAST is LAST (the last packet of the whole request). None consumes a receive WQE.
+    /** TID RDMA WRITE request: RETH of the remaining range, verbs PSN in BTH; no payload. */
+    TID_RDMA_WRITE_REQ(0xE0, Transport.TID, Operation.TID_WRITE_REQUEST, Payload.NONE, F.FIRST | F.LAST, KDETH),
+    /** TID RDMA WRITE response, one per segment: AETH, flow PSN/QP, payload = the segment's TID list. */
+    TID_RDMA_WRITE_RESP(0xE1, Transport.TID, Operation.TID_WRITE_RESPONSE, Payload.NON_EMPTY,
+            F.FIRST | F.LAST | F.RESPONSE | F.TID_LIST, KDETH),
+    /** TID RDMA WRITE data, flow PSN in BTH, 1..PMTU bytes. */
+    TID_RDMA_WRITE_DATA(0xE2, Transport.TID, Operation.TID_WRITE_DATA, Payload.NON_EMPTY, 0, KDETH),
+    /** TID RDMA WRITE data, the last packet of the last segment of the request. */
+    TID_RDMA_WRITE_DATA_LAST(0xE3, Transport.TID, Operation.TID_WRITE_DATA, Payload.NON_EMPTY, F.LAST, KDETH),
+    /** TID RDMA READ request, one per segment: RETH, flow PSN/QP, payload = the segment's TID list. */
+    TID_RDMA_READ_REQ(0xE4, Transport.TID, Operation.TID_READ_REQUEST, Payload.NON_EMPTY, F.FIRST | F.LAST | F.TID_LIST,
+            KDETH),
+    /** TID RDMA READ response data, flow PSN in BTH, verbs PSN in the block, 1..PMTU bytes. */
+    TID_RDMA_READ_RESP(0xE5, Transport.TID, Operation.TID_READ_RESPONSE, Payload.NON_EMPTY, F.RESPONSE, KDETH),
+    /** TID RDMA RESYNC (WRITE data source to destination): PSN = sequence 0x7FF; no payload. */
+    TID_RDMA_RESYNC(0xE6, Transport.TID, Operation.TID_RESYNC, Payload.NONE, F.FIRST | F.LAST, KDETH),
+    /** TID RDMA ACK or TID NAK (WRITE destination to source): AETH, flow PSN in BTH; no payload. */
+    TID_RDMA_ACK(0xE7, Transport.TID, Operation.TID_ACK, Payload.NONE, F.FIRST | F.LAST | F.RESPONSE, KDETH);
 
-    /** Transport service of an opcode: the top three bits of the opcode value. */
+    /**
+     * Transport service of an opcode: the top three bits of the opcode value, except for the
+     * manufacturer-specific codes 0xC0–0xFF (rxe4j's masked atomics 0xF0/0xF1 are RC, 0xE0–0xE7
+     * are {@link #TID}).
+     */
     public enum Transport {
         /** Reliable Connected, base 0x00. */
         RC,
@@ -85,7 +115,13 @@ public enum Opcode {
         /** Unreliable Datagram, base 0x60. */
         UD,
         /** Congestion notification (RoCEv2), base 0x80. */
-        CNP
+        CNP,
+        /**
+         * KDETH/TID RDMA, opcode group 0xE0, manufacturer range (hfi1 TID RDMA carried over RoCEv2,
+         * {@code tid-opfn-facts.md} §3, {@code extensions.md} §5). Belongs to an RC QP but has its own
+         * handler: BTH DestQP is a KDETH QPN and the QP is found from the KDETH block's verbs_qp.
+         */
+        TID
     }
 
     /** What an opcode does. */
@@ -115,10 +151,28 @@ public enum Opcode {
         /** Masked FETCH_ADD (rxe4j). */
         MASKED_FETCH_ADD,
         /** Congestion notification (RoCEv2 CNP). */
-        CNP
+        CNP,
+        /** TID RDMA WRITE request (0xE0). */
+        TID_WRITE_REQUEST,
+        /** TID RDMA WRITE response carrying the TID list of one segment (0xE1). */
+        TID_WRITE_RESPONSE,
+        /** TID RDMA WRITE data (0xE2, and 0xE3 for the last packet of the request). */
+        TID_WRITE_DATA,
+        /** TID RDMA READ request carrying the TID list of one segment (0xE4). */
+        TID_READ_REQUEST,
+        /** TID RDMA READ response data (0xE5). */
+        TID_READ_RESPONSE,
+        /** TID RDMA RESYNC (0xE6). */
+        TID_RESYNC,
+        /** TID RDMA ACK, or TID NAK with a NAK syndrome (0xE7). */
+        TID_ACK
     }
 
-    /** Payload length rule, checked against the path MTU by the receiver. */
+    /**
+     * Payload length rule, checked against the path MTU by the receiver. The TID list of TID RDMA
+     * READ_REQ and WRITE_RESP is {@link #NON_EMPTY} here and further restricted by
+     * {@link Opcode#hasTidList()}, which {@link PacketView#parse} checks.
+     */
     public enum Payload {
         /** No payload. */
         NONE,
@@ -140,6 +194,8 @@ public enum Opcode {
         static final int RWR = 8;
         static final int COMP = 16;
         static final int RESPONSE = 32;
+        /** The payload is a TID list (see {@link Opcode#hasTidList()}). */
+        static final int TID_LIST = 64;
 
         private F() {}
     }
@@ -292,5 +348,17 @@ public enum Opcode {
     /** @return carries an IETH (SEND with invalidate) */
     public boolean hasInvalidate() {
         return has(Header.IETH);
+    }
+
+    /**
+     * Whether the payload is a TID list (TID RDMA READ_REQ 0xE4 and WRITE_RESP 0xE1;
+     * {@code tid-opfn-facts.md} §3.4): 1..{@value TidEntry#MAX_ENTRIES} u32 {@link TidEntry
+     * entries}, i.e. 4..256 bytes, a multiple of 4 and so never padded. {@link PacketView#parse}
+     * enforces this on top of the {@link Payload#NON_EMPTY} rule these opcodes have.
+     *
+     * @return the payload is a TID list
+     */
+    public boolean hasTidList() {
+        return (flags & F.TID_LIST) != 0;
     }
 }

@@ -4,8 +4,9 @@ import io.netty.buffer.ByteBuf;
 
 /**
  * A reusable view of one received packet: where each header of <em>this</em> packet sits and
- * where its payload is. {@link #parse} checks the structure (length, TVer, opcode, pad) but not
- * the ICRC, the P_Key or QP state; those need context.
+ * where its payload is. {@link #parse} checks the structure (length, TVer, opcode, pad, and the
+ * TID list length of TID RDMA READ_REQ / WRITE_RESP) but not the ICRC, the P_Key or QP state;
+ * those need context.
  *
  * <p>Not thread-safe; one instance per event loop, re-pointed at each packet (no allocation).
  */
@@ -58,6 +59,13 @@ public final class PacketView {
         } else if (pad > afterHeaders || (afterHeaders & 3) != 0) {
             // payload + pad is always a multiple of 4 bytes (pad = -payload & 3)
             return DropReason.BAD_PAD;
+        } else if (op.hasTidList()) {
+            if (pad != 0) {
+                return DropReason.BAD_PAD; // a TID list is whole u32 entries: never padded
+            }
+            if (afterHeaders < TidEntry.LENGTH || afterHeaders > TidEntry.MAX_LIST_BYTES) {
+                return DropReason.TOO_SHORT; // 1..64 entries: an empty or over-long list does not add up
+            }
         }
         this.opcode = op;
         this.payloadLength = afterHeaders - pad;

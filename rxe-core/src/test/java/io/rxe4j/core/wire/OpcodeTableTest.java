@@ -8,6 +8,7 @@ import static io.rxe4j.core.wire.Header.DETH;
 import static io.rxe4j.core.wire.Header.FETH;
 import static io.rxe4j.core.wire.Header.IETH;
 import static io.rxe4j.core.wire.Header.IMM_DT;
+import static io.rxe4j.core.wire.Header.KDETH;
 import static io.rxe4j.core.wire.Header.MASKED_CMP_SWAP_ETH;
 import static io.rxe4j.core.wire.Header.RETH;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -28,15 +29,16 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The opcode table against {@code rxe-facts.md} §1.1–§1.2 ("Header stack per opcode, exactly as
- * in rxe's {@code rxe_opcode[]} table") and {@code extensions.md} §2 (masked atomics). The
- * expected table below is transcribed from the fact sheet, not derived from {@link Opcode}.
+ * in rxe's {@code rxe_opcode[]} table"), {@code extensions.md} §2 (masked atomics) and
+ * {@code tid-opfn-facts.md} §3.1–§3.4 (TID RDMA). The expected table below is transcribed from the
+ * fact sheets, not derived from {@link Opcode}.
  */
 class OpcodeTableTest {
 
     /**
      * One row of the fact sheet table.
      *
-     * @param flags the "Flags" column: F, M, L, RWR, COMP, R (= "(response)")
+     * @param flags the "Flags" column: F, M, L, RWR, COMP, R (= "(response)"); TIDS = TID list payload
      */
     record Row(int code, String name, List<Header> headers, int hdrBytes, Payload payload, String flags) {
         Set<String> flagSet() {
@@ -94,6 +96,22 @@ class OpcodeTableTest {
                 "F,L,RWR,COMP"));
         // CNP 0x81 (rxe-facts §1.1; RoCEv2): BTH, then 16 reserved bytes (taken as payload), no flags
         FACT_SHEET.add(new Row(0x81, "CNP", List.of(), 12, Payload.ANY, ""));
+        // TID RDMA 0xE0..0xE7 (tid-opfn-facts §3.1, §3.4): BTH + the 36-byte KDETH block = 48 bytes.
+        // R = the "Direction" column says responder → requester; TIDS = the payload is a TID list
+        // (1..64 entries, checked by PacketView on top of NON_EMPTY). Position flags are rxe4j's
+        // choice (single-packet control messages F,L; WRITE_DATA_LAST is the last packet of the request).
+        tid(0xE0, "WRITE_REQ", Payload.NONE, "F,L");
+        tid(0xE1, "WRITE_RESP", Payload.NON_EMPTY, "F,L,R,TIDS");
+        tid(0xE2, "WRITE_DATA", Payload.NON_EMPTY, "");
+        tid(0xE3, "WRITE_DATA_LAST", Payload.NON_EMPTY, "L");
+        tid(0xE4, "READ_REQ", Payload.NON_EMPTY, "F,L,TIDS");
+        tid(0xE5, "READ_RESP", Payload.NON_EMPTY, "R");
+        tid(0xE6, "RESYNC", Payload.NONE, "F,L");
+        tid(0xE7, "ACK", Payload.NONE, "F,L,R");
+    }
+
+    private static void tid(int code, String name, Payload payload, String flags) {
+        FACT_SHEET.add(new Row(code, "TID_RDMA_" + name, List.of(KDETH), 48, payload, flags));
     }
 
     private static void rc(int code, String name, List<Header> headers, int hdrBytes, Payload payload, String flags) {
@@ -126,11 +144,14 @@ class OpcodeTableTest {
         assertThat(op.isRequest()).isEqualTo(!f.contains("R"));
         assertThat(op.hasImmediate()).isEqualTo(row.headers().contains(IMM_DT));
         assertThat(op.hasInvalidate()).isEqualTo(row.headers().contains(IETH));
+        assertThat(op.hasTidList()).as("%s TID list", row).isEqualTo(f.contains("TIDS"));
         Transport transport = switch (row.code() & 0xE0) {
             case 0x20 -> Transport.UC;
             case 0x60 -> Transport.UD;
             case 0x80 -> Transport.CNP;
-            default -> Transport.RC; // 0x00 and rxe4j's manufacturer-specific RC opcodes 0xF0/0xF1
+            // manufacturer-specific: TID RDMA group 0xE0..0xE7; rxe4j's masked atomics 0xF0/0xF1 are RC
+            case 0xE0 -> (row.code() & 0xF8) == 0xE0 ? Transport.TID : Transport.RC;
+            default -> Transport.RC;
         };
         assertThat(op.transport()).isEqualTo(transport);
     }
@@ -180,8 +201,8 @@ class OpcodeTableTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {0x15, 0x18, 0x19, 0x1A, 0x1B, 0x1E, 0x1F, 0x2C, 0x40, 0x5C, 0x60, 0x66, 0x80, 0x82, 0xE0, 0xEF,
-        0xF2, 0xFF})
+    @ValueSource(ints = {0x15, 0x18, 0x19, 0x1A, 0x1B, 0x1E, 0x1F, 0x2C, 0x40, 0x5C, 0x60, 0x66, 0x80, 0x82, 0xDF, 0xE8,
+        0xEF, 0xF2, 0xFF})
     void unknownCodesGiveNull(int code) {
         assertThat(Opcode.of(code)).isNull();
     }
@@ -206,9 +227,11 @@ class OpcodeTableTest {
     @Test
     void headerLengthsMatchTheFactSheet() {
         // "Header lengths: BTH 12, RETH 16, AETH 4, AtomicETH 28, AtomicAckETH 8, ImmDt 4, IETH 4,
-        // DETH 8, FETH 4" (§1.2); MaskedCmpSwapETH 44 (extensions.md §2)
-        Map<Header, Integer> expected = Map.of(BTH, 12, RETH, 16, AETH, 4, ATOMIC_ETH, 28, ATOMIC_ACK_ETH, 8,
-                IMM_DT, 4, IETH, 4, DETH, 8, FETH, 4, MASKED_CMP_SWAP_ETH, 44);
+        // DETH 8, FETH 4" (§1.2); MaskedCmpSwapETH 44 (extensions.md §2); "36 bytes of KDETH plus
+        // extension" (tid-opfn-facts.md §3.1)
+        Map<Header, Integer> expected = Map.ofEntries(Map.entry(BTH, 12), Map.entry(RETH, 16), Map.entry(AETH, 4),
+                Map.entry(ATOMIC_ETH, 28), Map.entry(ATOMIC_ACK_ETH, 8), Map.entry(IMM_DT, 4), Map.entry(IETH, 4),
+                Map.entry(DETH, 8), Map.entry(FETH, 4), Map.entry(MASKED_CMP_SWAP_ETH, 44), Map.entry(KDETH, 36));
         assertThat(Header.values()).hasSize(expected.size());
         for (Header h : Header.values()) {
             assertThat(h.length()).as("%s", h).isEqualTo(expected.get(h));
@@ -224,8 +247,24 @@ class OpcodeTableTest {
                     case UC -> 0x20;
                     case UD -> 0x60;
                     case CNP -> 0x80;
+                    case TID -> 0xE0; // never below 0xE0
                 };
                 assertThat(op.code() & 0xE0).as("%s", op).isEqualTo(base);
+            }
+        }
+    }
+
+    @Test
+    void tidOpcodesAreExactlyTheGroup0xE0AndCarryTheKdethBlockAt12() {
+        for (Opcode op : Opcode.values()) {
+            boolean tid = op.code() >= 0xE0 && op.code() <= 0xE7;
+            assertThat(op.transport() == Transport.TID).as("%s", op).isEqualTo(tid);
+            assertThat(op.has(KDETH)).as("%s", op).isEqualTo(tid);
+            if (tid) {
+                assertThat(op.offset(KDETH)).isEqualTo(12);
+                assertThat(op.headerLength()).isEqualTo(48);
+                assertThat(op.consumesRecvWqe()).isFalse();
+                assertThat(op.generatesRecvCompletion()).isFalse();
             }
         }
     }
