@@ -32,7 +32,8 @@
 # Environment: ITERS (ibv_rc_pingpong iterations, default 1000; written to OUTDIR/guest.env for the
 # guest's servers), RXE_VM (default <repo>/../shared/kernel-rxe-vm), SKIP_BUILD=1 (reuse
 # rxe-examples/target), KEEP_VM=1 (leave the VM running), LIVE_TIMEOUT (guest lifetime, default 1800 s),
-# JAVA_HOME (used if it is a JDK 25, else the first /usr/lib/jvm/*25*).
+# JAVA_HOME (used if it is a JDK 25, else the first /usr/lib/jvm/*25*), OPFN=1 (run every rxe4j
+# process with --opfn: OPFN and TID RDMA on, BTH bit 24 on every packet; the kernel must not mind).
 set -uo pipefail
 
 t_start=$(date +%s)
@@ -42,6 +43,8 @@ VM=${RXE_VM:-$(cd "$root/.." && pwd)/shared/kernel-rxe-vm}
 OUT=$(realpath -m "${1:-/tmp/rxe4j-interop-$(date +%Y%m%d-%H%M%S)}")
 NS=rxelab
 ITERS=${ITERS:-1000}
+OPFN_ARG=""
+[ "${OPFN:-0}" = 1 ] && OPFN_ARG="--opfn"
 OPS=write,writeimm,send,sendimm,read,cas,fadd,awrite,read8,flush,flushmr
 GUEST_IP=10.99.0.11
 HOST_IP=10.99.0.1
@@ -125,13 +128,13 @@ for _ in $(seq 1 40); do
   sleep 0.5
 done
 [ -n "$BR6" ] || { stop_vm; die "br0 has no usable IPv6 link-local address"; }
-log "host: $HOST_IP and $BR6%br0; guest: $GUEST_IP and $GUEST_IP6 (GID index $G, $G6); ITERS=$ITERS"
+log "host: $HOST_IP and $BR6%br0; guest: $GUEST_IP and $GUEST_IP6 (GID index $G, $G6); ITERS=$ITERS${OPFN_ARG:+; rxe4j with $OPFN_ARG}"
 
 # ---------------------------------------------------------------- helpers
 jrun() {  # CLASS ARGS... : rxe4j in the namespace
   local cls=$1; shift
   ip netns exec "$NS" timeout -k 5 "$JAVA_TIMEOUT" "$JAVA" --enable-native-access=ALL-UNNAMED -cp "$CP" \
-    "io.rxe4j.examples.interop.$cls" "$@"
+    "io.rxe4j.examples.interop.$cls" $OPFN_ARG "$@"
 }
 exits() { local n; n=$(grep -c '^=== exit' "$OUT/logs/live-$1.log" 2>/dev/null); echo "${n:-0}"; }
 last_exit() { grep '^=== exit' "$OUT/logs/live-$1.log" | tail -1 | awk '{print $3}'; }

@@ -87,6 +87,27 @@ public final class QueuePair implements AutoCloseable {
         return core.counters().snapshot();
     }
 
+    /**
+     * The TID RDMA parameters the peer sent through OPFN ({@code tid-opfn-facts.md} §1–§2). TID
+     * RDMA is used on this QP only while this is non-null: both devices enable it ({@link
+     * io.rxe4j.core.verbs.DeviceConfig#withTidRdma()}), the path MTU is 4096, and the QP has
+     * exchanged OPFN words with its peer, which happens on the first packets after RTS.
+     *
+     * @return the peer's parameters (KDETH QP, segment size in bytes, J_KEY, max_read, max_write,
+     *     timeout exponent), or null while TID RDMA is off for this QP
+     */
+    public io.rxe4j.core.verbs.TidRdmaParams tidRdma() {
+        return core.tidRdmaRemote();
+    }
+
+    /**
+     * @return the OPFN state of this QP ({@code hfi1_opfn_data}: extended, requested, completed,
+     *     curr), for diagnostics
+     */
+    public String opfnState() {
+        return core.opfnState();
+    }
+
     /** @return a one-line snapshot of the engine state (PSNs, queue indices, head WQE), for diagnostics */
     public String debugState() {
         return core.debugState();

@@ -55,6 +55,26 @@ public final class DeviceCounters {
     public long cnpSent;
     /** Congestion notification packets (CNP) received by requesters. */
     public long cnpRcvd;
+    /** OPFN requests (hidden COMPARE_SWAPs) posted by this side ({@code tid-opfn-facts.md} §1). */
+    public long opfnRequests;
+    /** OPFN requests answered by this side's responder. */
+    public long opfnResponses;
+    /** OPFN requests that ran out of retries and were closed out silently (TID RDMA off, QP up). */
+    public long opfnTimeouts;
+    /** Times a QP joined a TID entry or flow wait queue ({@code n_tidwait}, hfi1 "TidWait"). */
+    public long tidWait;
+    /** RDMA READs carried as TID RDMA READ ({@code tid_r_reqs}). */
+    public long tidReadRequests;
+    /** TID READ_REQ packets sent (one per segment, resends included). */
+    public long tidReadSegments;
+    /** TID READ segments completed at the data destination. */
+    public long tidReadSegmentsDone;
+    /** TID restarts: a TID READ restarted by a flow sequence error ({@code n_rdma_seq}). */
+    public long tidRestarts;
+    /** Data packets whose flow sequence did not match (hardware RHF_RTE_EXPECTED_FLOW_SEQ_ERR). */
+    public long tidFlowSeqErrors;
+    /** Data packets whose flow generation did not match (RHF_RTE_EXPECTED_FLOW_GEN_ERR), dropped. */
+    public long tidFlowGenErrors;
     private final long[] drops = new long[DropReason.values().length];
 
     /** Creates zeroed counters. */
@@ -101,6 +121,16 @@ public final class DeviceCounters {
         budgetWaits += o.budgetWaits;
         cnpSent += o.cnpSent;
         cnpRcvd += o.cnpRcvd;
+        opfnRequests += o.opfnRequests;
+        opfnResponses += o.opfnResponses;
+        opfnTimeouts += o.opfnTimeouts;
+        tidWait += o.tidWait;
+        tidReadRequests += o.tidReadRequests;
+        tidReadSegments += o.tidReadSegments;
+        tidReadSegmentsDone += o.tidReadSegmentsDone;
+        tidRestarts += o.tidRestarts;
+        tidFlowSeqErrors += o.tidFlowSeqErrors;
+        tidFlowGenErrors += o.tidFlowGenErrors;
         for (int i = 0; i < drops.length; i++) {
             drops[i] += o.drops[i];
         }
@@ -131,6 +161,16 @@ public final class DeviceCounters {
         m.put("budget_waits", budgetWaits);
         m.put("cnp_sent", cnpSent);
         m.put("cnp_rcvd", cnpRcvd);
+        m.put("opfn_requests", opfnRequests);
+        m.put("opfn_responses", opfnResponses);
+        m.put("opfn_timeouts", opfnTimeouts);
+        m.put("tid_wait", tidWait);
+        m.put("tid_read_requests", tidReadRequests);
+        m.put("tid_read_segments", tidReadSegments);
+        m.put("tid_read_segments_done", tidReadSegmentsDone);
+        m.put("tid_restarts", tidRestarts);
+        m.put("tid_flow_seq_errors", tidFlowSeqErrors);
+        m.put("tid_flow_gen_errors", tidFlowGenErrors);
         for (DropReason r : DropReason.values()) {
             m.put("drop_" + r.name().toLowerCase(java.util.Locale.ROOT), drops[r.ordinal()]);
         }

@@ -14,6 +14,10 @@ import io.rxe4j.core.verbs.DeviceConfig;
 import io.rxe4j.core.spi.Transport;
 import io.rxe4j.core.verbs.Access;
 import io.rxe4j.core.verbs.QpState;
+import io.rxe4j.core.wire.Bth;
+import io.rxe4j.core.wire.Header;
+import io.rxe4j.core.wire.Kdeth;
+import io.rxe4j.core.wire.TidHeader;
 import io.rxe4j.core.wire.DropReason;
 import io.rxe4j.core.wire.Icrc;
 import io.rxe4j.core.wire.Opcode;
@@ -50,6 +54,8 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
     private final DeviceConfig config;
     private final InetSocketAddress address;
     private final MrTable mrs;
+    /** TID entries and hardware flows of the device's receive context; null without TID RDMA. */
+    private final io.rxe4j.core.qp.TidPool tidPool;
     private final DeviceCounters counters = new DeviceCounters();
     private final AtomicReferenceArray<QueuePair> qps;
     /** Counters of destroyed QPs, so device totals never go backwards. */
@@ -82,6 +88,8 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         this.config = config;
         this.address = transport.localAddress();
         this.mrs = new MrTable(config.maxMr(), config.seed());
+        this.tidPool = config.opfn() && config.tid().enabled()
+                ? new io.rxe4j.core.qp.TidPool(config.tid(), config.seed() ^ 0x5449445F524D4DL) : null;
         this.qps = new AtomicReferenceArray<>(config.maxQp());
         this.icrc = new Icrc().rxeFlushCompat(config.rxeFlushCompat());
         transport.start(this);
@@ -105,6 +113,11 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
     /** @return the MR key table */
     public MrTable mrs() {
         return mrs;
+    }
+
+    /** @return the TID RDMA pools (TID entries, hardware flows), or null without TID RDMA. Loop only. */
+    public io.rxe4j.core.qp.TidPool tidPool() {
+        return tidPool;
     }
 
     /**
@@ -314,6 +327,9 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
      */
     public void transmit(QueuePair qp, ByteBuf packet) {
         InetSocketAddress peer = qp.av();
+        if (config.opfn() && packet.getUnsignedByte(0) != Opcode.CNP.code()) {
+            Bth.setExtended(packet, 0); // OPFN: BTH DW1 bit 24 on every RC packet (tid-opfn-facts §1.1)
+        }
         icrc.write(packet, 0, packet.writerIndex(), address, peer);
         counters.sentPkts++;
         qp.counters().sentPkts++;
@@ -505,18 +521,29 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
             counters.drop(DropReason.BAD_PKEY);
             return;
         }
-        QueuePair qp = qp(view.destQp());
+        Opcode op = view.opcode();
+        boolean tid = op.transport() == Opcode.Transport.TID;
+        if (tid && tidPool == null) {
+            counters.drop(DropReason.WRONG_TRANSPORT); // TID RDMA is off on this device
+            return;
+        }
+        // a TID packet's BTH DestQP is a KDETH QPN: the QP is named by verbs_qp (tid-opfn-facts §3.2, §9.1)
+        QueuePair qp = qp(tid ? TidHeader.verbsQp(packet, view.index(Header.KDETH)) : view.destQp());
         if (qp == null || qp.isDestroyed()) {
             counters.drop(DropReason.NO_QP);
             return;
         }
-        Opcode op = view.opcode();
         if (op == Opcode.CNP) {
             onCnp(qp, sender);
             return;
         }
-        if (op.transport() != Opcode.Transport.RC) {
+        if (op.transport() != Opcode.Transport.RC && !tid) {
             counters.drop(DropReason.WRONG_TRANSPORT);
+            return;
+        }
+        if (tid && (Kdeth.jkey(packet, view.index(Header.KDETH)) & Kdeth.JKEY_DRIVER_MASK)
+                != io.rxe4j.core.verbs.TidRdmaParams.DEFAULT_JKEY) {
+            counters.drop(DropReason.BAD_JKEY); // the receive context's J_KEY (tid-opfn-facts §9.7)
             return;
         }
         // rxe-facts §4.1: the packet's IP source must be the QP's peer; the UDP source port is
@@ -533,12 +560,19 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
             counters.drop(DropReason.QP_STATE); // requests need RTR or later, responses RTS or later
             return;
         }
+        if (config.opfn() && op.transport() == Opcode.Transport.RC && Bth.extended(packet, at)) {
+            qp.onExtendedBit(); // before the packet is handled, requests and responses alike (hfi1_rc_rcv)
+        }
         if (receivedCe && config.ecn() && op.isRequest()) {
             qp.onCongestionExperienced();
         }
         try {
             if (op.isRequest()) {
                 qp.onRequest(view);
+            } else if (op == Opcode.TID_RDMA_READ_RESP) {
+                qp.onTidReadResponse(view);
+            } else if (tid) {
+                qp.counters().drop(DropReason.OTHER); // TID WRITE responses: not implemented yet
             } else {
                 qp.onResponse(view);
             }

@@ -246,7 +246,7 @@ final class Completer {
                     validResponse();
                     return State.WRITE_SEND;
                 }
-                if (wqe.opcode != WrOpcode.RDMA_READ) {
+                if (wqe.opcode != WrOpcode.RDMA_READ || wqe.tid) {
                     status = WcStatus.FATAL_ERR; // a READ response for a WQE that is not a READ (§5.8)
                     return State.ERROR;
                 }
@@ -328,6 +328,10 @@ final class Completer {
             return badResponse();
         }
         long original = AtomicAckEth.originalData(pkt.buf(), pkt.index(Header.ATOMIC_ACK_ETH));
+        if (wqe.opfn) {
+            qp.opfn.onReply(original); // the peer's negotiation word: nothing goes to user memory
+            return State.COMP_ACK;
+        }
         MemoryRegion mr = qp.device.mrs().lookup(wqe.sgeLkey[0]);
         if (mr == null || mr.pd() != qp.pd || !mr.allows(wqe.sgeAddr[0], 8, Access.LOCAL_WRITE)) {
             status = WcStatus.LOC_PROT_ERR;
@@ -428,16 +432,66 @@ final class Completer {
         int sendFlags = w.sendFlags;
         long length = w.length;
         int imm = w.immData;
+        boolean hidden = w.opfn;
         long comp = qp.sqCompleted() + 1;
-        qp.advanceSqCompleted(comp);
+        qp.retireSqHead(w, comp);
         if (qp.sqReq - comp < 0) {
             qp.sqReq = comp;
+        }
+        if (hidden) {
+            return true; // the reserved OPFN WQE never produces a CQE, whatever its status
         }
         if (!qp.completeSend(wrId, wop, sendFlags, length, imm, st, vendorErr)) {
             qp.moveToError("send CQ overflow");
             return false;
         }
         return true;
+    }
+
+    /**
+     * A TID READ segment of {@code w} ended with verbs PSN {@code lastPsn} (its last packet was
+     * placed): like a READ response, it implicitly completes the SEND/WRITE WQEs before {@code w}
+     * and moves comp.psn past the segment ({@code do_rc_ack} in {@code
+     * hfi1_rc_rcv_tid_rdma_read_resp}). An earlier READ or atomic cannot be outstanding (the
+     * requester holds a TID READ behind them); should one be, it is restarted instead.
+     *
+     * @return whether the segment counts (comp.psn moved past it)
+     */
+    boolean onTidSegmentDone(SendWqe w, int lastPsn) {
+        SendWqe h;
+        while ((h = head()) != null && h != w) {
+            if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING) {
+                qp.requester.retry(Requester.RetryCause.LOST_RESPONSE);
+                return false;
+            }
+            advance(Psn.next(h.lastPsn));
+            if (!finish(h, WcStatus.SUCCESS, 0)) {
+                return false;
+            }
+        }
+        if (h == null) {
+            return false;
+        }
+        validResponse();
+        compOpcode = null;
+        advance(Psn.next(lastPsn));
+        return true;
+    }
+
+    /** The last segment of TID READ {@code w} (the head) completed: an ordinary RDMA_READ completion. */
+    void completeTidRead(SendWqe w) {
+        finish(w, WcStatus.SUCCESS, 0);
+    }
+
+    /**
+     * The hidden OPFN request at the head ran out of retries ({@code hfi1_restart_rc}): it is
+     * completed without a CQE, comp.psn moves past it, and the QP stays up; TID RDMA stays off.
+     */
+    void closeOutOpfn(SendWqe w) {
+        qp.opfn.onRetriesExhausted();
+        advance(Psn.next(w.lastPsn));
+        compOpcode = null;
+        finish(w, WcStatus.SUCCESS, 0);
     }
 
     /**

@@ -103,6 +103,12 @@ public final class QueuePair {
     final Requester requester;
     final Completer completer;
     final Responder responder;
+    /** OPFN feature negotiation (TID RDMA parameters). */
+    final Opfn opfn;
+    /** TID RDMA READ, data-destination half (flow, segments, placement). */
+    final TidReadRequester tidRead;
+    /** The reserved SQ slot holds the hidden OPFN WQE (1) or not (0); guarded by {@link #sqLock}. */
+    private int reservedInUse;
 
     private final AtomicBoolean kickScheduled = new AtomicBoolean();
     private final Runnable kickTask = guard("post_send", this::onKick);
@@ -129,7 +135,8 @@ public final class QueuePair {
         this.recvCq = recvCq;
         this.caps = caps;
         this.sqSigAll = sqSigAll;
-        this.sq = new SendWqe[caps.maxSendWr()];
+        // one slot more than users may fill: rdmavt's reserved operation (the hidden OPFN request)
+        this.sq = new SendWqe[caps.maxSendWr() + 1];
         for (int i = 0; i < sq.length; i++) {
             sq[i] = new SendWqe(caps.maxSendSge(), caps.maxInlineData());
         }
@@ -140,6 +147,8 @@ public final class QueuePair {
         this.requester = new Requester(this);
         this.completer = new Completer(this);
         this.responder = new Responder(this);
+        this.opfn = new Opfn(this);
+        this.tidRead = new TidReadRequester(this);
     }
 
     /** @return this QP's counters, named like the device's ({@code rdma statistic qp} in rdma-core) */
@@ -314,6 +323,9 @@ public final class QueuePair {
         if (to != from) {
             enterState(to);
         }
+        if (state != QpState.RESET) {
+            opfn.onModify((mask & QpAttrMask.STATE) != 0 && to == QpState.RTS);
+        }
     }
 
     private static int roundUpPow2(int n) {
@@ -356,12 +368,16 @@ public final class QueuePair {
     /** Drains everything without completions and returns to RESET ({@code rxe-facts.md} §6.8). */
     private void reset() {
         state = QpState.RESET;
+        opfn.reset();
         requester.reset();
         completer.reset();
         responder.reset();
-        long p = (long) SQ_PROD.getAcquire(this);
-        sqReq = p;
-        SQ_COMP.setRelease(this, p);
+        synchronized (sqLock) {
+            long p = (long) SQ_PROD.getAcquire(this);
+            sqReq = p;
+            reservedInUse = 0;
+            SQ_COMP.setRelease(this, p);
+        }
         RQ_CONS.setRelease(this, (long) RQ_PROD.getAcquire(this));
     }
 
@@ -388,14 +404,61 @@ public final class QueuePair {
         synchronized (sqLock) {
             long prod = (long) SQ_PROD.getOpaque(this);
             long comp = (long) SQ_COMP.getAcquire(this);
-            if (prod - comp >= sq.length) {
-                throw new IllegalStateException("send queue full (" + sq.length + " WRs outstanding) on QP 0x"
-                        + Integer.toHexString(qpn));
+            if (prod - comp - reservedInUse >= caps.maxSendWr()) {
+                throw new IllegalStateException("send queue full (" + caps.maxSendWr()
+                        + " WRs outstanding) on QP 0x" + Integer.toHexString(qpn));
             }
             fill(sq[(int) (prod % sq.length)], wr);
             SQ_PROD.setRelease(this, prod + 1);
         }
         kick();
+    }
+
+    /**
+     * Posts the hidden OPFN request into the reserved SQ slot ({@code IB_WR_OPFN}, {@code
+     * RVT_OPERATION_USE_RESERVE}): a COMPARE_SWAP to VA 0xFFFFFFFFFFFFFFFF, rkey 0, swap 0, with the
+     * negotiation word as compare data, behind the WQEs already queued; it never produces a CQE
+     * ({@code tid-opfn-facts.md} §1.2). Loop only.
+     *
+     * @return false if the QP is not in RTS or the reserved slot is in use
+     */
+    boolean postOpfn(long word) {
+        if (state != QpState.RTS) {
+            return false;
+        }
+        synchronized (sqLock) {
+            long prod = (long) SQ_PROD.getOpaque(this);
+            long comp = (long) SQ_COMP.getAcquire(this);
+            if (reservedInUse != 0 || prod - comp >= sq.length) {
+                return false;
+            }
+            SendWqe w = sq[(int) (prod % sq.length)];
+            w.wrId = 0;
+            w.opcode = WrOpcode.ATOMIC_CMP_AND_SWP;
+            w.sendFlags = 0;
+            w.immData = 0;
+            w.remoteAddr = -1L;
+            w.rkey = 0;
+            w.compareAdd = word;
+            w.swap = 0;
+            w.compareAddMask = 0;
+            w.swapMask = 0;
+            w.numSge = 0;
+            w.inlineLength = 0;
+            w.length = 8;
+            w.opfn = true;
+            w.state = SendWqe.State.POSTED;
+            w.sentBytes = 0;
+            w.readBytes = 0;
+            w.creditHeld = false;
+            w.failStatus = null;
+            w.firstPsn = 0;
+            w.lastPsn = 0;
+            reservedInUse = 1;
+            SQ_PROD.setRelease(this, prod + 1);
+        }
+        kick();
+        return true;
     }
 
     private void validateSend(SendWr wr) {
@@ -523,6 +586,16 @@ public final class QueuePair {
             case FLUSH -> wr.flushLength;
             default -> total;
         };
+        w.tid = false;
+        if (wr.opcode == WrOpcode.RDMA_READ && !inline) {
+            // hfi1_setup_wqe: a qualifying READ on a QP that negotiated TID RDMA is carried as TID READ
+            io.rxe4j.core.verbs.TidRdmaParams remote = TidReadRequester.qualifies(this, total, w.sgeAddr,
+                    w.sgeLength, w.numSge);
+            if (remote != null) {
+                TidReadRequester.convert(w, remote, pmtu());
+            }
+        }
+        w.opfn = false;
         w.state = SendWqe.State.POSTED;
         w.sentBytes = 0;
         w.readBytes = 0;
@@ -658,6 +731,21 @@ public final class QueuePair {
         SQ_COMP.setRelease(this, v);
     }
 
+    /**
+     * Retires the WQE at the SQ consumer index: advances it to {@code v}; for the hidden OPFN WQE
+     * the reserved slot is freed in the same step, so a posting thread never counts it twice.
+     */
+    void retireSqHead(SendWqe w, long v) {
+        if (w.opfn) {
+            synchronized (sqLock) {
+                reservedInUse = 0;
+                SQ_COMP.setRelease(this, v);
+            }
+        } else {
+            SQ_COMP.setRelease(this, v);
+        }
+    }
+
     SendWqe sqAt(long index) {
         return sq[(int) (index % sq.length)];
     }
@@ -778,8 +866,12 @@ public final class QueuePair {
             WcStatus st = w.failStatus != null ? w.failStatus : WcStatus.WR_FLUSH_ERR;
             w.state = SendWqe.State.DONE;
             comp++;
-            advanceSqCompleted(comp); // slot free before its CQE is visible (see completeSend)
+            boolean hidden = w.opfn;
+            retireSqHead(w, comp); // slot free before its CQE is visible (see completeSend)
             sqReq = comp;
+            if (hidden) {
+                continue; // the reserved OPFN WQE never produces a CQE
+            }
             if (cqOk) {
                 cqOk = sendCq.push(wrId, st, wcOpcode(op), 0, qpn, 0, 0, 0);
             }
@@ -806,7 +898,7 @@ public final class QueuePair {
                 .append(' ').append(completer.debugState())
                 .append(" unacked=").append(requester.unackedPackets()).append(' ').append(requester.budgetState())
                 .append(" sq[comp=").append(comp).append(" req=").append(sqReq).append(" prod=").append(sqProducer())
-                .append(']').append(' ').append(responder.debugState());
+                .append(']').append(' ').append(responder.debugState()).append(' ').append(tidRead.debugState());
         if (comp != sqProducer()) {
             SendWqe w = sqAt(comp);
             sb.append(" head{").append(w.opcode).append(' ').append(w.state).append(" psn=0x")
@@ -815,6 +907,33 @@ public final class QueuePair {
                     .append(w.readBytes).append(" credit=").append(w.creditHeld).append('}');
         }
         return sb.toString();
+    }
+
+    /**
+     * @return the peer's TID RDMA parameters as negotiated through OPFN, or null while TID RDMA is
+     *     off for this QP (not negotiated, peer or device without it, path MTU not 4096); any thread
+     */
+    public io.rxe4j.core.verbs.TidRdmaParams tidRdmaRemote() {
+        return opfn.remote();
+    }
+
+    /** @return this QP's own TID RDMA parameters (sent to the peer), or null; any thread */
+    public io.rxe4j.core.verbs.TidRdmaParams tidRdmaLocal() {
+        return opfn.local();
+    }
+
+    /**
+     * @return the OPFN state as {@code extended=… requested=… completed=… curr=…}
+     *     ({@code hfi1_opfn_data}), for diagnostics and tests; any thread
+     */
+    public String opfnState() {
+        return "extended=" + opfn.extended() + " requested=" + opfn.requested() + " completed=" + opfn.completed()
+                + " curr=" + opfn.curr();
+    }
+
+    /** The peer's packet carried BTH DW1 bit 24 (OPFN on at this device). Loop only. */
+    public void onExtendedBit() {
+        opfn.onExtendedBit();
     }
 
     /** @return why the QP last entered ERR (null if it never did): for diagnostics */
@@ -855,6 +974,11 @@ public final class QueuePair {
     /** Entry point for a response packet addressed to this QP. Loop only. */
     public void onResponse(PacketView pkt) {
         completer.onResponse(pkt);
+    }
+
+    /** Entry point for a TID READ_RESP addressed (by verbs_qp) to this QP. Loop only. */
+    public void onTidReadResponse(PacketView pkt) {
+        tidRead.onResponse(pkt);
     }
 
     @Override

@@ -117,6 +117,7 @@ final class Requester {
         }
         rnrWaiting = false;
         releaseBudget(unacked.clear(), false);
+        qp.tidRead.releaseAll();
     }
 
     /** @return the peer budget's state, for diagnostics */
@@ -197,8 +198,8 @@ final class Requester {
                 credits--;
                 w.creditHeld = true;
             }
-            if (Psn.diff(psn, qp.completer.compPsn()) >= MAX_UNACKED_PSNS) {
-                break;
+            if (!w.tid && Psn.diff(psn, qp.completer.compPsn()) >= MAX_UNACKED_PSNS) {
+                break; // (TID READ segments are bounded by the peer's max_read instead)
             }
             if (unacked.isFull()) {
                 outputStalled = true;
@@ -218,6 +219,16 @@ final class Requester {
                     budget.await(qp); // quantum used while others wait: to the tail
                     break;
                 }
+            }
+            if (w.tid) {
+                int r = sendTidReadSegment(w);
+                if (r == TID_ERROR) {
+                    return;
+                }
+                if (r == TID_BLOCKED) {
+                    break;
+                }
+                continue;
             }
             if (!sendPacket(w)) {
                 return; // QP went to ERR
@@ -242,10 +253,102 @@ final class Requester {
         };
     }
 
+    private static final int TID_SENT = 0;
+    private static final int TID_BLOCKED = 1;
+    private static final int TID_ERROR = 2;
+
+    /**
+     * Sends the READ_REQ of the next segment of TID READ {@code w} ({@code
+     * hfi1_build_tid_rdma_read_req}; {@code tid-opfn-facts.md} §5.2): at most the peer's max_read
+     * segments outstanding, one max_rd_atomic credit each; the segment's flow and TID entries are
+     * set up first (which may wait). A TID READ starts only when no earlier READ or atomic is
+     * outstanding (the READ-after-READ interlock of §7, applied to atomics and OPFN as well).
+     */
+    private int sendTidReadSegment(SendWqe w) {
+        TidReadRequester tid = qp.tidRead;
+        if (w.state == SendWqe.State.POSTED) {
+            if (readOrAtomicOutstandingBefore(w)) {
+                return TID_BLOCKED; // the completion of that WQE runs the requester again
+            }
+            if (w.compSeg == 0 && w.curSeg == 0) {
+                w.firstPsn = psn;
+                w.lastPsn = Psn.add(psn, (int) ((w.length + qp.pmtu() - 1) / qp.pmtu()) - 1);
+            }
+            w.state = SendWqe.State.PROCESSING;
+            tid.onStart(w);
+        }
+        io.rxe4j.core.verbs.TidRdmaParams remote = qp.opfn.remote();
+        int window = Math.min(remote != null ? Math.max(1, remote.maxRead()) : 1, TidSegment.RING - 1);
+        if (w.curSeg - w.compSeg >= window || credits <= 0) {
+            return TID_BLOCKED; // a segment completion returns the credit and runs the requester
+        }
+        if (w.curSeg >= w.setupHead) {
+            if (tid.setup(w, w.firstPsn) != TidReadRequester.READY) {
+                return qp.state == QpState.ERR ? TID_ERROR : TID_BLOCKED;
+            }
+        }
+        TidSegment seg = w.segs[w.curSeg % TidSegment.RING];
+        if (seg.ibSpsn != psn) {
+            throw new IllegalStateException("TID READ segment " + w.curSeg + " has PSN 0x"
+                    + Integer.toHexString(seg.ibSpsn) + ", the requester is at 0x" + Integer.toHexString(psn));
+        }
+        credits--;
+        w.segCredits++;
+        Opcode op = Opcode.TID_RDMA_READ_REQ;
+        int list = seg.count * io.rxe4j.core.wire.TidEntry.LENGTH;
+        int total = op.headerLength() + list + Icrc.LENGTH;
+        ByteBuf b = qp.device.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
+        int at = op.offset(Header.KDETH);
+        io.rxe4j.core.wire.TidHeader.clear(b, at);
+        io.rxe4j.core.wire.Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
+        io.rxe4j.core.wire.TidHeader.writeReth(b, at, w.remoteAddr + seg.offset, w.rkey, seg.length);
+        io.rxe4j.core.wire.TidHeader.setTidFlowPsn(b, at, io.rxe4j.core.wire.FlowPsn.of(seg.generation, seg.spsn));
+        io.rxe4j.core.wire.TidHeader.setTidFlowQp(b, at, tid.flowQpn());
+        io.rxe4j.core.wire.TidHeader.setVerbsQp(b, at, qp.destQpn);
+        for (int i = 0; i < seg.count; i++) {
+            io.rxe4j.core.wire.TidEntry.write(b, op.headerLength(), i, seg.tidList[i]);
+        }
+        noAckPkts = 0;
+        int lastPsn = Psn.add(psn, seg.npkts - 1);
+        // the RC timer of a READ_REQ is scaled by the packets of a segment (timeout_shift, §2)
+        int shift = 32 - Integer.numberOfLeadingZeros(Math.max(1, seg.npkts) - 1);
+        transmit(b, total, lastPsn, 64, shift);
+        counters.tidReadSegments++;
+        psn = Psn.add(psn, seg.npkts);
+        w.curSeg++;
+        if (w.curSeg == w.totalSegs) {
+            w.state = SendWqe.State.PENDING;
+            qp.sqReq++;
+        }
+        return TID_SENT;
+    }
+
+    /** @return whether a READ or atomic (the hidden OPFN request included) before {@code w} is outstanding */
+    private boolean readOrAtomicOutstandingBefore(SendWqe w) {
+        for (long i = qp.sqCompleted(); i != qp.sqReq; i++) {
+            SendWqe e = qp.sqAt(i);
+            if (e != w && e.isReadOrAtomic() && e.state != SendWqe.State.DONE) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A TID READ could not be set up locally (e.g. too many TID entries): the WQE fails, the QP enters ERR. */
+    void failTid(SendWqe w, WcStatus status, String why) {
+        if (qp.completer.head() == w) {
+            qp.completer.failHead(w, status, 0, why);
+        } else {
+            w.failStatus = status;
+            qp.moveToError("send WQE " + w.wrId + " (TID READ) failed locally: " + status + ": " + why);
+        }
+    }
+
     private boolean readOrAtomicPendingBefore() {
         for (long i = qp.sqCompleted(); i != qp.sqReq; i++) {
             SendWqe w = qp.sqAt(i);
-            if (w.isReadOrAtomic() && w.state != SendWqe.State.DONE) {
+            if (w.isReadOrAtomic() && !w.opfn && w.state != SendWqe.State.DONE) {
                 return true;
             }
         }
@@ -462,6 +565,14 @@ final class Requester {
      * unacknowledged and takes {@code budgetBytes} of the peer budget until it is acknowledged.
      */
     private void transmit(ByteBuf b, int total, int packetLastPsn, int budgetBytes) {
+        transmit(b, total, packetLastPsn, budgetBytes, 0);
+    }
+
+    /**
+     * As {@link #transmit(ByteBuf, int, int, int)}, with the packet's retransmit period scaled by
+     * 2^{@code timeoutShift} (a TID READ_REQ waits for a whole segment of responses).
+     */
+    private void transmit(ByteBuf b, int total, int packetLastPsn, int budgetBytes, int timeoutShift) {
         b.writerIndex(total);
         if (Psn.diff(psn, sendHighWater) < 0) {
             counters.resentPkts++;
@@ -470,7 +581,7 @@ final class Requester {
             sendHighWater = Psn.next(packetLastPsn);
         }
         qp.device.transmit(qp, b);
-        unacked.add(packetLastPsn, scheduler.nanoTime(), budgetBytes);
+        unacked.add(packetLastPsn, scheduler.nanoTime(), budgetBytes, timeoutShift);
         if (budget != null) {
             budget.take(budgetBytes);
         }
@@ -499,7 +610,9 @@ final class Requester {
         /** An ACK beyond a pending READ/atomic: its response was lost. */
         LOST_RESPONSE,
         /** A READ response arrived beyond the expected PSN: re-request the missing tail at once. */
-        READ_GAP
+        READ_GAP,
+        /** A TID READ_RESP broke the flow sequence: restart at the oldest incomplete segment (§5.5). */
+        TID_SEQUENCE
     }
 
     /** The retransmit deadline passed with packets unacknowledged. */
@@ -528,6 +641,16 @@ final class Requester {
         }
         if (cause != RetryCause.TIMEOUT && retryStarted) {
             return; // one retry sequence at a time: wait for progress or the timer
+        }
+        if (retryLeft <= 0 && head.opfn) {
+            // hfi1_restart_rc: an OPFN request out of retries ends silently, TID RDMA off, QP up
+            qp.completer.closeOutOpfn(head);
+            resetRetryCounters();
+            if (outstanding()) {
+                rewind();
+            }
+            run();
+            return;
         }
         if (retryLeft <= 0) {
             counters.retryExceededErr++;
@@ -629,6 +752,10 @@ final class Requester {
             }
             w.state = SendWqe.State.POSTED;
             w.sentBytes = 0;
+            if (w.tid) {
+                qp.tidRead.onRewind(w); // resend from its oldest incomplete segment, same flows
+                continue;
+            }
             if (i != from) {
                 w.readBytes = 0;
             }

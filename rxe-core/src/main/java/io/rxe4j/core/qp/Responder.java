@@ -22,6 +22,10 @@ import io.rxe4j.core.wire.Opcode;
 import io.rxe4j.core.wire.PacketView;
 import io.rxe4j.core.wire.Psn;
 import io.rxe4j.core.wire.Reth;
+import io.rxe4j.core.wire.FlowPsn;
+import io.rxe4j.core.wire.Kdeth;
+import io.rxe4j.core.wire.TidEntry;
+import io.rxe4j.core.wire.TidHeader;
 import java.lang.invoke.VarHandle;
 
 /**
@@ -212,9 +216,14 @@ final class Responder {
             case READ -> Access.REMOTE_READ;
             case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> Access.REMOTE_ATOMIC;
             case ATOMIC_WRITE -> Access.REMOTE_WRITE; // not REMOTE_ATOMIC (rxe-facts §6.3)
+            case TID_READ_REQUEST -> qp.opfn.remote() != null ? Access.REMOTE_READ : -1; // only once negotiated
             case FLUSH -> flushAccess(Feth.placementType(pkt.buf(), pkt.index(Header.FETH)));
             default -> -1;
         };
+        boolean opfnRequest = isOpfnRequest(pkt);
+        if (opfnRequest) {
+            need = 0; // accepted without REMOTE_ATOMIC (tid-opfn-facts §1.2)
+        }
         if (need < 0 || (qp.accessFlags & need) != need) {
             nakError(Aeth.NAK_INVALID_REQUEST, p);
             return;
@@ -230,7 +239,7 @@ final class Responder {
             recv = r;
             recvOffset = 0;
         }
-        if (needsRdAtomicResource(op.operation()) && qp.maxDestRdAtomic == 0) {
+        if (needsRdAtomicResource(op.operation()) && qp.maxDestRdAtomic == 0 && !opfnRequest) {
             nakError(Aeth.NAK_INVALID_REQUEST, p);
             return;
         }
@@ -252,9 +261,16 @@ final class Responder {
             case SEND -> executeSend(pkt, op, p, n);
             case WRITE -> executeWrite(pkt, op, p, n, pmtu);
             case READ -> executeRead(pkt, p, pmtu);
-            case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> executeAtomic(pkt, op, p);
+            case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> {
+                if (opfnRequest) {
+                    executeOpfn(pkt, p);
+                } else {
+                    executeAtomic(pkt, op, p);
+                }
+            }
             case ATOMIC_WRITE -> executeAtomicWrite(pkt, p);
             case FLUSH -> executeFlush(pkt, p);
+            case TID_READ_REQUEST -> executeTidRead(pkt, p, pmtu);
             default -> nakError(Aeth.NAK_INVALID_REQUEST, p);
         }
     }
@@ -263,7 +279,8 @@ final class Responder {
 
     private static boolean needsRdAtomicResource(Opcode.Operation o) {
         return switch (o) {
-            case READ, COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD, ATOMIC_WRITE -> true;
+            case READ, COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD, ATOMIC_WRITE,
+                    TID_READ_REQUEST -> true;
             default -> false;
         };
     }
@@ -395,6 +412,106 @@ final class Responder {
         msn = Psn.next(msn);
         ePsn = Psn.add(p, npkts);
         startReply(e, mr, va, len, p, true);
+    }
+
+    /**
+     * @return whether {@code pkt} is an OPFN request: a COMPARE_SWAP to VA 0xFFFFFFFFFFFFFFFF
+     *     ({@code HFI1_VERBS_E_ATOMIC_VADDR}) while this device runs OPFN; without OPFN it is an
+     *     ordinary atomic (and fails its rkey check)
+     */
+    private boolean isOpfnRequest(PacketView pkt) {
+        return pkt.opcode() == Opcode.RC_COMPARE_SWAP && qp.opfn.enabled()
+                && AtomicEth.va(pkt.buf(), pkt.index(Header.ATOMIC_ETH)) == -1L;
+    }
+
+    /**
+     * An OPFN request ({@code tid-opfn-facts.md} §1.2): takes a responder resource (so a duplicate
+     * gets the same answer), hands the compare word to {@link Opfn#onRequest}, and answers with
+     * ATOMIC ACKNOWLEDGE carrying this side's word; PSN and MSN advance by one, as for an atomic.
+     */
+    private void executeOpfn(PacketView pkt, int p) {
+        long word = AtomicEth.compare(pkt.buf(), pkt.index(Header.ATOMIC_ETH));
+        ResponderResources.Entry e = resources.allocate(ResponderResources.Type.OPFN);
+        e.original = qp.opfn.onRequest(word, e.original);
+        e.firstPsn = p;
+        e.lastPsn = p;
+        msn = Psn.next(msn);
+        ePsn = Psn.next(p);
+        sendAtomicAck(p, e.original);
+    }
+
+    /**
+     * TID RDMA READ_REQ, one segment ({@code tid_rdma_rcv_read_request}; {@code tid-opfn-facts.md}
+     * §5.3): length non-zero, a multiple of 4 KiB and at most this side's max_len, a TID list of
+     * non-zero entries covering it (else NAK 0x61); R_Key (else NAK 0x62). The segment takes a
+     * responder resource of its own, PSN and MSN advance by its packets and by one, and its data
+     * goes out as READ_RESP packets by TID entry and offset ({@link #sendTidReadResponse}).
+     */
+    private void executeTidRead(PacketView pkt, int p, int pmtu) {
+        ResponderResources.Entry e = resources.allocate(ResponderResources.Type.TID_READ);
+        long len = parseTidRead(pkt, e);
+        if (len < 0) {
+            e.type = ResponderResources.Type.NONE;
+            nakError(Aeth.NAK_INVALID_REQUEST, p);
+            return;
+        }
+        MemoryRegion mr = remoteMr(e.rkey, e.va, len, Access.REMOTE_READ);
+        if (mr == null) {
+            e.type = ResponderResources.Type.NONE;
+            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+            return;
+        }
+        int npkts = (int) ((len + pmtu - 1) / pmtu);
+        e.firstPsn = p;
+        e.lastPsn = Psn.add(p, npkts - 1);
+        e.length = len;
+        msn = Psn.next(msn);
+        ePsn = Psn.add(p, npkts);
+        startReply(e, mr, e.va, len, p, true);
+    }
+
+    /**
+     * Reads a TID READ_REQ's RETH, flow and TID list into {@code e} (the TID list and flow are read
+     * again for a duplicate: the requester may have re-programmed them).
+     *
+     * @return the segment length in bytes, or -1 if the request breaks a §5.3 rule
+     */
+    private long parseTidRead(PacketView pkt, ResponderResources.Entry e) {
+        io.netty.buffer.ByteBuf b = pkt.buf();
+        int at = pkt.index(Header.KDETH);
+        io.rxe4j.core.verbs.TidRdmaParams local = qp.opfn.local();
+        long len = TidHeader.dmaLength(b, at);
+        if (local == null || len == 0 || (len & (TidEntry.PAGE_SIZE - 1)) != 0 || len > local.maxLen()) {
+            return -1;
+        }
+        int n = TidEntry.count(pkt.payloadLength());
+        if (e.tidList == null) {
+            e.tidList = new int[TidEntry.MAX_ENTRIES];
+        }
+        long covered = 0;
+        for (int i = 0; i < n; i++) {
+            int entry = TidEntry.read(b, pkt.payloadIndex(), i);
+            if (TidEntry.lengthPages(entry) == 0) {
+                return -1;
+            }
+            e.tidList[i] = entry;
+            covered += TidEntry.lengthBytes(entry);
+        }
+        if (n == 0 || covered < len) {
+            return -1;
+        }
+        int flowPsn = TidHeader.tidFlowPsn(b, at);
+        int npkts = (int) ((len + qp.pmtu() - 1) / qp.pmtu());
+        if (!FlowPsn.fitsInGeneration(FlowPsn.sequence(flowPsn), npkts)) {
+            return -1; // the segment's flow sequences would reach the reserved 0x7FF
+        }
+        e.tidCount = n;
+        e.tidQpn = TidHeader.tidFlowQp(b, at) & Bth.MASK_24;
+        e.flowGeneration = FlowPsn.generation(flowPsn);
+        e.flowSpsn = FlowPsn.sequence(flowPsn);
+        e.va = TidHeader.va(b, at);
+        e.rkey = TidHeader.rkey(b, at);
+        return len;
     }
 
     private void executeAtomic(PacketView pkt, Opcode op, int p) {
@@ -541,6 +658,7 @@ final class Responder {
             // C9-105: acknowledge again, with the duplicate's own PSN: ePsn − 1 could be a later
             // READ's or atomic's PSN, which would acknowledge it implicitly (extensions §6)
             case SEND, WRITE -> sendAck(Aeth.ACK_UNLIMITED, p);
+            case TID_READ_REQUEST -> duplicateTidRead(pkt, p);
             case READ -> {
                 ResponderResources.Entry e = resources.find(ResponderResources.Type.READ, p);
                 if (e == null) {
@@ -565,6 +683,9 @@ final class Responder {
             }
             case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> {
                 ResponderResources.Entry e = resources.find(ResponderResources.Type.ATOMIC, p);
+                if (e == null) {
+                    e = resources.find(ResponderResources.Type.OPFN, p); // answered again, not negotiated again
+                }
                 if (e == null || e.firstPsn != p) {
                     counters.drop(DropReason.OTHER);
                     return;
@@ -602,6 +723,30 @@ final class Responder {
             }
         }
         startReply(e, mr, va, len, p, sendNow);
+    }
+
+    /**
+     * A duplicate TID READ_REQ ({@code tid_rdma_rcv_error}, §5.6): accepted only for the original
+     * segment's first PSN and length; the TID list and flow are read again and the whole segment is
+     * sent again (the data destination drops what it already placed).
+     */
+    private void duplicateTidRead(PacketView pkt, int p) {
+        ResponderResources.Entry e = resources.find(ResponderResources.Type.TID_READ, p);
+        if (e == null || e.firstPsn != p || TidHeader.dmaLength(pkt.buf(), pkt.index(Header.KDETH)) != e.length) {
+            counters.drop(DropReason.OTHER);
+            return;
+        }
+        long len = e.length;
+        if (parseTidRead(pkt, e) != len) {
+            counters.drop(DropReason.OTHER);
+            return;
+        }
+        MemoryRegion mr = remoteMr(e.rkey, e.va, len, Access.REMOTE_READ); // looked up again
+        if (mr == null) {
+            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+            return;
+        }
+        startReply(e, mr, e.va, len, p, true);
     }
 
     /**
@@ -734,6 +879,9 @@ final class Responder {
         e.curPsn = psn;
         e.requestPsn = psn;
         e.streamStart = true;
+        e.pkt = 0;
+        e.tidIdx = 0;
+        e.tidOffset = 0;
         reply = e;
         if (sendNow) {
             sendReplyBatch();
@@ -750,7 +898,67 @@ final class Responder {
                 qp.device.awaitWritable(qp);
                 return;
             }
-            sendReadResponse(reply);
+            if (reply.type == ResponderResources.Type.TID_READ) {
+                sendTidReadResponse(reply);
+            } else {
+                sendReadResponse(reply);
+            }
+        }
+    }
+
+    /**
+     * Sends the next TID READ_RESP of segment {@code e} ({@code make_rc_ack}, TID_OP(READ_RESP);
+     * §5.3): payload min(path MTU, what is left of the current TID entry) read from the MR; BTH to the
+     * requester's tid_flow_qp with the flow PSN; KDETH with the entry, OFFSET in 64-byte units, SH on
+     * every packet but the segment's last, the peer's J_KEY; AETH; verbs_psn and verbs_qp.
+     */
+    private void sendTidReadResponse(ResponderResources.Entry e) {
+        int entry = e.tidList[e.tidIdx];
+        int n = (int) Math.min(Math.min(e.resid, qp.pmtu()), TidEntry.lengthBytes(entry) - e.tidOffset);
+        boolean last = e.resid <= n;
+        MemoryRegion mr = e.mr;
+        if (mr == null || !mr.isValid()) {
+            readFault(e);
+            return;
+        }
+        Opcode op = Opcode.TID_RDMA_READ_RESP;
+        int pad = -n & 3;
+        int hdr = op.headerLength();
+        int total = hdr + n + pad + Icrc.LENGTH;
+        ByteBuf b = qp.device.allocPacket(total);
+        io.rxe4j.core.verbs.TidRdmaParams remote = qp.opfn.remote();
+        Bth.write(b, 0, op.code(), false, pad, Bth.DEFAULT_PKEY, e.tidQpn, false,
+                FlowPsn.of(e.flowGeneration, e.flowSpsn + e.pkt));
+        int at = op.offset(Header.KDETH);
+        TidHeader.clear(b, at);
+        Kdeth.writeKdeth0(b, at, e.tidOffset >>> Kdeth.OM_LARGE_SHIFT, true, TidEntry.idx(entry),
+                TidEntry.ctrl(entry), !last && remote != null && remote.urg(), !last);
+        Kdeth.writeKdeth1(b, at, remote != null ? remote.jkey() : 0);
+        TidHeader.writeAeth(b, at, Aeth.ACK_UNLIMITED, msn);
+        TidHeader.setVerbsPsn(b, at, Psn.add(e.firstPsn, e.pkt));
+        TidHeader.setVerbsQp(b, at, qp.destQpn);
+        try {
+            MemoryCopy.toBuf(mr.segment(), mr.offset(e.curVa), b, hdr, n);
+        } catch (IllegalStateException released) {
+            b.release();
+            readFault(e);
+            return;
+        }
+        for (int i = 0; i < pad; i++) {
+            b.setByte(hdr + n + i, 0);
+        }
+        b.writerIndex(total);
+        qp.device.transmit(qp, b);
+        e.curVa += n;
+        e.resid -= n;
+        e.pkt++;
+        e.tidOffset += n;
+        if (e.tidOffset == TidEntry.lengthBytes(entry)) {
+            e.tidIdx++;
+            e.tidOffset = 0;
+        }
+        if (last) {
+            endReply();
         }
     }
 

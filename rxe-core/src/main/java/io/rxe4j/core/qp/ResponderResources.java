@@ -9,11 +9,12 @@ import io.rxe4j.core.wire.Psn;
  * touching memory again). The oldest entry is overwritten; that is safe because the requester
  * keeps at most max_rd_atomic ≤ max_dest_rd_atomic of them outstanding (each takes a credit).
  *
- * <p>FLUSH takes no credit, so FLUSH records live in a ring of their own: they can never push
- * out the record of an outstanding READ or atomic ({@code extensions.md} §4). Loop only.
+ * <p>FLUSH and the OPFN request take no credit, so their records live in a ring of their own:
+ * they can never push out the record of an outstanding READ or atomic ({@code extensions.md} §4,
+ * {@code tid-opfn-facts.md} §1.2). Loop only.
  */
 final class ResponderResources {
-    enum Type { NONE, READ, ATOMIC, ATOMIC_WRITE, FLUSH }
+    enum Type { NONE, READ, ATOMIC, ATOMIC_WRITE, FLUSH, OPFN, TID_READ }
 
     static final class Entry {
         Type type = Type.NONE;
@@ -36,6 +37,20 @@ final class ResponderResources {
         int requestPsn;
         /** The next packet starts a response stream (FIRST or ONLY). */
         boolean streamStart;
+        // ---- TID READ segment (tid-opfn-facts §5.3): where the data goes at the requester ----
+        /** The requester's TID list for the segment (allocated on first use). */
+        int[] tidList;
+        /** Entries in {@link #tidList}. */
+        int tidCount;
+        /** DestQP of the READ_RESP packets: the requester's tid_flow_qp ({@code tid_qpn}). */
+        int tidQpn;
+        /** Flow generation and first flow sequence of the segment. */
+        int flowGeneration;
+        int flowSpsn;
+        /** Next packet of the segment (0-based), TID entry and byte offset in it. */
+        int pkt;
+        int tidIdx;
+        int tidOffset;
     }
 
     private Entry[] ring = newRing(1);
@@ -73,7 +88,7 @@ final class ResponderResources {
     /** @return the entry to fill for a new request of {@code type} (overwrites the oldest of its ring) */
     Entry allocate(Type type) {
         Entry e;
-        if (type == Type.FLUSH) {
+        if (type == Type.FLUSH || type == Type.OPFN) {
             e = flushRing[flushNext];
             flushNext = (flushNext + 1) % flushRing.length;
         } else {
@@ -87,7 +102,7 @@ final class ResponderResources {
 
     /** @return the entry of {@code type} whose PSN range holds {@code psn}, or null */
     Entry find(Type type, int psn) {
-        for (Entry e : type == Type.FLUSH ? flushRing : ring) {
+        for (Entry e : type == Type.FLUSH || type == Type.OPFN ? flushRing : ring) {
             if (e.type == type && Psn.diff(psn, e.firstPsn) >= 0 && Psn.diff(psn, e.lastPsn) <= 0) {
                 return e;
             }

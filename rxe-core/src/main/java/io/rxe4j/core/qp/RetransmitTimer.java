@@ -73,7 +73,7 @@ final class RetransmitTimer {
         if (lastProgress != Long.MIN_VALUE && lastProgress - from > 0) {
             from = lastProgress;
         }
-        return from + periodNanos;
+        return from + (periodNanos << unacked.oldestTimeoutShift());
     }
 
     /** Cancels the pending timer (QP leaves RTS, or the timeout is turned off). */

@@ -35,6 +35,29 @@ final class SendWqe {
     byte[] inline;
     int inlineLength;
 
+    /** The hidden OPFN request in the reserved slot: no credit, no CQE ({@code tid-opfn-facts.md} §1.2). */
+    boolean opfn;
+
+    // --- TID RDMA READ (tid-opfn-facts §5; decided at post time) ---
+    /** Carried as TID RDMA READ: segments of {@link #segLen} bytes, one READ_REQ each. */
+    boolean tid;
+    /** Segment length in bytes (the peer's max_len, at most the message). */
+    int segLen;
+    /** Segments of the message. */
+    int totalSegs;
+    /** Packets (verbs PSNs) per full segment. */
+    int pktsPerSeg;
+    /** Segments whose READ_REQ went out since the last rewind ({@code cur_seg}). */
+    int curSeg;
+    /** Segments completed ({@code comp_seg}). */
+    int compSeg;
+    /** Segments given flow sequence numbers and TID entries ({@code setup_head}). */
+    int setupHead;
+    /** max_rd_atomic credits held: one per segment sent and not completed. */
+    int segCredits;
+    /** The software flows, a ring of {@link TidSegment#RING} (allocated the first time the slot carries TID). */
+    TidSegment[] segs;
+
     // --- progress ---
     State state;
     /** PSN of the first packet (READ: of the current request, after a rewind). */
@@ -67,6 +90,6 @@ final class SendWqe {
 
     /** Takes a max_rd_atomic credit: READ, atomics and ATOMIC_WRITE ({@code rxe-facts.md} §5.7). */
     boolean needsCredit() {
-        return isReadOrAtomic() || opcode == WrOpcode.ATOMIC_WRITE;
+        return !opfn && !tid && (isReadOrAtomic() || opcode == WrOpcode.ATOMIC_WRITE); // TID: per segment
     }
 }

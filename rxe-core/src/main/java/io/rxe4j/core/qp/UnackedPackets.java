@@ -18,6 +18,7 @@ final class UnackedPackets {
     private final int[] lastPsn = new int[CAPACITY];
     private final long[] sentAt = new long[CAPACITY];
     private final int[] budgetBytes = new int[CAPACITY];
+    private final int[] timeoutShift = new int[CAPACITY];
     private int head;
     private int size;
     private long totalBytes;
@@ -43,9 +44,10 @@ final class UnackedPackets {
      * @param packetLastPsn the last PSN the packet covers (its own PSN, or a READ's last response PSN)
      * @param now the send time in nanoseconds
      * @param bytes what the packet holds of the device's per-peer budget ({@code PeerBudget}), in bytes
+     * @param shift the packet's retransmit period is the QP's period × 2^shift (0 for all but a TID READ_REQ)
      * @throws IllegalStateException if {@link #isFull()} (the requester checks before it builds a packet)
      */
-    void add(int packetLastPsn, long now, int bytes) {
+    void add(int packetLastPsn, long now, int bytes, int shift) {
         if (size == CAPACITY) {
             throw new IllegalStateException("more than " + CAPACITY + " packets unacknowledged");
         }
@@ -53,6 +55,7 @@ final class UnackedPackets {
         lastPsn[i] = packetLastPsn;
         sentAt[i] = now;
         budgetBytes[i] = bytes;
+        timeoutShift[i] = shift;
         totalBytes += bytes;
         size++;
     }
@@ -71,6 +74,11 @@ final class UnackedPackets {
         }
         totalBytes -= bytes;
         return bytes;
+    }
+
+    /** @return the period scale (a power of two exponent) of the oldest unacknowledged packet; undefined when empty */
+    int oldestTimeoutShift() {
+        return timeoutShift[head];
     }
 
     /** @return when the oldest unacknowledged packet was sent, in nanoseconds; undefined when empty */

@@ -20,9 +20,15 @@ package io.rxe4j.core.verbs;
  * @param ecn whether responders send a congestion notification (CNP, opcode 0x81) when a request
  *     arrives marked CE (Congestion Experienced) by the network, and requesters reduce their window
  *     on a CNP (RoCEv2 ECN; off by default, for interop)
+ * @param opfn OPFN (Omni-Path feature negotiation, {@code tid-opfn-facts.md} §1): every RC packet
+ *     the device sends carries BTH DW1 bit 24, and a QP in RTS that sees the bit from its peer
+ *     negotiates the capabilities the device enables (TID RDMA) with a hidden COMPARE_SWAP to VA
+ *     0xFFFFFFFFFFFFFFFF. Off by default; peers that never set the bit (kernel {@code rdma_rxe},
+ *     RoCE NICs) never receive an OPFN request
+ * @param tid the TID RDMA capability ({@link TidRdmaConfig}); used only with {@code opfn}
  */
 public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean checkIcrc, boolean rxeFlushCompat,
-        boolean congestionControl, long peerBudgetBytes, boolean ecn) {
+        boolean congestionControl, long peerBudgetBytes, boolean ecn, boolean opfn, TidRdmaConfig tid) {
     /** {@link #peerBudgetBytes()} value: derive the budget from the transport. */
     public static final long DERIVE_BUDGET = 0;
 
@@ -39,6 +45,9 @@ public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean 
         if (maxCqe < 1) {
             throw new IllegalArgumentException("maxCqe must be >= 1, got " + maxCqe);
         }
+        if (tid == null) {
+            throw new IllegalArgumentException("tid must not be null (TidRdmaConfig.disabled() turns TID RDMA off)");
+        }
         if (peerBudgetBytes < 0) {
             throw new IllegalArgumentException("peerBudgetBytes must be >= 0 (0 = from the transport), got "
                     + peerBudgetBytes);
@@ -48,11 +57,11 @@ public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean 
     /**
      * @return the defaults: a random key seed (from {@link java.security.SecureRandom}), 4096 QPs,
      *     65536 MRs, CQs of up to 32767 completions, ICRC checked, the standard FLUSH ICRC,
-     *     congestion control on, the per-peer budget from the transport, ECN off
+     *     congestion control on, the per-peer budget from the transport, ECN off, OPFN and TID RDMA off
      */
     public static DeviceConfig defaults() {
         return new DeviceConfig(SEEDS.nextLong(), 4096, 1 << 16, (1 << 15) - 1, true, false, true, DERIVE_BUDGET,
-                false);
+                false, false, TidRdmaConfig.disabled());
     }
 
     private static final java.security.SecureRandom SEEDS = new java.security.SecureRandom();
@@ -60,17 +69,19 @@ public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean 
     /** @return a copy with another seed */
     public DeviceConfig withSeed(long s) {
         return new DeviceConfig(s, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl,
-                peerBudgetBytes, ecn);
+                peerBudgetBytes, ecn, opfn, tid);
     }
 
     /** @return a copy with the rdma_rxe FLUSH ICRC variant on or off */
     public DeviceConfig withRxeFlushCompat(boolean on) {
-        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, on, congestionControl, peerBudgetBytes, ecn);
+        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, on, congestionControl, peerBudgetBytes,
+                ecn, opfn, tid);
     }
 
     /** @return a copy with congestion control (the per-QP AIMD window) on or off */
     public DeviceConfig withCongestionControl(boolean on) {
-        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, on, peerBudgetBytes, ecn);
+        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, on, peerBudgetBytes, ecn, opfn,
+                tid);
     }
 
     /**
@@ -79,18 +90,39 @@ public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean 
      * @return a copy with that budget
      */
     public DeviceConfig withPeerBudgetBytes(long bytes) {
-        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl, bytes, ecn);
+        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl, bytes,
+                ecn, opfn, tid);
     }
 
     /** @return a copy with ECN (CNP on CE-marked requests, window reduction on CNP) on or off */
     public DeviceConfig withEcn(boolean on) {
         return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl,
-                peerBudgetBytes, on);
+                peerBudgetBytes, on, opfn, tid);
     }
 
     /** @return a copy with ICRC checking on or off */
     public DeviceConfig withCheckIcrc(boolean on) {
         return new DeviceConfig(seed, maxQp, maxMr, maxCqe, on, rxeFlushCompat, congestionControl, peerBudgetBytes,
-                ecn);
+                ecn, opfn, tid);
+    }
+
+    /** @return a copy with OPFN on or off */
+    public DeviceConfig withOpfn(boolean on) {
+        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl,
+                peerBudgetBytes, ecn, on, tid);
+    }
+
+    /** @return a copy with this TID RDMA capability */
+    public DeviceConfig withTidRdma(TidRdmaConfig t) {
+        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl,
+                peerBudgetBytes, ecn, opfn, t);
+    }
+
+    /**
+     * @return a copy with OPFN on and TID RDMA on with hfi1's sizes: QPs with path MTU 4096 negotiate
+     *     TID RDMA and carry qualifying RDMA READs and WRITEs (≥ 256 KiB, 4 KiB aligned) as TID RDMA
+     */
+    public DeviceConfig withTidRdma() {
+        return withOpfn(true).withTidRdma(TidRdmaConfig.on());
     }
 }

@@ -37,6 +37,11 @@ public final class Bth {
     public static final int BECN_BIT = 0x4000_0000;
     /** FECN bit in the DestQP word. */
     public static final int FECN_BIT = 0x8000_0000;
+    /**
+     * OPFN's "STL Verbs Extended" bit, bit 24 of DW1 ({@code IB_BTHE_E_SHIFT}; {@code
+     * tid-opfn-facts.md} §1.1): the lowest bit of byte 4, reserved in the IB BTH (masked by the ICRC).
+     */
+    public static final int EXTENDED_BIT = 0x0100_0000;
     /** Low 24 bits. */
     public static final int MASK_24 = 0x00FF_FFFF;
 
@@ -80,6 +85,16 @@ public final class Bth {
     /** @return whether BECN is set */
     public static boolean becn(ByteBuf b, int at) {
         return (b.getInt(at + DEST_QP_WORD_OFFSET) & BECN_BIT) != 0;
+    }
+
+    /** @return whether the OPFN extended bit (DW1 bit 24) is set */
+    public static boolean extended(ByteBuf b, int at) {
+        return (b.getByte(at + RESV8A_OFFSET) & 1) != 0;
+    }
+
+    /** Sets the OPFN extended bit (DW1 bit 24), keeping the rest of the BTH. */
+    public static void setExtended(ByteBuf b, int at) {
+        b.setByte(at + RESV8A_OFFSET, b.getByte(at + RESV8A_OFFSET) | 1);
     }
 
     /** @return the 24-bit destination QPN */

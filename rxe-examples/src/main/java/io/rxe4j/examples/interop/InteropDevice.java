@@ -36,6 +36,7 @@ public final class InteropDevice implements AutoCloseable {
     private final RdmaDevice device;
     private final InetAddress localIp;
     private final boolean checkIcrc;
+    private final boolean opfn;
 
     /**
      * Binds the transport and opens the device.
@@ -47,13 +48,29 @@ public final class InteropDevice implements AutoCloseable {
      * @param rxeFlushCompat send and accept {@code rdma_rxe}'s FLUSH ICRC variant
      */
     public InteropDevice(InetAddress localIp, int udpPort, IcrcMode icrc, boolean rxeFlushCompat) {
+        this(localIp, udpPort, icrc, rxeFlushCompat, false);
+    }
+
+    /**
+     * Binds the transport and opens the device.
+     *
+     * @param opfn turn OPFN and TID RDMA on ({@link DeviceConfig#withTidRdma()}): every packet then
+     *     carries BTH DW1 bit 24, which a kernel {@code rdma_rxe} peer ignores, so it never receives
+     *     an OPFN request; used to show that such a device still interoperates
+     * @see #InteropDevice(InetAddress, int, IcrcMode, boolean)
+     */
+    public InteropDevice(InetAddress localIp, int udpPort, IcrcMode icrc, boolean rxeFlushCompat, boolean opfn) {
         this.localIp = localIp;
+        this.opfn = opfn;
         this.checkIcrc = switch (icrc) {
             case AUTO -> !Gid.isIpv4(localIp);
             case ON -> true;
             case OFF -> false;
         };
         DeviceConfig config = DeviceConfig.defaults().withCheckIcrc(checkIcrc).withRxeFlushCompat(rxeFlushCompat);
+        if (opfn) {
+            config = config.withTidRdma();
+        }
         this.transport = UdpTransport.bind(new InetSocketAddress(localIp, udpPort));
         try {
             this.device = RdmaDevice.open(transport, config);
@@ -106,7 +123,8 @@ public final class InteropDevice implements AutoCloseable {
         out.println("rxe4j: UDP " + transport.localAddress() + ", ICRC check " + (checkIcrc ? "on" : "off")
                 + (checkIcrc ? "" : " (a kernel rdma_rxe peer's IPv4 ID is invisible to a UDP socket: "
                         + "extensions.md section 1)")
-                + (rxeFlushCompat ? ", rdma_rxe FLUSH ICRC variant" : ""));
+                + (rxeFlushCompat ? ", rdma_rxe FLUSH ICRC variant" : "")
+                + (opfn ? ", OPFN and TID RDMA on (BTH bit 24 set on every packet)" : ""));
     }
 
     /**

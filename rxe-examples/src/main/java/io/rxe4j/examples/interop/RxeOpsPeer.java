@@ -173,6 +173,10 @@ public final class RxeOpsPeer implements Callable<Integer> {
     @Option(names = "--no-icrc-check", description = "same as --icrc-check OFF")
     boolean noIcrcCheck;
 
+    @Option(names = "--opfn", description = "turn OPFN and TID RDMA on: every packet carries BTH bit 24 (a kernel "
+            + "rdma_rxe peer ignores it and is never sent an OPFN request)")
+    boolean opfn;
+
     @Option(names = "--no-verify", description = "client: do not READ back what write/writeimm stored")
     boolean noVerify;
 
@@ -208,7 +212,7 @@ public final class RxeOpsPeer implements Callable<Integer> {
         }
         Mtu pathMtu = Mtu.ofBytes(mtu);
         IcrcMode mode = noIcrcCheck ? IcrcMode.OFF : icrcCheck;
-        try (InteropDevice dev = new InteropDevice(InteropDevice.resolve(ip), udpPort, mode, rxeFlushCompat)) {
+        try (InteropDevice dev = new InteropDevice(InteropDevice.resolve(ip), udpPort, mode, rxeFlushCompat, opfn)) {
             dev.printNotes(System.out, rxeFlushCompat);
             try {
                 run(dev, pathMtu, server, list);

@@ -103,6 +103,10 @@ public final class RxePingpong implements Callable<Integer> {
     @Option(names = "--no-icrc-check", description = "same as --icrc-check OFF")
     boolean noIcrcCheck;
 
+    @Option(names = "--opfn", description = "turn OPFN and TID RDMA on: every packet carries BTH bit 24 (a kernel "
+            + "rdma_rxe peer ignores it and is never sent an OPFN request)")
+    boolean opfn;
+
     @Option(names = "--stall-timeout", description = "give up when no completion arrives for this many seconds "
             + "(default ${DEFAULT-VALUE})")
     long stallSeconds = 30;
@@ -125,7 +129,7 @@ public final class RxePingpong implements Callable<Integer> {
         Mtu pathMtu = Mtu.ofBytes(mtu);
         InetAddress local = InteropDevice.resolve(ip);
         IcrcMode mode = noIcrcCheck ? IcrcMode.OFF : icrcCheck;
-        try (InteropDevice dev = new InteropDevice(local, udpPort, mode, false)) {
+        try (InteropDevice dev = new InteropDevice(local, udpPort, mode, false, opfn)) {
             dev.printNotes(System.err, false);
             int rc;
             try {

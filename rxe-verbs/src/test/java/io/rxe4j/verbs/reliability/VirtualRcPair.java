@@ -198,13 +198,19 @@ final class VirtualRcPair implements AutoCloseable {
 
     /** @param config both devices' configuration (each gets its own key seed) */
     VirtualRcPair(long mrBytes, Params p, int qpAccess, long latencyNanos, DeviceConfig config) {
+        this(mrBytes, p, qpAccess, latencyNanos, config, config);
+    }
+
+    /** @param configA A's configuration, {@code configB} B's (each gets its own key seed) */
+    VirtualRcPair(long mrBytes, Params p, int qpAccess, long latencyNanos, DeviceConfig configA,
+            DeviceConfig configB) {
         this.params = p;
         this.qpAccess = qpAccess;
         this.fabric = InJvmFabric.builder().sharedScheduler(vs).latencyNanos(latencyNanos).build();
         tapA = new SendTap(fabric.newTransport(ADDR_A));
         tapB = new SendTap(fabric.newTransport(ADDR_B));
-        a = new Side(RdmaDevice.open(tapA, config.withSeed(1)), mrBytes);
-        b = new Side(RdmaDevice.open(tapB, config.withSeed(2)), mrBytes);
+        a = new Side(RdmaDevice.open(tapA, configA.withSeed(1)), mrBytes);
+        b = new Side(RdmaDevice.open(tapB, configB.withSeed(2)), mrBytes);
         connect(a.qp, b.qp, b.dev, p, p.psnA, p.psnB, qpAccess);
         connect(b.qp, a.qp, a.dev, p, p.psnB, p.psnA, qpAccess);
         fabric.setFilter(this::filter);
@@ -226,6 +232,11 @@ final class VirtualRcPair implements AutoCloseable {
         Conn c = new Conn(qa, cqa, qb, cqb);
         extra.add(c);
         return c;
+    }
+
+    /** Moves {@code me} RESET → INIT → RTR → RTS towards {@code peer} with the pair's parameters. */
+    void reconnect(QueuePair me, QueuePair peer, RdmaDevice peerDev, int myPsn, int peerPsn) {
+        connect(me, peer, peerDev, params, myPsn, peerPsn, qpAccess);
     }
 
     private static void connect(QueuePair me, QueuePair peer, RdmaDevice peerDev, Params p, int myPsn, int peerPsn,

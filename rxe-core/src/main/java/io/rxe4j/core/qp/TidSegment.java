@@ -1,0 +1,38 @@
+package io.rxe4j.core.qp;
+
+/**
+ * The software flow of one TID RDMA segment at the data destination ({@code struct
+ * tid_rdma_flow}; {@code tid-opfn-facts.md} §4): which verbs PSNs and which flow sequence numbers
+ * the segment uses, where its bytes go, and the TID entries programmed for them. Preallocated in a
+ * ring of {@link #RING} per send WQE and reused. Loop only.
+ */
+final class TidSegment {
+    /** Software flows per request ({@code MAX_FLOWS} = roundup_pow2(max(6, 4) + 1)). */
+    static final int RING = 8;
+
+    /** Segment number within the message. */
+    int index;
+    /** Verbs PSN of the segment's first packet ({@code ib_spsn}). */
+    int ibSpsn;
+    /** Packets (and verbs PSNs) of the segment. */
+    int npkts;
+    /** Flow generation (13 bits). */
+    int generation;
+    /** First flow sequence number ({@code spsn}, 11 bits). */
+    int spsn;
+    /** Offset of the segment in the message, in bytes. */
+    long offset;
+    /** Segment length in bytes. */
+    int length;
+    /** TID entry handles programmed for the segment. */
+    final int[] handles = new int[io.rxe4j.core.wire.TidEntry.MAX_ENTRIES];
+    /** The TID list sent to the data source: one u32 per handle ({@code TidEntry.encode}). */
+    final int[] tidList = new int[io.rxe4j.core.wire.TidEntry.MAX_ENTRIES];
+    /** Entries in use. */
+    int count;
+
+    /** @return the segment's last flow sequence number */
+    int lpsn() {
+        return spsn + npkts - 1;
+    }
+}
