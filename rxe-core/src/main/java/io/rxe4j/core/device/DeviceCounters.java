@@ -75,6 +75,40 @@ public final class DeviceCounters {
     public long tidFlowSeqErrors;
     /** Data packets whose flow generation did not match (RHF_RTE_EXPECTED_FLOW_GEN_ERR), dropped. */
     public long tidFlowGenErrors;
+    /** TID WRITE requests posted as TID RDMA (WRITE_REQ sent for the first time). */
+    public long tidWriteRequestsSent;
+    /** TID WRITE requests accepted by responders. */
+    public long tidWriteRequests;
+    /** WRITE_RESP packets sent (one per segment, resends included). */
+    public long tidWriteResps;
+    /** TID WRITE data packets sent. */
+    public long tidWriteDataPkts;
+    /** TID WRITE data packets placed at the data destination. */
+    public long tidWriteDataPktsRcvd;
+    /** TID WRITE segments received completely. */
+    public long tidWriteSegmentsRcvd;
+    /** TID WRITE segments acknowledged by TID ACK at the requester. */
+    public long tidWriteSegmentsAcked;
+    /** TID ACK packets sent (NAKs and RESYNC answers included). */
+    public long tidAcksSent;
+    /** TID NAKs sent (flow sequence or generation error at the data destination). */
+    public long tidNaksSent;
+    /** TID NAKs acted on by requesters (data resumed at the expected PSN). */
+    public long tidNaksRcvd;
+    /** RESYNC packets sent after a TID retry timeout. */
+    public long tidResyncsSent;
+    /** RESYNC packets received. */
+    public long tidResyncsRcvd;
+    /** TID retry timer expiries (data sent, no TID ACK). */
+    public long tidRetryTimeouts;
+    /** TID resource (reap) timer expiries at responders: the QP went to ERR. */
+    public long tidReapTimeouts;
+    /** RNR NAKs sent for TID WRITE requests that found no flow or TID entries. */
+    public long tidWriteRnr;
+    /** TID WRITE requests refused because every TID WRITE entry was active (NAK 0x61). */
+    public long tidWriteRingFull;
+    /** Times a request waited behind a TID WRITE (the interlocks of tid-opfn-facts.md §7). */
+    public long tidInterlockWaits;
     private final long[] drops = new long[DropReason.values().length];
 
     /** Creates zeroed counters. */
@@ -131,6 +165,23 @@ public final class DeviceCounters {
         tidRestarts += o.tidRestarts;
         tidFlowSeqErrors += o.tidFlowSeqErrors;
         tidFlowGenErrors += o.tidFlowGenErrors;
+        tidWriteRequestsSent += o.tidWriteRequestsSent;
+        tidWriteRequests += o.tidWriteRequests;
+        tidWriteResps += o.tidWriteResps;
+        tidWriteDataPkts += o.tidWriteDataPkts;
+        tidWriteDataPktsRcvd += o.tidWriteDataPktsRcvd;
+        tidWriteSegmentsRcvd += o.tidWriteSegmentsRcvd;
+        tidWriteSegmentsAcked += o.tidWriteSegmentsAcked;
+        tidAcksSent += o.tidAcksSent;
+        tidNaksSent += o.tidNaksSent;
+        tidNaksRcvd += o.tidNaksRcvd;
+        tidResyncsSent += o.tidResyncsSent;
+        tidResyncsRcvd += o.tidResyncsRcvd;
+        tidRetryTimeouts += o.tidRetryTimeouts;
+        tidReapTimeouts += o.tidReapTimeouts;
+        tidWriteRnr += o.tidWriteRnr;
+        tidWriteRingFull += o.tidWriteRingFull;
+        tidInterlockWaits += o.tidInterlockWaits;
         for (int i = 0; i < drops.length; i++) {
             drops[i] += o.drops[i];
         }
@@ -171,6 +222,23 @@ public final class DeviceCounters {
         m.put("tid_restarts", tidRestarts);
         m.put("tid_flow_seq_errors", tidFlowSeqErrors);
         m.put("tid_flow_gen_errors", tidFlowGenErrors);
+        m.put("tid_write_requests_sent", tidWriteRequestsSent);
+        m.put("tid_write_requests", tidWriteRequests);
+        m.put("tid_write_resps", tidWriteResps);
+        m.put("tid_write_data_pkts", tidWriteDataPkts);
+        m.put("tid_write_data_pkts_rcvd", tidWriteDataPktsRcvd);
+        m.put("tid_write_segments_rcvd", tidWriteSegmentsRcvd);
+        m.put("tid_write_segments_acked", tidWriteSegmentsAcked);
+        m.put("tid_acks_sent", tidAcksSent);
+        m.put("tid_naks_sent", tidNaksSent);
+        m.put("tid_naks_rcvd", tidNaksRcvd);
+        m.put("tid_resyncs_sent", tidResyncsSent);
+        m.put("tid_resyncs_rcvd", tidResyncsRcvd);
+        m.put("tid_retry_timeouts", tidRetryTimeouts);
+        m.put("tid_reap_timeouts", tidReapTimeouts);
+        m.put("tid_write_rnr", tidWriteRnr);
+        m.put("tid_write_ring_full", tidWriteRingFull);
+        m.put("tid_interlock_waits", tidInterlockWaits);
         for (DropReason r : DropReason.values()) {
             m.put("drop_" + r.name().toLowerCase(java.util.Locale.ROOT), drops[r.ordinal()]);
         }

@@ -567,12 +567,14 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
             qp.onCongestionExperienced();
         }
         try {
-            if (op.isRequest()) {
+            if (op.operation() == Opcode.Operation.TID_WRITE_DATA || op == Opcode.TID_RDMA_RESYNC) {
+                qp.onTidWriteData(view); // the flow table's path, not the ordered request queue
+            } else if (op.isRequest()) {
                 qp.onRequest(view);
             } else if (op == Opcode.TID_RDMA_READ_RESP) {
                 qp.onTidReadResponse(view);
             } else if (tid) {
-                qp.counters().drop(DropReason.OTHER); // TID WRITE responses: not implemented yet
+                qp.onTidWriteResponse(view); // WRITE_RESP, TID ACK
             } else {
                 qp.onResponse(view);
             }

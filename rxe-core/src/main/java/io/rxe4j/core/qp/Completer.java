@@ -171,6 +171,15 @@ final class Completer {
     /** GET_WQE: the head WQE; a response when none is outstanding is stale. */
     private State getWqe() {
         wqe = head();
+        // a TID WRITE whose WRITE_RESPs all arrived waits only for TID ACKs: responses go to the next
+        long i = qp.sqCompleted();
+        while (wqe != null && wqe.isTidWrite() && Psn.diff(compPsn, wqe.lastPsn) > 0) {
+            i++;
+            wqe = i == qp.sqProducer() ? null : qp.sqAt(i);
+            if (wqe != null && wqe.state == SendWqe.State.POSTED && !(wqe.isTidWrite() && wqe.tidStarted)) {
+                wqe = null; // never sent
+            }
+        }
         if (wqe == null || wqe.state == SendWqe.State.DONE) {
             counters.duplicateResponse++;
             return State.DONE;
@@ -185,7 +194,7 @@ final class Completer {
                 counters.outOfSeqResponse++; // beyond a WQE that is still being sent
                 return State.DONE;
             }
-            if (wqe.isReadOrAtomic()) {
+            if (wqe.isReadOrAtomic() || wqe.isTidWrite()) {
                 retryCause = Requester.RetryCause.LOST_RESPONSE; // only its own response completes it
                 return State.ERROR_RETRY;
             }
@@ -200,7 +209,7 @@ final class Completer {
             counters.duplicateResponse++;
             return State.DONE;
         }
-        if (d > 0 && wqe.isReadOrAtomic()) {
+        if (d > 0 && (wqe.isReadOrAtomic() || wqe.isTidWrite())) {
             counters.outOfSeqResponse++;
             if (wqe.opcode == WrOpcode.RDMA_READ && op.operation() == Opcode.Operation.READ_RESPONSE
                     && gapRetryPsn != compPsn) {
@@ -348,7 +357,7 @@ final class Completer {
 
     /** WRITE_SEND: an ACK completes the WQE when it carries the WQE's last PSN. */
     private State writeSend() {
-        if (wqe.isReadOrAtomic()) {
+        if (wqe.isReadOrAtomic() || wqe.isTidWrite()) {
             return State.DONE; // an ACK never completes a READ/atomic (rxe-facts §5.2)
         }
         if (wqe.state == SendWqe.State.PENDING && psn == wqe.lastPsn) {
@@ -392,7 +401,7 @@ final class Completer {
     /** RNR_RETRY: the responder had no receive WQE; wait its RNR time, then retry. */
     private State rnrRetry() {
         advance(psn); // a NAK implicitly acknowledges every PSN before its own
-        qp.requester.onRnrNak(syndrome & 0x1F);
+        qp.requester.onRnrNak(syndrome & 0x1F, wqe.isTidWrite());
         return State.DONE;
     }
 
@@ -484,6 +493,56 @@ final class Completer {
     }
 
     /**
+     * A WRITE_RESP for TID WRITE {@code w} with verbs PSN {@code psn} arrived ({@code do_rc_ack}):
+     * like a READ response it implicitly completes earlier SEND/WRITE WQEs (a lost earlier
+     * READ/atomic response is retried instead) and moves comp.psn past it; earlier TID WRITEs are
+     * left to their TID ACKs.
+     *
+     * @return whether it counts
+     */
+    boolean onTidWriteResp(SendWqe w, int psn) {
+        for (long i = qp.sqCompleted(); i != qp.sqReq; i++) {
+            SendWqe h = qp.sqAt(i);
+            if (h == w) {
+                break;
+            }
+            if (h.isTidWrite() || h.state == SendWqe.State.DONE) {
+                continue;
+            }
+            if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING || i != qp.sqCompleted()) {
+                qp.requester.retry(Requester.RetryCause.LOST_RESPONSE);
+                return false;
+            }
+            advance(Psn.next(h.lastPsn));
+            if (!finish(h, WcStatus.SUCCESS, 0)) {
+                return false;
+            }
+            i = qp.sqCompleted() - 1;
+        }
+        validResponse();
+        compOpcode = null;
+        advance(Psn.next(psn));
+        return true;
+    }
+
+    /**
+     * Every segment of TID WRITE {@code w} was TID-ACKed: an ordinary RDMA_WRITE completion. TID
+     * ACKs come in order, so {@code w} is the oldest WQE.
+     *
+     * @return false if it was not (the QP enters ERR) or the CQ overflowed
+     */
+    boolean completeTidWrite(SendWqe w) {
+        if (qp.sqAt(qp.sqCompleted()) != w) {
+            qp.moveToError("TID ACK completed a TID WRITE that is not the oldest WQE");
+            return false;
+        }
+        if (Psn.diff(compPsn, w.lastPsn) <= 0) {
+            advance(Psn.next(w.lastPsn)); // (a coalesced ACK can arrive before the last WRITE_RESP is seen)
+        }
+        return finish(w, WcStatus.SUCCESS, 0);
+    }
+
+    /**
      * The hidden OPFN request at the head ran out of retries ({@code hfi1_restart_rc}): it is
      * completed without a CQE, comp.psn moves past it, and the QP stays up; TID RDMA stays off.
      */
@@ -503,6 +562,12 @@ final class Completer {
     void failHead(SendWqe w, WcStatus st, int vendorErr, String why) {
         String reason = "send WQE " + w.wrId + " (" + w.opcode + ") failed: " + st
                 + (vendorErr != 0 ? ", NAK 0x" + Integer.toHexString(vendorErr) : "") + ": " + why;
+        if (qp.sqCompleted() == qp.sqProducer() || qp.sqAt(qp.sqCompleted()) != w) {
+            // not the oldest (it follows TID WRITEs waiting for TID ACKs): flushed in order with its status
+            w.failStatus = st;
+            qp.moveToError(reason);
+            return;
+        }
         qp.noteErrorReason(reason);
         finish(w, st, vendorErr);
         qp.moveToError(reason);

@@ -105,8 +105,16 @@ public final class QueuePair {
     final Responder responder;
     /** OPFN feature negotiation (TID RDMA parameters). */
     final Opfn opfn;
+    /** The hardware flow of this QP's data-destination roles (TID READ requester, TID WRITE responder). */
+    final HwFlow hwFlow;
     /** TID RDMA READ, data-destination half (flow, segments, placement). */
     final TidReadRequester tidRead;
+    /** TID RDMA WRITE, data-source half (WRITE_RESP, data, TID ACK, RESYNC). */
+    final TidWriteRequester tidWrite;
+    /** TID RDMA WRITE, data-destination half (entries, allocation, WRITE_RESP, placement, TID ACK). */
+    final TidWriteResponder tidWriteResp;
+    private final AtomicBoolean tidKickScheduled = new AtomicBoolean();
+    private final Runnable tidKickTask = guard("TID resources", this::onTidKick);
     /** The reserved SQ slot holds the hidden OPFN WQE (1) or not (0); guarded by {@link #sqLock}. */
     private int reservedInUse;
 
@@ -148,7 +156,10 @@ public final class QueuePair {
         this.completer = new Completer(this);
         this.responder = new Responder(this);
         this.opfn = new Opfn(this);
+        this.hwFlow = new HwFlow(this);
         this.tidRead = new TidReadRequester(this);
+        this.tidWrite = new TidWriteRequester(this);
+        this.tidWriteResp = new TidWriteResponder(this);
     }
 
     /** @return this QP's counters, named like the device's ({@code rdma statistic qp} in rdma-core) */
@@ -587,6 +598,13 @@ public final class QueuePair {
             default -> total;
         };
         w.tid = false;
+        if (wr.opcode == WrOpcode.RDMA_WRITE && !inline) {
+            // a qualifying WRITE (not WRITE_WITH_IMM) on a QP that negotiated TID RDMA is a TID WRITE
+            io.rxe4j.core.verbs.TidRdmaParams remote = TidWriteRequester.qualifies(this, total, wr.remoteAddr);
+            if (remote != null) {
+                TidWriteRequester.convert(w, remote, pmtu());
+            }
+        }
         if (wr.opcode == WrOpcode.RDMA_READ && !inline) {
             // hfi1_setup_wqe: a qualifying READ on a QP that negotiated TID RDMA is carried as TID READ
             io.rxe4j.core.verbs.TidRdmaParams remote = TidReadRequester.qualifies(this, total, w.sgeAddr,
@@ -898,7 +916,8 @@ public final class QueuePair {
                 .append(' ').append(completer.debugState())
                 .append(" unacked=").append(requester.unackedPackets()).append(' ').append(requester.budgetState())
                 .append(" sq[comp=").append(comp).append(" req=").append(sqReq).append(" prod=").append(sqProducer())
-                .append(']').append(' ').append(responder.debugState()).append(' ').append(tidRead.debugState());
+                .append(']').append(' ').append(responder.debugState()).append(' ').append(tidRead.debugState())
+                .append(' ').append(tidWrite.debugState()).append(' ').append(tidWriteResp.debugState());
         if (comp != sqProducer()) {
             SendWqe w = sqAt(comp);
             sb.append(" head{").append(w.opcode).append(' ').append(w.state).append(" psn=0x")
@@ -979,6 +998,53 @@ public final class QueuePair {
     /** Entry point for a TID READ_RESP addressed (by verbs_qp) to this QP. Loop only. */
     public void onTidReadResponse(PacketView pkt) {
         tidRead.onResponse(pkt);
+    }
+
+    /** Entry point for TID WRITE_DATA(_LAST) and RESYNC (they bypass the RC request queue). Loop only. */
+    public void onTidWriteData(PacketView pkt) {
+        if (pkt.opcode() == io.rxe4j.core.wire.Opcode.TID_RDMA_RESYNC) {
+            tidWriteResp.onResync(pkt);
+        } else {
+            tidWriteResp.onData(pkt);
+        }
+    }
+
+    /** Entry point for a TID WRITE_RESP or TID ACK addressed to this QP. Loop only. */
+    public void onTidWriteResponse(PacketView pkt) {
+        if (pkt.opcode() == io.rxe4j.core.wire.Opcode.TID_RDMA_WRITE_RESP) {
+            tidWrite.onWriteResp(pkt);
+        } else {
+            tidWrite.onTidAck(pkt);
+        }
+    }
+
+    /** TID resources may be free again: the TID WRITE responder allocates, the requester runs (coalesced). */
+    void kickTid() {
+        if (tidKickScheduled.compareAndSet(false, true)) {
+            scheduler.execute(tidKickTask);
+        }
+    }
+
+    private void onTidKick() {
+        tidKickScheduled.set(false);
+        if (destroyed || (state != QpState.RTS && state != QpState.SQD && state != QpState.RTR)) {
+            return;
+        }
+        tidWriteResp.allocateAndRespond();
+        requester.run();
+        device.flushTransport();
+    }
+
+    /** Frees every TID entry, flow and timer of this QP (ERR, RESET, destroy). Loop only. */
+    void releaseTid() {
+        tidRead.releaseAll();
+        tidWrite.releaseAll();
+        tidWriteResp.releaseAll();
+        hwFlow.reset();
+        TidPool pool = device.tidPool();
+        if (pool != null) {
+            pool.forget(this);
+        }
     }
 
     @Override

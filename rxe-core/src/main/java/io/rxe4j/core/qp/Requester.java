@@ -117,7 +117,7 @@ final class Requester {
         }
         rnrWaiting = false;
         releaseBudget(unacked.clear(), false);
-        qp.tidRead.releaseAll();
+        qp.releaseTid();
     }
 
     /** @return the peer budget's state, for diagnostics */
@@ -172,6 +172,9 @@ final class Requester {
         if (s != QpState.RTS && s != QpState.SQD) {
             return;
         }
+        if (qp.tidWrite.sendData()) {
+            qp.device.requestService(qp); // TID WRITE data left: another turn after the other QPs
+        }
         if (rnrWaiting) {
             return;
         }
@@ -190,6 +193,18 @@ final class Requester {
             }
             if (w.state == SendWqe.State.POSTED && (w.sendFlags & SendFlags.FENCE) != 0 && readOrAtomicPendingBefore()) {
                 break;
+            }
+            if (w.state == SendWqe.State.POSTED) {
+                if (w.isTidWrite()) {
+                    // at most 8 TID WRITEs outstanding; none new while a RESYNC is out (WAIT_HALT)
+                    if (qp.tidWrite.halted()
+                            || qp.tidWrite.outstandingBefore(qp.sqReq) >= TidWriteRequester.MAX_REQUESTS) {
+                        break;
+                    }
+                } else if (qp.tidWrite.outstandingBefore(qp.sqReq) > 0) {
+                    counters.tidInterlockWaits++;
+                    break; // §7: after a TID WRITE only TID WRITEs go before it is fully TID-ACKed
+                }
             }
             if (w.needsCredit() && !w.creditHeld) {
                 if (credits <= 0) {
@@ -219,6 +234,10 @@ final class Requester {
                     budget.await(qp); // quantum used while others wait: to the tail
                     break;
                 }
+            }
+            if (w.isTidWrite()) {
+                sendTidWriteReq(w);
+                continue;
             }
             if (w.tid) {
                 int r = sendTidReadSegment(w);
@@ -322,6 +341,41 @@ final class Requester {
             qp.sqReq++;
         }
         return TID_SENT;
+    }
+
+    /**
+     * Sends the WRITE_REQ of TID WRITE {@code w} ({@code hfi1_build_tid_rdma_write_req}; §6.2): PSN
+     * = the first segment without a WRITE_RESP, RETH = the rest of the range, no payload; the WQE
+     * holds one verbs PSN per segment.
+     */
+    private void sendTidWriteReq(SendWqe w) {
+        if (!w.tidStarted) {
+            w.firstPsn = psn;
+            w.lastPsn = Psn.add(psn, w.totalSegs - 1);
+            w.tidStarted = true;
+            counters.tidWriteRequestsSent++;
+        }
+        int reqPsn = Psn.add(w.firstPsn, w.respSeg);
+        if (reqPsn != psn) {
+            throw new IllegalStateException("TID WRITE request PSN 0x" + Integer.toHexString(reqPsn)
+                    + ", the requester is at 0x" + Integer.toHexString(psn));
+        }
+        io.rxe4j.core.verbs.TidRdmaParams remote = qp.opfn.remote();
+        Opcode op = Opcode.TID_RDMA_WRITE_REQ;
+        int total = op.headerLength() + Icrc.LENGTH;
+        ByteBuf b = qp.device.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
+        int at = op.offset(Header.KDETH);
+        io.rxe4j.core.wire.TidHeader.clear(b, at);
+        io.rxe4j.core.wire.Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
+        long done = (long) w.respSeg * w.segLen;
+        io.rxe4j.core.wire.TidHeader.writeReth(b, at, w.remoteAddr + done, w.rkey, w.length - done);
+        io.rxe4j.core.wire.TidHeader.setVerbsQp(b, at, qp.destQpn);
+        noAckPkts = 0;
+        transmit(b, total, w.lastPsn, 64);
+        psn = Psn.next(w.lastPsn);
+        w.state = SendWqe.State.PENDING;
+        qp.sqReq++;
     }
 
     /** @return whether a READ or atomic (the hidden OPFN request included) before {@code w} is outstanding */
@@ -685,9 +739,9 @@ final class Requester {
     }
 
     /** RNR NAK received: wait the responder's RNR time, then retry ({@code rxe-facts.md} §5.3; 7 = infinite). */
-    void onRnrNak(int timerCode) {
+    void onRnrNak(int timerCode, boolean ignoreCount) {
         counters.rcvdRnrErr++;
-        if (qp.rnrRetry != 7) {
+        if (qp.rnrRetry != 7 && !ignoreCount) { // a TID WRITE's RNR does not count (IGN_RNR_CNT, §6.4)
             if (rnrLeft <= 0) {
                 counters.retryRnrExceededErr++;
                 SendWqe head = qp.completer.head();
@@ -736,10 +790,21 @@ final class Requester {
         }
         int compPsn = qp.completer.compPsn();
         long prod = qp.sqProducer();
+        long resendFrom = from;
         for (long i = from; i != prod; i++) {
             SendWqe w = qp.sqAt(i);
             if (w.state == SendWqe.State.POSTED) {
                 break;
+            }
+            if (w.isTidWrite()) {
+                if (w.respSeg == w.totalSegs) {
+                    if (i == resendFrom) {
+                        resendFrom = i + 1; // every WRITE_RESP arrived: it only waits for TID ACKs
+                    }
+                    continue;
+                }
+                w.state = SendWqe.State.POSTED; // its WRITE_REQ goes again for the segments without WRITE_RESP
+                continue;
             }
             if (i == from && (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
                     || w.opcode == WrOpcode.RDMA_WRITE || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM)) {
@@ -760,7 +825,7 @@ final class Requester {
                 w.readBytes = 0;
             }
         }
-        qp.sqReq = from;
+        qp.sqReq = resendFrom;
         psn = compPsn;
         noAckPkts = 0;
         outputStalled = false;

@@ -96,8 +96,11 @@ final class Responder {
 
     /** @return whether a READ reply is under way or requests wait behind one */
     boolean busy() {
-        return reply != null || !waiting.isEmpty();
+        return reply != null || !waiting.isEmpty() || interlocked;
     }
+
+    /** A READ waits for the TID WRITEs being received (the responder half of READ-after-WRITE, §7). */
+    private boolean interlocked;
 
     void setExpectedPsn(int p) {
         ePsn = p;
@@ -117,6 +120,7 @@ final class Responder {
 
     /** Drops the message in progress, the READ reply under way and the waiting requests (ERR, RESET, destroy). */
     void abortMessage() {
+        interlocked = false;
         inMessage = InMessage.NONE;
         recv = null;
         writeMr = null;
@@ -139,6 +143,10 @@ final class Responder {
      * queued behind it (or, for a duplicate of that READ, turned into a new position of its cursor).
      */
     void onRequest(PacketView pkt) {
+        if (!busy() && heldByInterlock(pkt)) {
+            interlocked = true;
+            counters.tidInterlockWaits++;
+        }
         if (busy()) {
             if (reply != null && retargetReply(pkt)) {
                 return;
@@ -163,8 +171,14 @@ final class Responder {
             sendReplyBatch();
         }
         int n = 0;
-        while (reply == null && !waiting.isEmpty() && n++ < MAX_WAITING) {
-            ByteBuf b = waiting.poll();
+        while (reply == null && !interlocked && !waiting.isEmpty() && n++ < MAX_WAITING) {
+            ByteBuf b = waiting.peek();
+            if (waitingView.parse(b, b.readerIndex(), b.readableBytes()) == null && heldByInterlock(waitingView)) {
+                interlocked = true; // it waits on, and everything behind it
+                counters.tidInterlockWaits++;
+                break;
+            }
+            waiting.poll();
             try {
                 if (waitingView.parse(b, b.readerIndex(), b.readableBytes()) == null) {
                     process(waitingView);
@@ -217,6 +231,7 @@ final class Responder {
             case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> Access.REMOTE_ATOMIC;
             case ATOMIC_WRITE -> Access.REMOTE_WRITE; // not REMOTE_ATOMIC (rxe-facts §6.3)
             case TID_READ_REQUEST -> qp.opfn.remote() != null ? Access.REMOTE_READ : -1; // only once negotiated
+            case TID_WRITE_REQUEST -> qp.opfn.remote() != null ? Access.REMOTE_WRITE : -1;
             case FLUSH -> flushAccess(Feth.placementType(pkt.buf(), pkt.index(Header.FETH)));
             default -> -1;
         };
@@ -271,6 +286,7 @@ final class Responder {
             case ATOMIC_WRITE -> executeAtomicWrite(pkt, p);
             case FLUSH -> executeFlush(pkt, p);
             case TID_READ_REQUEST -> executeTidRead(pkt, p, pmtu);
+            case TID_WRITE_REQUEST -> executeTidWrite(pkt, p);
             default -> nakError(Aeth.NAK_INVALID_REQUEST, p);
         }
     }
@@ -471,6 +487,51 @@ final class Responder {
     }
 
     /**
+     * TID RDMA WRITE_REQ ({@code tid-opfn-facts.md} §6.2, §6.4): handed to the {@link
+     * TidWriteResponder}; accepted, PSN advances by its segments (one verbs PSN each) and MSN by one;
+     * refused with NAK 0x61/0x62; or answered RNR (nothing could be allocated: the requester asks
+     * again after the timer, without counting it against rnr_retry).
+     */
+    private void executeTidWrite(PacketView pkt, int p) {
+        switch (qp.tidWriteResp.onRequest(pkt, p)) {
+            case TidWriteResponder.ACCEPTED -> {
+                msn = Psn.next(msn);
+                ePsn = Psn.add(p, qp.tidWriteResp.lastSegments());
+                qp.tidWriteResp.allocateAndRespond(); // a WRITE_RESP for every segment allocated now
+            }
+            case TidWriteResponder.NAK_ACCESS -> nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+            case TidWriteResponder.RNR -> {
+                counters.sendRnrErr++;
+                sendAck(Aeth.TYPE_RNR_NAK | (qp.tidWriteResp.rnrTimerIndex() & 0x1F), p);
+            }
+            default -> nakError(Aeth.NAK_INVALID_REQUEST, p);
+        }
+    }
+
+    /** @return the current MSN (24 bits), for the AETH of TID responses */
+    int msn() {
+        return msn;
+    }
+
+    /**
+     * The TID WRITEs being received are done: READs held by the READ-after-WRITE interlock (§7) and
+     * everything queued behind them may go.
+     */
+    void releaseInterlock() {
+        if (interlocked) {
+            interlocked = false;
+            qp.device.requestService(qp);
+        }
+    }
+
+    /** @return whether {@code pkt} is a READ or TID READ that must wait for the TID WRITEs being received (§7) */
+    private boolean heldByInterlock(PacketView pkt) {
+        Opcode.Operation o = pkt.opcode().operation();
+        return (o == Opcode.Operation.READ || o == Opcode.Operation.TID_READ_REQUEST) && qp.tidWriteResp.hasActive()
+                && Psn.diff(pkt.psn(), ePsn) == 0;
+    }
+
+    /**
      * Reads a TID READ_REQ's RETH, flow and TID list into {@code e} (the TID list and flow are read
      * again for a duplicate: the requester may have re-programmed them).
      *
@@ -659,6 +720,7 @@ final class Responder {
             // READ's or atomic's PSN, which would acknowledge it implicitly (extensions §6)
             case SEND, WRITE -> sendAck(Aeth.ACK_UNLIMITED, p);
             case TID_READ_REQUEST -> duplicateTidRead(pkt, p);
+            case TID_WRITE_REQUEST -> qp.tidWriteResp.onDuplicate(pkt, p);
             case READ -> {
                 ResponderResources.Entry e = resources.find(ResponderResources.Type.READ, p);
                 if (e == null) {

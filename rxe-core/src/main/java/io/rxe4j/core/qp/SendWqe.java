@@ -38,8 +38,11 @@ final class SendWqe {
     /** The hidden OPFN request in the reserved slot: no credit, no CQE ({@code tid-opfn-facts.md} §1.2). */
     boolean opfn;
 
-    // --- TID RDMA READ (tid-opfn-facts §5; decided at post time) ---
-    /** Carried as TID RDMA READ: segments of {@link #segLen} bytes, one READ_REQ each. */
+    // --- TID RDMA READ and WRITE (tid-opfn-facts §5, §6; decided at post time) ---
+    /**
+     * Carried as TID RDMA: an RDMA_READ as TID READ (one READ_REQ per segment of {@link #segLen}
+     * bytes), an RDMA_WRITE as TID WRITE (one WRITE_REQ, one verbs PSN per segment).
+     */
     boolean tid;
     /** Segment length in bytes (the peer's max_len, at most the message). */
     int segLen;
@@ -55,6 +58,14 @@ final class SendWqe {
     int setupHead;
     /** max_rd_atomic credits held: one per segment sent and not completed. */
     int segCredits;
+    /** TID WRITE: its WRITE_REQ went out at least once (its PSNs are assigned). */
+    boolean tidStarted;
+    /** TID WRITE: WRITE_RESPs received ({@code comp_seg} at the requester); their segments may send data. */
+    int respSeg;
+    /** TID WRITE: segments whose data went out completely ({@code cur_seg}). */
+    int dataSeg;
+    /** TID WRITE: segments TID-ACKed ({@code ack_seg}); the WQE completes when all are. */
+    int ackSeg;
     /** The software flows, a ring of {@link TidSegment#RING} (allocated the first time the slot carries TID). */
     TidSegment[] segs;
 
@@ -86,6 +97,16 @@ final class SendWqe {
      */
     boolean isReadOrAtomic() {
         return opcode == WrOpcode.RDMA_READ || opcode.isAtomic();
+    }
+
+    /** @return a TID RDMA WRITE */
+    boolean isTidWrite() {
+        return tid && opcode == WrOpcode.RDMA_WRITE;
+    }
+
+    /** @return a TID RDMA READ */
+    boolean isTidRead() {
+        return tid && opcode == WrOpcode.RDMA_READ;
     }
 
     /** Takes a max_rd_atomic credit: READ, atomics and ATOMIC_WRITE ({@code rxe-facts.md} §5.7). */

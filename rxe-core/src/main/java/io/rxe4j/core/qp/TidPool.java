@@ -16,8 +16,8 @@ import java.util.SplittableRandom;
  * segment and named in the TID list it sends to the data source. A <em>hardware flow</em> is one of
  * 32 flow-table entries; each keeps a generation that advances (13 bits, skipping the reserved
  * 0x1FFF) every time the flow is released, starting from a seeded random value. When a QP cannot
- * get what it needs it joins the queue ({@code n_tidwait} counts it) and is woken, first come first
- * served, when something is released. Loop only.
+ * get what it needs it joins the queue ({@code n_tidwait} counts it); when something is released
+ * every waiting QP is woken, oldest first, and tries again. Loop only.
  */
 public final class TidPool {
     /** Largest piece one TID entry maps: 2 MiB (KDETH OFFSET is 15 bits of 64-byte units). */
@@ -88,12 +88,9 @@ public final class TidPool {
      * @return whether the entries were taken
      */
     boolean allocEntries(QueuePair qp, int n, int[] out) {
-        if (n > freeCount || (!entryWaiters.isEmpty() && entryWaiters.peekFirst() != qp)) {
+        if (n > freeCount) {
             waitFor(entryWaiters, qp);
             return false;
-        }
-        if (entryWaiters.peekFirst() == qp) {
-            entryWaiters.pollFirst();
         }
         for (int i = 0; i < n; i++) {
             out[i] = freeEntries[--freeCount];
@@ -149,12 +146,9 @@ public final class TidPool {
      * @return the flow index, or -1
      */
     int allocFlow(QueuePair qp, int preferred) {
-        if (flowsFree == 0 || (!flowWaiters.isEmpty() && flowWaiters.peekFirst() != qp)) {
+        if (flowsFree == 0) {
             waitFor(flowWaiters, qp);
             return -1;
-        }
-        if (flowWaiters.peekFirst() == qp) {
-            flowWaiters.pollFirst();
         }
         int idx = preferred >= 0 && preferred < flowUsed.length && !flowUsed[preferred] ? preferred : -1;
         for (int i = 0; idx < 0 && i < flowUsed.length; i++) {
@@ -201,10 +195,11 @@ public final class TidPool {
         }
     }
 
+    /** Wakes every waiting QP, oldest first; each tries again and queues again if it still finds nothing. */
     private static void wake(ArrayDeque<QueuePair> q) {
-        QueuePair first = q.peekFirst();
-        if (first != null) {
-            first.kick();
+        QueuePair w;
+        while ((w = q.pollFirst()) != null) {
+            w.kickTid();
         }
     }
 }

@@ -33,41 +33,25 @@ final class TidReadRequester {
     private final QueuePair qp;
     private final DeviceCounters counters;
 
-    // ---- the QP's hardware flow (flow_state) ----
-    /** Flow index, -1 while none is held. */
-    private int flowIdx = -1;
-    /** The index to ask for again ({@code last_index}). */
-    private int lastFlowIdx = -1;
-    private int generation;
-    /** Next flow sequence to hand out ({@code flow_state.psn}). */
-    private int nextSeq;
-    /** The flow table's next expected sequence ({@code r_next_psn}). */
-    private int expectedSeq;
-    /** SW PSN mode ({@code HFI1_R_TID_SW_PSN}): sequence errors are dropped, not reported. */
-    private boolean swPsn;
+    /** The QP's hardware flow (shared with the TID WRITE responder). */
+    private final HwFlow flow;
     /** A restart for a sequence error is under way ({@code RVT_R_RDMAR_SEQ}). */
     private boolean rdmarSeq;
-    /** A segment would not fit in the generation: nothing new until the pending ones complete. */
-    private boolean syncPoint;
-    /** Segments set up and not completed, over all TID READs of the QP. */
-    private int pendingSegs;
-    /** TID READ WQEs started and not completed ({@code tid_r_reqs − tid_r_comp}). */
-    private int activeReads;
 
     TidReadRequester(QueuePair qp) {
         this.qp = qp;
         this.counters = qp.counters;
+        this.flow = qp.hwFlow;
     }
 
     /** @return a short description for diagnostics */
     String debugState() {
-        return "tid{flow=" + flowIdx + " gen=0x" + Integer.toHexString(generation) + " next=" + nextSeq + " expect="
-                + expectedSeq + (swPsn ? " swpsn" : "") + (syncPoint ? " sync" : "") + " pending=" + pendingSegs + '}';
+        return "tid{" + flow + '}';
     }
 
     /** @return the hardware flow index held, or -1 */
     int flowIndex() {
-        return flowIdx;
+        return flow.idx;
     }
 
     // ------------------------------------------------------------------ post time
@@ -116,7 +100,7 @@ final class TidReadRequester {
     /** A TID READ WQE starts (its first segment is about to be set up). */
     void onStart(SendWqe w) {
         if (w.setupHead == 0 && w.compSeg == 0 && w.curSeg == 0) {
-            activeReads++;
+            flow.active++;
             counters.tidReadRequests++;
         }
     }
@@ -135,24 +119,11 @@ final class TidReadRequester {
         int length = (int) Math.min(w.segLen, w.length - offset);
         int npkts = (length + qp.pmtu() - 1) / qp.pmtu();
         TidPool pool = qp.device.tidPool();
-        if (flowIdx >= 0 && !FlowPsn.fitsInGeneration(nextSeq, npkts)) {
-            syncPoint = true;
-            if (pendingSegs > 0) {
-                return WAIT; // segment completions release the flow and run the requester
-            }
-            releaseFlow();
+        boolean had = flow.idx >= 0;
+        if (!flow.prepare(npkts)) {
+            return WAIT; // a freed flow or a completed segment runs the requester again
         }
-        if (flowIdx < 0) {
-            int idx = pool.allocFlow(qp, lastFlowIdx);
-            if (idx < 0) {
-                return WAIT;
-            }
-            flowIdx = idx;
-            lastFlowIdx = idx;
-            generation = pool.generation(idx);
-            nextSeq = 0;
-            expectedSeq = 0;
-            swPsn = false;
+        if (!had) {
             rdmarSeq = false;
         }
         // TID entries: one per piece of a local SGE, each at most 2 MiB
@@ -208,11 +179,9 @@ final class TidReadRequester {
         seg.length = length;
         seg.npkts = npkts;
         seg.ibSpsn = Psn.add(firstPsn, k * w.pktsPerSeg);
-        seg.generation = generation;
-        seg.spsn = nextSeq;
-        nextSeq += npkts;
+        seg.generation = flow.generation;
+        seg.spsn = flow.take(npkts);
         w.setupHead++;
-        pendingSegs++;
         return READY;
     }
 
@@ -220,7 +189,7 @@ final class TidReadRequester {
     int flowQpn() {
         TidRdmaParams local = qp.opfn.local();
         int kdeth = local != null ? local.qp() : TidHeader.kdethQpn(Opfn.CONTEXT);
-        return TidHeader.flowQpn(kdeth, flowIdx);
+        return TidHeader.flowQpn(kdeth, flow.idx);
     }
 
     // ------------------------------------------------------------------ receive (READ_RESP)
@@ -239,26 +208,26 @@ final class TidReadRequester {
             counters.duplicateResponse++; // outside [s_last_psn, s_psn]: stale
             return;
         }
-        if (flowIdx < 0) {
+        if (flow.idx < 0) {
             counters.drop(DropReason.OTHER); // no flow programmed: nothing may be placed
             return;
         }
         int flowPsn = p.psn();
-        if (FlowPsn.generation(flowPsn) != generation) {
+        if (FlowPsn.generation(flowPsn) != flow.generation) {
             counters.tidFlowGenErrors++; // a stale generation: dropped (the flow rides through it)
             return;
         }
         int seq = FlowPsn.sequence(flowPsn);
-        if (seq != expectedSeq) {
+        if (seq != flow.expectedSeq) {
             counters.tidFlowSeqErrors++;
-            if (!swPsn) {
-                swPsn = true; // further errors are dropped quietly while the retransmission comes
+            if (!flow.swPsn) {
+                flow.swPsn = true; // further errors are dropped quietly while the retransmission comes
                 if (!rdmarSeq) {
                     rdmarSeq = true;
                     counters.tidRestarts++;
                     qp.requester.retry(Requester.RetryCause.TID_SEQUENCE);
                 }
-            } else if (seq < expectedSeq) {
+            } else if (seq < flow.expectedSeq) {
                 rdmarSeq = false; // the retransmission has started to arrive
             }
             return;
@@ -284,7 +253,7 @@ final class TidReadRequester {
             failHead(WcStatus.LOC_PROT_ERR, "the MR under TID entry " + handle + " was deregistered");
             return;
         }
-        expectedSeq++;
+        flow.expectedSeq++;
         if (!Kdeth.sh(b, at)) {
             segmentDone(verbsPsn);
         }
@@ -320,17 +289,17 @@ final class TidReadRequester {
         seg.count = 0;
         w.compSeg++;
         w.readBytes += seg.length;
-        pendingSegs--;
         if (w.segCredits > 0) {
             w.segCredits--;
             qp.requester.returnCredit();
         }
         if (w.compSeg == w.totalSegs) {
-            activeReads--;
+            flow.active--;
             qp.completer.completeTidRead(w);
         }
-        if ((syncPoint && pendingSegs == 0) || activeReads == 0) {
-            releaseFlow();
+        flow.segmentDone();
+        if (flow.idx < 0) {
+            rdmarSeq = false;
         }
         if (qp.state == io.rxe4j.core.verbs.QpState.RTS || qp.state == io.rxe4j.core.verbs.QpState.SQD) {
             qp.requester.run();
@@ -349,17 +318,6 @@ final class TidReadRequester {
             }
         }
         return null;
-    }
-
-    /** Releases the hardware flow (its generation advances); SW PSN mode and the sync point end. */
-    private void releaseFlow() {
-        if (flowIdx >= 0) {
-            qp.device.tidPool().releaseFlow(flowIdx);
-            flowIdx = -1;
-        }
-        swPsn = false;
-        rdmarSeq = false;
-        syncPoint = false;
     }
 
     // ------------------------------------------------------------------ rewind, stop
@@ -392,9 +350,6 @@ final class TidReadRequester {
             w.setupHead = w.compSeg;
             w.segCredits = 0;
         }
-        releaseFlow();
-        pool.forget(qp);
-        pendingSegs = 0;
-        activeReads = 0;
+        rdmarSeq = false;
     }
 }

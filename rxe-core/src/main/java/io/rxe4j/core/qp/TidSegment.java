@@ -30,6 +30,47 @@ final class TidSegment {
     final int[] tidList = new int[io.rxe4j.core.wire.TidEntry.MAX_ENTRIES];
     /** Entries in use. */
     int count;
+    // ---- TID WRITE, data source (requester) side ----
+    /** Verbs PSN of the segment's WRITE_RESP ({@code resp_ib_psn}). */
+    int respIbPsn;
+    /** DestQP of the data packets: the responder's tid_flow_qp ({@code tid_qpn}). */
+    int tidQpn;
+    /** Next packet to send (0-based), its TID entry and the byte offsets in the entry and the segment. */
+    int pkt;
+    int tidIdx;
+    int tidOffset;
+    int byteOffset;
+    // ---- TID WRITE, data destination (responder) side ----
+    /** Packets of the segment received in order so far. */
+    int received;
+
+    /** Points the data cursor at packet {@code j} of the segment, walking the TID list. */
+    void seek(int j, int pmtu) {
+        pkt = 0;
+        tidIdx = 0;
+        tidOffset = 0;
+        byteOffset = 0;
+        while (pkt < j) {
+            advance(packetBytes(pmtu));
+        }
+    }
+
+    /** @return the payload of the packet at the cursor: at most the path MTU, never across a TID entry */
+    int packetBytes(int pmtu) {
+        int entryLeft = io.rxe4j.core.wire.TidEntry.lengthBytes(tidList[tidIdx]) - tidOffset;
+        return Math.min(Math.min(pmtu, entryLeft), length - byteOffset);
+    }
+
+    /** Moves the cursor past a packet of {@code n} bytes. */
+    void advance(int n) {
+        pkt++;
+        byteOffset += n;
+        tidOffset += n;
+        if (tidIdx < count && tidOffset == io.rxe4j.core.wire.TidEntry.lengthBytes(tidList[tidIdx])) {
+            tidIdx++;
+            tidOffset = 0;
+        }
+    }
 
     /** @return the segment's last flow sequence number */
     int lpsn() {
