@@ -196,9 +196,15 @@ final class Requester {
             }
             if (w.state == SendWqe.State.POSTED) {
                 if (w.isTidWrite()) {
-                    // at most 8 TID WRITEs outstanding; none new while a RESYNC is out (WAIT_HALT)
+                    // at most 8 TID WRITEs outstanding; none new while a RESYNC is out (WAIT_HALT); and
+                    // (rxe4j, docs/tid-rdma.md) none while a READ or atomic before it is unanswered: its
+                    // WRITE_RESPs would overtake a READ still being received and restart it
                     if (qp.tidWrite.halted()
                             || qp.tidWrite.outstandingBefore(qp.sqReq) >= TidWriteRequester.MAX_REQUESTS) {
+                        break;
+                    }
+                    if (readOrAtomicOutstandingBefore(w)) {
+                        counters.tidInterlockWaits++;
                         break;
                     }
                 } else if (qp.tidWrite.outstandingBefore(qp.sqReq) > 0) {
@@ -225,7 +231,9 @@ final class Requester {
                 qp.device.awaitWritable(qp); // the device runs this QP again when the transport drains
                 break;
             }
-            if (budget != null) {
+            // TID RDMA is paced by its own receiver-driven flow control (the responder's max_write
+            // allocation and WRITE_RESPs, the peer's max_read and credits), not by the peer budget
+            if (budget != null && !w.tid) {
                 if (budget.mustQueue(qp) || !budget.fits(budgetBytes(w))) {
                     budget.await(qp); // behind the QPs already waiting; a release gives the turn
                     break;

@@ -508,6 +508,11 @@ final class Responder {
         }
     }
 
+    /** @return the next request PSN expected (resp.psn) */
+    int expectedPsn() {
+        return ePsn;
+    }
+
     /** @return the current MSN (24 bits), for the AETH of TID responses */
     int msn() {
         return msn;

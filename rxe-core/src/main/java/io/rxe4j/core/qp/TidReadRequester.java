@@ -35,8 +35,11 @@ final class TidReadRequester {
 
     /** The QP's hardware flow (shared with the TID WRITE responder). */
     private final HwFlow flow;
-    /** A restart for a sequence error is under way ({@code RVT_R_RDMAR_SEQ}). */
-    private boolean rdmarSeq;
+    /**
+     * The expected flow sequence at which the last restart was asked for, or -1 ({@code
+     * RVT_R_RDMAR_SEQ} per gap): one restart per gap, also in SW PSN mode (docs/tid-rdma.md).
+     */
+    private int restartSeq = -1;
 
     TidReadRequester(QueuePair qp) {
         this.qp = qp;
@@ -124,7 +127,7 @@ final class TidReadRequester {
             return WAIT; // a freed flow or a completed segment runs the requester again
         }
         if (!had) {
-            rdmarSeq = false;
+            restartSeq = -1;
         }
         // TID entries: one per piece of a local SGE, each at most 2 MiB
         int pieces = 0;
@@ -220,15 +223,18 @@ final class TidReadRequester {
         int seq = FlowPsn.sequence(flowPsn);
         if (seq != flow.expectedSeq) {
             counters.tidFlowSeqErrors++;
-            if (!flow.swPsn) {
-                flow.swPsn = true; // further errors are dropped quietly while the retransmission comes
-                if (!rdmarSeq) {
-                    rdmarSeq = true;
-                    counters.tidRestarts++;
-                    qp.requester.retry(Requester.RetryCause.TID_SEQUENCE);
-                }
-            } else if (seq < flow.expectedSeq) {
-                rdmarSeq = false; // the retransmission has started to arrive
+            // hardware mode: the first error turns on SW PSN mode and restarts the oldest incomplete
+            // segment (§5.5). A packet behind the expected one is a duplicate or from before a
+            // restart: dropped. One ahead is a gap: like an ordinary READ's gap (extensions.md §6)
+            // it restarts at once, once per gap, where hfi1 would wait for the (64× longer) timer
+            boolean gap = seq > flow.expectedSeq || !flow.swPsn;
+            flow.swPsn = true;
+            if (!gap) {
+                restartSeq = -1; // the retransmission has started to arrive (hfi1 clears RDMAR_SEQ)
+            } else if (restartSeq != flow.expectedSeq) {
+                restartSeq = flow.expectedSeq;
+                counters.tidRestarts++;
+                qp.requester.retry(Requester.RetryCause.TID_SEQUENCE);
             }
             return;
         }
@@ -254,6 +260,9 @@ final class TidReadRequester {
             return;
         }
         flow.expectedSeq++;
+        // a response that advanced the flow is progress: retry_cnt starts over, as for every valid
+        // response of an ordinary READ (hfi1's driver sees only a segment's last packet; docs/tid-rdma.md)
+        qp.requester.resetRetryCounters();
         if (!Kdeth.sh(b, at)) {
             segmentDone(verbsPsn);
         }
@@ -284,7 +293,6 @@ final class TidReadRequester {
             return; // an earlier READ/atomic was restarted instead
         }
         counters.tidReadSegmentsDone++;
-        rdmarSeq = false;
         qp.device.tidPool().releaseEntries(seg.handles, seg.count);
         seg.count = 0;
         w.compSeg++;
@@ -299,7 +307,7 @@ final class TidReadRequester {
         }
         flow.segmentDone();
         if (flow.idx < 0) {
-            rdmarSeq = false;
+            restartSeq = -1;
         }
         if (qp.state == io.rxe4j.core.verbs.QpState.RTS || qp.state == io.rxe4j.core.verbs.QpState.SQD) {
             qp.requester.run();
@@ -333,6 +341,7 @@ final class TidReadRequester {
 
     /** Frees every TID entry and the flow (QP to ERR, RESET or destroyed). */
     void releaseAll() {
+        restartSeq = -1;
         TidPool pool = qp.device.tidPool();
         if (pool == null) {
             return;
@@ -350,6 +359,5 @@ final class TidReadRequester {
             w.setupHead = w.compSeg;
             w.segCredits = 0;
         }
-        rdmarSeq = false;
     }
 }

@@ -40,8 +40,11 @@ final class TidSegment {
     int tidIdx;
     int tidOffset;
     int byteOffset;
-    // ---- TID WRITE, data destination (responder) side ----
-    /** Packets of the segment received in order so far. */
+    /**
+     * TID WRITE: packets of the segment received in order so far (at the data destination), or known
+     * to be received from a RESYNC's ACK (at the data source); both sides renumber a segment on a
+     * RESYNC so that its packet {@code received} gets sequence 0 of the new generation.
+     */
     int received;
 
     /** Points the data cursor at packet {@code j} of the segment, walking the TID list. */
@@ -50,7 +53,7 @@ final class TidSegment {
         tidIdx = 0;
         tidOffset = 0;
         byteOffset = 0;
-        while (pkt < j) {
+        while (pkt < j && byteOffset < length) {
             advance(packetBytes(pmtu));
         }
     }

@@ -44,6 +44,9 @@ final class TidWriteRequester {
     private int resyncPsn;
     /** Generation of the most recently received WRITE_RESP's flow (the RESYNC's base). */
     private int lastRespGeneration = -1;
+    /** The responder's flow index and the generation its last RESYNC moved it to, or -1. */
+    private int resyncFlowIdx = -1;
+    private int resyncGeneration;
 
     TidWriteRequester(QueuePair qp) {
         this.qp = qp;
@@ -54,8 +57,20 @@ final class TidWriteRequester {
 
     /** @return a short description for diagnostics */
     String debugState() {
-        return "tidw{" + (halted ? "halted resync=0x" + Integer.toHexString(resyncPsn) : "run")
-                + (retryTimer != null ? " timer" : "") + '}';
+        StringBuilder sb = new StringBuilder("tidw{").append(halted ? "halted resync=0x"
+                + Integer.toHexString(resyncPsn) : "run").append(retryTimer != null ? " timer" : "");
+        SendWqe w = oldestUnacked();
+        if (w != null && w.tidStarted) {
+            sb.append(" resp=").append(w.respSeg).append(" data=").append(w.dataSeg).append(" ack=").append(w.ackSeg)
+                    .append('/').append(w.totalSegs);
+            if (w.dataSeg < w.respSeg || w.ackSeg < w.respSeg) {
+                TidSegment seg = w.segs[Math.min(w.dataSeg, w.respSeg - 1) % TidSegment.RING];
+                sb.append(" seg").append(seg.index).append("{gen=0x").append(Integer.toHexString(seg.generation))
+                        .append(" spsn=").append(seg.spsn).append(" n=").append(seg.npkts).append(" pkt=")
+                        .append(seg.pkt).append(" rcvd=").append(seg.received).append('}');
+            }
+        }
+        return sb.append('}').toString();
     }
 
     /** @return whether the first leg must not send new requests (a RESYNC is out) */
@@ -117,9 +132,11 @@ final class TidWriteRequester {
             counters.duplicateResponse++;
             return;
         }
-        SendWqe w = findByVerbsPsn(psn);
+        SendWqe w = tidCur();
         if (w == null || Psn.diff(psn, Psn.add(w.firstPsn, w.respSeg)) != 0) {
-            counters.outOfSeqResponse++; // not the next segment: a lost WRITE_RESP is re-asked by the RC timer
+            // not the next segment of the TID WRITE awaiting responses (s_tid_cur): a lost WRITE_RESP
+            // is asked for again by the RC timer, and nothing of a later WQE is taken before it
+            counters.outOfSeqResponse++;
             return;
         }
         int k = w.respSeg;
@@ -151,10 +168,18 @@ final class TidWriteRequester {
                     + " carries a TID list that does not cover segment " + k);
             return;
         }
+        int flowPsn = TidHeader.tidFlowPsn(b, at);
+        int flowQp = TidHeader.tidFlowQp(b, at);
+        if (TidHeader.flowIndex(flowQp) == resyncFlowIdx && olderGeneration(FlowPsn.generation(flowPsn),
+                resyncGeneration)) {
+            // sent before the RESYNC that renumbered its segment (delayed on the way): its flow
+            // sequences are no longer the responder's; the RC timer asks for it again
+            counters.duplicateResponse++;
+            return;
+        }
         if (!qp.completer.onTidWriteResp(w, psn)) {
             return;
         }
-        int flowPsn = TidHeader.tidFlowPsn(b, at);
         seg.count = n;
         seg.index = k;
         seg.offset = offset;
@@ -163,6 +188,7 @@ final class TidWriteRequester {
         seg.generation = FlowPsn.generation(flowPsn);
         seg.spsn = FlowPsn.sequence(flowPsn);
         seg.respIbPsn = psn;
+        seg.received = 0;
         seg.tidQpn = TidHeader.tidFlowQp(b, at) & Bth.MASK_24;
         seg.seek(0, qp.pmtu());
         lastRespGeneration = seg.generation;
@@ -170,11 +196,11 @@ final class TidWriteRequester {
         qp.requester.run();
     }
 
-    private SendWqe findByVerbsPsn(int psn) {
+    /** @return the oldest started TID WRITE still waiting for WRITE_RESPs ({@code s_tid_cur}), or null */
+    private SendWqe tidCur() {
         for (long i = qp.sqCompleted(); i != qp.sqProducer(); i++) {
             SendWqe w = qp.sqAt(i);
-            if (w.isTidWrite() && w.tidStarted && w.state != SendWqe.State.DONE && Psn.diff(psn, w.firstPsn) >= 0
-                    && Psn.diff(psn, w.lastPsn) <= 0) {
+            if (w.isTidWrite() && w.tidStarted && w.state != SendWqe.State.DONE && w.respSeg < w.totalSegs) {
                 return w;
             }
         }
@@ -200,10 +226,19 @@ final class TidWriteRequester {
                 continue;
             }
             while (w.dataSeg < w.respSeg) {
-                if (sent >= DATA_BATCH || !qp.device.transportWritable()) {
+                TidSegment seg = w.segs[w.dataSeg % TidSegment.RING];
+                if (seg.pkt >= seg.npkts) {
+                    w.dataSeg++; // every packet of it went (a resume may start at its very end)
+                    continue;
+                }
+                if (!qp.device.transportWritable()) {
+                    qp.device.awaitWritable(qp); // a turn when the transport drains
+                    return false;
+                }
+                if (sent >= DATA_BATCH) {
                     return true;
                 }
-                if (!sendDataPacket(w, w.segs[w.dataSeg % TidSegment.RING])) {
+                if (!sendDataPacket(w, seg)) {
                     return false;
                 }
                 sent++;
@@ -279,6 +314,7 @@ final class TidWriteRequester {
             return;
         }
         if (Aeth.type(syndrome) == Aeth.TYPE_NAK && syndrome == Aeth.NAK_PSN_SEQ_ERROR) {
+            ackThrough(TidHeader.ackVerbsPsn(b, at), false); // what the responder has completely
             onTidNak(psn);
             return;
         }
@@ -287,7 +323,7 @@ final class TidWriteRequester {
                     + Integer.toHexString(syndrome));
             return;
         }
-        ackThrough(TidHeader.ackVerbsPsn(b, at));
+        ackThrough(TidHeader.ackVerbsPsn(b, at), true);
     }
 
     /** @return the oldest TID WRITE with segments not yet acknowledged, or null */
@@ -305,18 +341,23 @@ final class TidWriteRequester {
      * Acknowledges, oldest first, every data-complete segment whose WRITE_RESP PSN is at most
      * {@code verbsPsn}; completes each TID WRITE whose segments are all acknowledged.
      */
-    private void ackThrough(int verbsPsn) {
+    private void ackThrough(int verbsPsn, boolean staleIfNone) {
         boolean progress = false;
         SendWqe w;
         while ((w = oldestUnacked()) != null) {
-            if (w.ackSeg >= w.dataSeg) {
+            if (w.ackSeg >= w.respSeg) {
                 break;
             }
             TidSegment seg = w.segs[w.ackSeg % TidSegment.RING];
             if (Psn.diff(seg.respIbPsn, verbsPsn) > 0) {
                 break;
             }
+            // the responder has every packet of it, even if a NAK had moved this side's data
+            // cursor back before it: it is acknowledged and not sent again
             w.ackSeg++;
+            if (w.dataSeg < w.ackSeg) {
+                w.dataSeg = w.ackSeg;
+            }
             progress = true;
             counters.tidWriteSegmentsAcked++;
             if (w.ackSeg == w.totalSegs) {
@@ -326,13 +367,17 @@ final class TidWriteRequester {
             }
         }
         if (!progress) {
-            counters.duplicateResponse++; // stale
+            if (staleIfNone) {
+                counters.duplicateResponse++; // stale
+            }
             return;
         }
         qp.requester.resetRetryCounters();
         stopRetryTimer();
         if (anySentUnacked()) {
             armRetryTimer();
+        } else if (oldestUnacked() == null) {
+            resyncFlowIdx = -1; // every renumbered segment is acknowledged
         }
         qp.requester.run();
     }
@@ -354,9 +399,6 @@ final class TidWriteRequester {
             for (int k = x.ackSeg; k < x.respSeg; k++) {
                 TidSegment seg = x.segs[k % TidSegment.RING];
                 if (seg.generation == gen && seq >= seg.spsn && seq <= seg.lpsn()) {
-                    if (k > x.ackSeg) {
-                        ackThrough(x.segs[(k - 1) % TidSegment.RING].respIbPsn); // complete before it
-                    }
                     counters.tidNaksRcvd++;
                     resumeFrom(x, k, seq - seg.spsn);
                     return;
@@ -444,7 +486,14 @@ final class TidWriteRequester {
         }
         qp.requester.retryLeft--;
         halted = true;
+        // the generation the data in flight uses: that of the oldest unacknowledged segment (after a
+        // RESYNC every known segment was renumbered into it); hfi1 takes the last WRITE_RESP's flow,
+        // the same thing on a network that does not reorder: a WRITE_RESP delayed from before a
+        // RESYNC would name a stale generation and repeat an old RESYNC PSN
         int gen = lastRespGeneration >= 0 ? lastRespGeneration : 0;
+        if (w.ackSeg < w.respSeg) {
+            gen = w.segs[w.ackSeg % TidSegment.RING].generation;
+        }
         resyncPsn = FlowPsn.resyncPsn(gen);
         sendResync();
         armRetryTimer();
@@ -476,9 +525,9 @@ final class TidWriteRequester {
         halted = false;
         int newGen = FlowPsn.resyncGeneration(psn);
         SendWqe w0 = oldestUnacked();
-        if (w0 != null && w0.ackSeg < w0.dataSeg
+        if (w0 != null && w0.ackSeg < w0.respSeg
                 && Psn.diff(w0.segs[w0.ackSeg % TidSegment.RING].respIbPsn, verbsPsn) <= 0) {
-            ackThrough(verbsPsn);
+            ackThrough(verbsPsn, false);
         }
         SendWqe w = oldestUnacked();
         qp.requester.resetRetryCounters();
@@ -499,11 +548,17 @@ final class TidWriteRequester {
                 TidSegment seg = x.segs[k % TidSegment.RING];
                 int got = 0;
                 if (first) {
+                    // packets of the segment the responder has: what an earlier RESYNC confirmed, or
+                    // more if the last good PSN lies in the segment's current numbering (a last good
+                    // PSN in an older generation means nothing new arrived since that RESYNC)
+                    got = seg.received;
                     int g = FlowPsn.generation(lastGood);
                     int q = FlowPsn.sequence(lastGood);
                     if (g == seg.generation && q >= seg.spsn && q <= seg.lpsn()) {
                         got = q - seg.spsn + 1;
                     }
+                    got = Math.min(got, seg.npkts - 1); // the responder acknowledges a complete segment itself
+                    seg.received = got;
                     resumeSeg = k;
                     resumePkt = got;
                     first = false;
@@ -514,11 +569,21 @@ final class TidWriteRequester {
             }
         }
         lastRespGeneration = newGen;
+        // until the segments renumbered now are acknowledged, a WRITE_RESP of that flow with an older
+        // generation is a copy from before this RESYNC (the responder held the flow throughout)
+        resyncFlowIdx = w.ackSeg < w.respSeg ? TidHeader.flowIndex(w.segs[w.ackSeg % TidSegment.RING].tidQpn) : -1;
+        resyncGeneration = newGen;
         if (resumeSeg >= 0) {
             resumeFrom(w, resumeSeg, resumePkt);
         } else {
             qp.requester.run();
         }
+    }
+
+    /** @return whether generation {@code g} comes before {@code ref} on one flow (13-bit serial arithmetic) */
+    private static boolean olderGeneration(int g, int ref) {
+        int d = (ref - g) & FlowPsn.GENERATION_MASK;
+        return d != 0 && d < (FlowPsn.GENERATION_MASK + 1) / 2;
     }
 
     // ------------------------------------------------------------------ rewind, stop
@@ -533,5 +598,6 @@ final class TidWriteRequester {
         stopRetryTimer();
         halted = false;
         lastRespGeneration = -1;
+        resyncFlowIdx = -1;
     }
 }

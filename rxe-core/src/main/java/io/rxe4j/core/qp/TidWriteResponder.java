@@ -80,6 +80,11 @@ final class TidWriteResponder {
     private int nakPsn = -1;
     /** verbs PSN of the WRITE_RESP of the last segment received completely (what an ACK acknowledges). */
     private int lastDoneRespPsn = -1;
+    /** PSN of the last RESYNC taken, or -1, and the last good KDETH PSN its ACK carried. */
+    private int lastResyncPsn = -1;
+    private int lastResyncGood;
+    /** A data packet was placed since the last RESYNC was taken. */
+    private boolean placedSinceResync;
     private Scheduler.Cancellable reapTimer;
     private final Runnable reapTask;
     /** The count of entries ever accepted (for the invariant checks of the tests). */
@@ -109,7 +114,14 @@ final class TidWriteResponder {
             Entry e = ring[i];
             sb.append(" [psn=0x").append(Integer.toHexString(e.psn)).append(" segs=").append(e.nsegs)
                     .append(" alloc=").append(e.allocSeg).append(" resp=").append(e.respSeg).append(" comp=")
-                    .append(e.compSeg).append(']');
+                    .append(e.compSeg);
+            if (e.compSeg < e.allocSeg) {
+                TidSegment seg = e.segs[e.compSeg % TidSegment.RING];
+                sb.append(" seg").append(seg.index).append("{gen=0x").append(Integer.toHexString(seg.generation))
+                        .append(" spsn=").append(seg.spsn).append(" n=").append(seg.npkts).append(" rcvd=")
+                        .append(seg.received).append('}');
+            }
+            sb.append(']');
         }
         return sb.append('}').toString();
     }
@@ -324,18 +336,20 @@ final class TidWriteResponder {
 
     /** Sends the WRITE_RESPs of allocated segments, strictly in ring and segment order. */
     private void respond() {
+        boolean sent = false;
         for (int i = tail; i != head; i = (i + 1) % RING) {
             Entry e = ring[i];
             while (e.respSeg < e.allocSeg) {
                 sendWriteResp(e, e.segs[e.respSeg % TidSegment.RING]);
                 e.respSeg++;
+                sent = true;
             }
             if (e.respSeg < e.nsegs) {
                 break; // a later entry answers only after this one answered every segment
             }
         }
         if (allocW > 0) {
-            armReapTimer(false);
+            armReapTimer(sent); // armed with the first WRITE_RESP, re-armed whenever one goes (again)
         }
     }
 
@@ -429,6 +443,7 @@ final class TidWriteResponder {
             return;
         }
         nakPsn = -1;
+        placedSinceResync = true;
         flow.expectedSeq++;
         seg.received++;
         counters.tidWriteDataPktsRcvd++;
@@ -486,7 +501,7 @@ final class TidWriteResponder {
         }
         nakPsn = expected;
         counters.tidNaksSent++;
-        sendTidAck(expected, lastDoneRespPsn, 0, Aeth.NAK_PSN_SEQ_ERROR);
+        sendTidAck(expected, receivedThroughPsn(), 0, Aeth.NAK_PSN_SEQ_ERROR);
     }
 
     /**
@@ -499,11 +514,24 @@ final class TidWriteResponder {
         int psn = pkt.psn();
         int newGen = FlowPsn.resyncGeneration(psn);
         counters.tidResyncsRcvd++;
+        if (psn == lastResyncPsn) {
+            if (placedSinceResync) {
+                counters.drop(DropReason.OTHER); // a stale copy: data has flowed in the new numbering since
+                return;
+            }
+            // the same RESYNC again (its ACK was lost): answer again with the saved last good PSN,
+            // renumber nothing (what the renumbering saw cannot be recomputed)
+            sendTidAck(psn, receivedThroughPsn(), lastResyncGood, Aeth.ACK_UNLIMITED);
+            return;
+        }
         if (flow.idx >= 0 && newGen != flow.generation && newGen != FlowPsn.nextGeneration(flow.generation)) {
             counters.drop(DropReason.OTHER);
             return;
         }
         int lastGood = Psn.add(FlowPsn.of(flow.generation, flow.expectedSeq), -1);
+        lastResyncPsn = psn;
+        lastResyncGood = lastGood;
+        placedSinceResync = false;
         if (flow.idx >= 0) {
             qp.device.tidPool().setGeneration(flow.idx, newGen);
             flow.generation = newGen;
@@ -524,8 +552,23 @@ final class TidWriteResponder {
             }
         }
         flow.nextSeq = next;
-        sendTidAck(psn, lastDoneRespPsn, lastGood, Aeth.ACK_UNLIMITED);
+        sendTidAck(psn, receivedThroughPsn(), lastGood, Aeth.ACK_UNLIMITED);
         assert checkInvariants();
+    }
+
+    /**
+     * @return the verbs PSN through which every TID WRITE segment was received completely: just
+     *     before the WRITE_RESP PSN of the oldest segment still missing data (so an ACK never covers
+     *     a segment being received), or the PSN before the next request when nothing is pending
+     */
+    private int receivedThroughPsn() {
+        for (int i = tail; i != head; i = (i + 1) % RING) {
+            Entry e = ring[i];
+            if (e.compSeg < e.nsegs) {
+                return Psn.add(e.psn, e.compSeg - 1);
+            }
+        }
+        return lastDoneRespPsn >= 0 ? lastDoneRespPsn : Psn.add(qp.responder.expectedPsn(), -1);
     }
 
     /**
@@ -612,5 +655,6 @@ final class TidWriteResponder {
         allocW = 0;
         nakPsn = -1;
         lastDoneRespPsn = -1;
+        lastResyncPsn = -1;
     }
 }

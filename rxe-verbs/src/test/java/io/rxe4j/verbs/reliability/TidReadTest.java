@@ -166,10 +166,10 @@ class TidReadTest {
     }
 
     @Test
-    void repeatedLossesAreRecoveredByRestartsAndTheScaledTimer() {
+    void repeatedLossesAreRecoveredByARestartPerGap() {
         try (VirtualRcPair p = pair(4L << 20, TID, TID)) {
-            // lose 2% of the responses (seeded): a restart for the first gap of each round (SW PSN
-            // mode then drops quietly), the READ_REQ's timer (scaled by 64 packets per segment) for the others
+            // lose 2% of the responses (seeded): every gap restarts the segment at once, also in SW PSN
+            // mode (docs/tid-rdma.md, departure 1), so the READ_REQ's timer (64 times the QP's) is not needed
             SplittableRandom loss = new SplittableRandom(2026);
             p.dropper = x -> x.opcode() == TID_READ_RESP && loss.nextInt(100) < 2;
             fill(p.b.mr.segment(), 0, 2 << 20, 99);
@@ -181,8 +181,8 @@ class TidReadTest {
             assertThat(p.a.mr.segment().asSlice(0, 2 << 20).mismatch(p.b.mr.segment().asSlice(0, 2 << 20)))
                     .isEqualTo(-1);
             assertThat(p.a.dev.counter("tid_flow_seq_errors")).isPositive();
-            assertThat(p.a.dev.counter("tid_restarts")).isPositive();
-            assertThat(p.a.dev.counter("retransmit_timeouts")).isPositive();
+            assertThat(p.a.dev.counter("tid_restarts")).isGreaterThan(1);
+            assertThat(p.a.dev.counter("retransmit_timeouts")).as("no 64x timer waits").isZero();
             assertThat(p.a.qp.debugState()).contains("tid{flow=-1");
         }
     }

@@ -156,6 +156,16 @@ class TidWriteTest {
     }
 
     @ParameterizedTest
+    @ValueSource(ints = {0, 60, 127, 150, 186, 187, 190, 191, 192, 193})
+    void aShortLastSegmentSurvivesALossAnywhere(int nth) {
+        try (VirtualRcPair p = pair(2L << 20, TID, TID)) {
+            p.dropper = dropNth(TidWriteTest::isData, nth);
+            writeAndCheck(p, 0, 794624, 0, 300 + nth); // 64 + 64 + 64 + 2 pages
+            assertIdle(p);
+        }
+    }
+
+    @ParameterizedTest
     @ValueSource(ints = {63, 127, 255})
     void aLostLastPacketOfASegmentIsRecoveredByTheRetryTimerAndResync(int nth) {
         try (VirtualRcPair p = pair(2L << 20, TID, TID)) {

@@ -108,12 +108,28 @@ public final class Soak {
      * slowly. A WQE that runs out fails the soak ({@code retry_exceeded_err} must stay 0).
      */
     static final int RETRY_CNT = 6;
+    /** TID mode: TID operations a QP may have in flight, each on a slot of its own. */
+    static final int TID_SLOTS = 4;
+    /** TID mode: bytes of one slot (local buffer and remote region each). */
+    static final int TID_SLOT = 512 << 10;
+    /** TID mode: each QP's local buffers for its TID operations in flight, bytes. */
+    static final int TID_BUF = TID_SLOTS * TID_SLOT;
+    /** TID mode: each QP's region of B's memory that only TID READs and WRITEs touch, bytes. */
+    static final int TID_REGION = TID_SLOTS * TID_SLOT;
+    /** TID mode: percentage of operations that are a large (TID-qualifying) READ or WRITE. */
+    static final int TID_PERCENT = 6;
 
     private final long seed;
     private final int totalOps;
     private final String faultSpec;
     private final Network network;
+    private final boolean tid;
     private final SplittableRandom rnd;
+    /** TID mode: which slots of each QP have a TID operation in flight. */
+    private final boolean[][] tidBusy = new boolean[QPS][TID_SLOTS];
+    private MemoryRegion localTid;
+    private MemoryRegion remoteTid;
+    private byte[][] tidModel;
     private final java.util.ArrayDeque<String> trace = new java.util.ArrayDeque<>();
     private UdpTransport udpA;
     private UdpTransport udpB;
@@ -134,10 +150,22 @@ public final class Soak {
      * @param network the network to run over
      */
     public Soak(long seed, int totalOps, String faultSpec, Network network) {
+        this(seed, totalOps, faultSpec, network, false);
+    }
+
+    /**
+     * @param tid TID mode: both devices negotiate TID RDMA (OPFN, path MTU 4096) and {@value
+     *     #TID_PERCENT}% of the operations are READs or WRITEs of 256 … 512 KiB, 4 KiB aligned, on a
+     *     region of their own (up to {@value #TID_SLOTS} in flight per QP, on disjoint slots, so that
+     *     several TID WRITEs share the responder's TID WRITE ring), carried as TID RDMA READ and
+     *     WRITE; memory is checked against the model as for every other operation
+     */
+    public Soak(long seed, int totalOps, String faultSpec, Network network, boolean tid) {
         this.seed = seed;
         this.totalOps = totalOps;
         this.faultSpec = faultSpec;
         this.network = network;
+        this.tid = tid;
         this.rnd = new SplittableRandom(seed);
     }
 
@@ -146,6 +174,8 @@ public final class Soak {
         WrOpcode op;
         byte[] expectData; // READ
         int readOff; // READ: offset in the QP's region
+        boolean tid; // a TID-qualifying READ/WRITE on the QP's TID region
+        int tidSlot; // its slot
 
         long expectValue; // atomics: original value
         int qp;
@@ -175,10 +205,14 @@ public final class Soak {
         if (sim && Boolean.getBoolean("rxe4j.soak.trace")) {
             fabric.setFilter((buf, from, to) -> {
                 int at = buf.readerIndex();
+                int op = buf.getUnsignedByte(at);
+                boolean tidOp = op >= 0xE0 && op <= 0xE7;
                 trace.addLast(String.format("%s->%s op=%02x psn=%06x qp=%x len=%d syn=%s", from.getAddress().getHostAddress(),
-                        to.getAddress().getHostAddress(), buf.getUnsignedByte(at), buf.getInt(at + 8) & 0xFFFFFF,
-                        buf.getInt(at + 4) & 0xFFFFFF, buf.readableBytes(),
-                        buf.readableBytes() >= 20 ? Integer.toHexString(buf.getUnsignedByte(at + 12)) : "-"));
+                        to.getAddress().getHostAddress(), op, buf.getInt(at + 8) & 0xFFFFFF,
+                        tidOp ? buf.getInt(at + 12 + 32) & 0xFFFFFF : buf.getInt(at + 4) & 0xFFFFFF, buf.readableBytes(),
+                        tidOp ? String.format("k0=%08x a=%08x v=%08x f=%08x", buf.getIntLE(at + 12), buf.getInt(at + 20),
+                                buf.getInt(at + 36), buf.getInt(at + 32))
+                                : buf.readableBytes() >= 20 ? Integer.toHexString(buf.getUnsignedByte(at + 12)) : "-"));
                 if (trace.size() > 100000) {
                     trace.removeFirst();
                 }
@@ -186,10 +220,11 @@ public final class Soak {
             });
         }
         boolean udpTrace = !sim && Boolean.getBoolean("rxe4j.soak.trace");
+        DeviceConfig base = tid ? DeviceConfig.defaults().withTidRdma() : DeviceConfig.defaults();
         RdmaDevice da = RdmaDevice.open(udpTrace ? new TraceTransport(ta, trace, "A") : ta,
-                DeviceConfig.defaults().withSeed(seed * 31 + 3));
+                base.withSeed(seed * 31 + 3));
         RdmaDevice db = RdmaDevice.open(udpTrace ? new TraceTransport(tb, trace, "B") : tb,
-                DeviceConfig.defaults().withSeed(seed * 31 + 4));
+                base.withSeed(seed * 31 + 4));
         ProtectionDomain pa = da.allocPd();
         ProtectionDomain pb = db.allocPd();
         CompletionQueue cqa = da.createCq(QPS * DEPTH * 2);
@@ -209,8 +244,22 @@ public final class Soak {
         }
         for (int i = 0; i < QPS; i++) {
             int timeout = sim ? SIM_ACK_TIMEOUT : UDP_ACK_TIMEOUT;
-            connect(qa[i], qb[i], db.address(), 0xFFFF00 + i * 77, 0x100 + i, timeout);
-            connect(qb[i], qa[i], da.address(), 0x100 + i, 0xFFFF00 + i * 77, timeout);
+            Mtu mtu = tid ? Mtu.MTU_4096 : Mtu.MTU_1024;
+            connect(qa[i], qb[i], db.address(), 0xFFFF00 + i * 77, 0x100 + i, timeout, mtu);
+            connect(qb[i], qa[i], da.address(), 0x100 + i, 0xFFFF00 + i * 77, timeout, mtu);
+        }
+        if (tid) {
+            localTid = pa.allocMr((long) QPS * TID_BUF, ACCESS);
+            remoteTid = pb.allocMr((long) QPS * TID_REGION, ACCESS);
+            tidModel = new byte[QPS][TID_REGION];
+            for (int q = 0; q < QPS; q++) {
+                for (int j = 0; j < TID_REGION; j++) {
+                    tidModel[q][j] = (byte) rnd.nextInt(256);
+                }
+                MemorySegment.copy(MemorySegment.ofArray(tidModel[q]), 0, remoteTid.segment(), (long) q * TID_REGION,
+                        TID_REGION);
+            }
+            negotiate(qa, cqa, local, remote, vs);
         }
         MemorySegment rmem = remote.segment();
         MemorySegment lmem = local.segment();
@@ -274,8 +323,13 @@ public final class Soak {
                     posted++;
                 }
             }
-            boolean progress = sim ? vs.runUntil(() -> cqa.size() > 0 || cqb.size() > 0, MAX_WAIT)
-                    : awaitEither(cqa, cqb, completed < totalOps);
+            boolean progress;
+            try {
+                progress = sim ? vs.runUntil(() -> cqa.size() > 0 || cqb.size() > 0, MAX_WAIT)
+                        : awaitEither(cqa, cqb, completed < totalOps);
+            } catch (IllegalStateException e) {
+                throw new AssertionError("soak seed " + seed + ": " + e.getMessage() + states(qa, qb), e);
+            }
             if (!progress) {
                 throw new AssertionError("soak seed " + seed + " (" + network + "): no completion within "
                         + (sim ? MAX_WAIT + " virtual" : MAX_REAL_WAIT + " real") + " ns; posted " + posted
@@ -306,7 +360,7 @@ public final class Soak {
                     int q = indexOf(qb, wc.qpNum);
                     check(wc.status == WcStatus.SUCCESS && wc.opcode == WcOpcode.RECV, "receive failed: " + wc
                             + "; B's QP: " + qb[q].errorReason() + "; A's QP: " + qa[q].errorReason() + "\n A: "
-                            + qa[q].debugState() + "\n B: " + qb[q].debugState());
+                            + qa[q].debugState() + "\n B: " + qb[q].debugState() + "\n all: " + states(qa, qb));
                     int s = (int) wc.wrId;
                     byte[] expect = sentPayloads.get(q).get(recvNext[q]++);
                     check(wc.byteLen == expect.length, "SEND #" + (recvNext[q] - 1) + " on QP " + q + " byte_len "
@@ -319,6 +373,10 @@ public final class Soak {
             }
         }
         // final memory equals the model
+        for (int q = 0; tid && q < QPS; q++) {
+            check(remoteTid.segment().asSlice((long) q * TID_REGION, TID_REGION)
+                    .mismatch(MemorySegment.ofArray(tidModel[q])) == -1, "TID region of QP " + q + " differs from the model");
+        }
         for (int q = 0; q < QPS; q++) {
             check(rmem.asSlice(regionOff(q), REGION).mismatch(MemorySegment.ofArray(model[q])) == -1,
                     "remote region of QP " + q + " differs from the model");
@@ -340,6 +398,10 @@ public final class Soak {
         }
         local.close();
         remote.close();
+        if (tid) {
+            localTid.close();
+            remoteTid.close();
+        }
         cqa.close();
         cqb.close();
         pa.close();
@@ -433,10 +495,64 @@ public final class Soak {
         qp.postRecv(new RecvWr().set(s, new Sge(remote.addr() + recvOff(q, s), SLOT, remote.lkey())));
     }
 
+    /**
+     * TID mode: one small WRITE per QP, then waits until every QP negotiated TID RDMA through OPFN
+     * (which runs on those packets and may need retries under the faults).
+     */
+    private void negotiate(QueuePair[] qa, CompletionQueue cqa, MemoryRegion local, MemoryRegion remote,
+            VirtualScheduler vs) {
+        for (int q = 0; q < QPS; q++) {
+            qa[q].postSend(new SendWr().set(-1 - q, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                    new Sge(local.addr(), 8, local.lkey())).remote(remote.addr() + recvOff(q, 0), remote.rkey()));
+        }
+        WorkCompletion[] wc = {new WorkCompletion()};
+        int got = 0;
+        long deadline = System.nanoTime() + MAX_REAL_WAIT;
+        while (got < QPS) { // the WRITEs complete (under the faults, possibly after retries)
+            if (vs != null) {
+                check(vs.runUntil(() -> cqa.size() > 0, MAX_WAIT), "negotiation WRITEs stalled: " + states(qa, qa));
+            } else {
+                check(System.nanoTime() < deadline, "negotiation WRITEs stalled: " + states(qa, qa));
+                cqa.await(1_000_000L);
+            }
+            while (cqa.poll(wc) > 0) {
+                check(wc[0].status == WcStatus.SUCCESS, "negotiation WRITE failed: " + wc[0]);
+                got++;
+            }
+        }
+        // then OPFN's answers (which may need retries too)
+        if (vs != null) {
+            vs.runUntil(() -> allNegotiated(qa), MAX_WAIT);
+        } else {
+            while (!allNegotiated(qa) && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+        }
+        check(allNegotiated(qa), "OPFN did not negotiate TID RDMA on every QP: " + states(qa, qa));
+    }
+
+    private static boolean allNegotiated(QueuePair[] qa) {
+        for (QueuePair q : qa) {
+            if (q.tidRdma() == null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Fills {@code wr} for the next random operation and applies it to the model; returns a SEND's payload. */
     private byte[] prepare(Pending p, SendWr wr, Sge sge, MemoryRegion local, MemorySegment lmem, MemoryRegion remote,
             byte[] model, long[] words, Pending[] outstanding) {
         int q = p.qp;
+        if (tid && rnd.nextInt(100) < TID_PERCENT) {
+            int slot = rnd.nextInt(TID_SLOTS);
+            for (int i = 0; i < TID_SLOTS && tidBusy[q][slot]; i++) {
+                slot = (slot + 1) % TID_SLOTS;
+            }
+            if (!tidBusy[q][slot]) {
+                return prepareTid(p, wr, sge, slot);
+            }
+        }
         long lva = local.addr() + slotOff(q, p.slot);
         long lo = slotOff(q, p.slot);
         int k = rnd.nextInt(100);
@@ -525,9 +641,38 @@ public final class Soak {
         return null;
     }
 
+    /** A TID-qualifying READ or WRITE of 256 … 512 KiB on slot {@code slot} of the QP's TID region. */
+    private byte[] prepareTid(Pending p, SendWr wr, Sge sge, int slot) {
+        int q = p.qp;
+        int len = rnd.nextInt(64, TID_SLOT / 4096 + 1) * 4096;
+        int off = slot * TID_SLOT + rnd.nextInt(0, (TID_SLOT - len) / 4096 + 1) * 4096;
+        long lo = (long) q * TID_BUF + (long) slot * TID_SLOT;
+        long lva = localTid.addr() + lo;
+        long rva = remoteTid.addr() + (long) q * TID_REGION + off;
+        wr.reset();
+        p.tid = true;
+        p.tidSlot = slot;
+        p.readOff = off;
+        tidBusy[q][slot] = true;
+        if (rnd.nextBoolean()) {
+            byte[] data = randomBytes(len);
+            MemorySegment.copy(MemorySegment.ofArray(data), 0, localTid.segment(), lo, len);
+            System.arraycopy(data, 0, tidModel[q], off, len);
+            p.op = WrOpcode.RDMA_WRITE;
+            wr.set(p.wrId, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, sge.set(lva, len, localTid.lkey()))
+                    .remote(rva, remoteTid.rkey());
+        } else {
+            p.op = WrOpcode.RDMA_READ;
+            p.expectData = java.util.Arrays.copyOfRange(tidModel[q], off, off + len);
+            wr.set(p.wrId, WrOpcode.RDMA_READ, SendFlags.SIGNALED, sge.set(lva, len, localTid.lkey()))
+                    .remote(rva, remoteTid.rkey());
+        }
+        return null;
+    }
+
     private static boolean overlapsRead(Pending[] outstanding, int off, int len) {
         for (Pending o : outstanding) {
-            if (o != null && o.op == WrOpcode.RDMA_READ && off < o.readOff + o.expectData.length
+            if (o != null && !o.tid && o.op == WrOpcode.RDMA_READ && off < o.readOff + o.expectData.length
                     && o.readOff < off + len) {
                 return true;
             }
@@ -536,6 +681,29 @@ public final class Soak {
     }
 
     private void verify(Pending p, WorkCompletion wc, MemorySegment lmem) {
+        if (p.tid) {
+            tidBusy[p.qp][p.tidSlot] = false;
+            long lo = (long) p.qp * TID_BUF + (long) p.tidSlot * TID_SLOT;
+            check(wc.byteLen == (p.op == WrOpcode.RDMA_READ ? p.expectData.length : wc.byteLen), "TID READ byte_len");
+            if (p.op == WrOpcode.RDMA_WRITE) {
+                // TID ACKs come only after placement: B's memory holds the data once the WRITE completed
+                long at = (long) p.qp * TID_REGION + p.readOff;
+                int len = wc.byteLen;
+                long diff = remoteTid.segment().asSlice(at, len).mismatch(localTid.segment().asSlice(lo, len));
+                check(diff == -1, "TID WRITE wr " + p.wrId + " on QP " + p.qp + " of " + len + " bytes at +" + p.readOff
+                        + " completed but B's memory differs from what was written at byte " + diff);
+            }
+            if (p.op == WrOpcode.RDMA_READ) {
+                long got = localTid.segment().asSlice(lo, p.expectData.length)
+                        .mismatch(MemorySegment.ofArray(p.expectData));
+                long remoteDiff = remoteTid.segment().asSlice((long) p.qp * TID_REGION + p.readOff, p.expectData.length)
+                        .mismatch(MemorySegment.ofArray(p.expectData));
+                check(got == -1, "TID READ wr " + p.wrId + " of " + p.expectData.length + " bytes at +" + p.readOff
+                        + " returned data that differs from the model at byte " + got + "; B's memory differs from the"
+                        + " model at byte " + remoteDiff + " (-1: B is right, the READ placed wrong data)");
+            }
+            return;
+        }
         long lo = slotOff(p.qp, p.slot);
         switch (p.op) {
             case RDMA_READ -> check(lmem.asSlice(lo, p.expectData.length).mismatch(MemorySegment.ofArray(p.expectData))
@@ -579,9 +747,9 @@ public final class Soak {
     }
 
     private static void connect(QueuePair me, QueuePair peer, InetSocketAddress peerAddr, int myPsn, int peerPsn,
-            int timeout) {
+            int timeout, Mtu mtu) {
         me.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ACCESS));
-        me.modify(new QpAttr().state(QpState.RTR).av(peerAddr).pathMtu(Mtu.MTU_1024).destQpNum(peer.qpNum())
+        me.modify(new QpAttr().state(QpState.RTR).av(peerAddr).pathMtu(mtu).destQpNum(peer.qpNum())
                 .rqPsn(peerPsn).maxDestRdAtomic(16).minRnrTimer(1));
         me.modify(new QpAttr().state(QpState.RTS).timeout(timeout).retryCnt(RETRY_CNT).rnrRetry(7).sqPsn(myPsn)
                 .maxRdAtomic(16));
