@@ -74,7 +74,10 @@ public final class RcEndpoint implements AutoCloseable {
         var rules = faultSpec == null || faultSpec.isBlank() ? null : FaultSpec.parse(faultSpec); // fail before binding
         Transport transport = UdpTransport.bind(udp);
         faults = rules == null ? null : new FaultInjectingTransport(transport, faultSeed, rules);
-        device = RdmaDevice.open(faults != null ? faults : transport);
+        // OPFN and TID RDMA on (docs/tid-rdma.md): two rxe4j endpoints negotiate TID RDMA on their
+        // first packets when the path MTU is 4096, and large aligned READs/WRITEs are carried as TID
+        device = RdmaDevice.open(faults != null ? faults : transport,
+                io.rxe4j.core.verbs.DeviceConfig.defaults().withTidRdma());
         pd = device.allocPd();
         cq = device.createCq(4096);
         mr = pd.allocMr(mrBytes, MR_ACCESS);
@@ -181,6 +184,16 @@ public final class RcEndpoint implements AutoCloseable {
     /** {@code ibv_post_send}. */
     public void postSend(io.rxe4j.core.verbs.SendWr wr) {
         qp.postSend(wr);
+    }
+
+    /** @return the TID RDMA parameters the peer sent through OPFN, or null while TID RDMA is off */
+    public io.rxe4j.core.verbs.TidRdmaParams tidRdma() {
+        return qp.tidRdma();
+    }
+
+    /** @return the value of device counter {@code name} (0 if it is zero or unknown) */
+    public long counter(String name) {
+        return device.counter(name);
     }
 
     /** @return the MR's memory */

@@ -79,8 +79,8 @@ public final class DemoClient implements Callable<Integer> {
         return io.rxe4j.examples.RcEndpoint.ackTimeoutFor(ackTimeout, faults != null);
     }
 
-    @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
-    int mtu = 1024;
+    @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE}; TID RDMA needs 4096)")
+    int mtu = 4096;
 
     @Option(names = "--atomics", description = "FETCH_AND_ADDs on one counter (default: ${DEFAULT-VALUE})")
     int atomics = 1000;
@@ -91,6 +91,8 @@ public final class DemoClient implements Callable<Integer> {
     private final List<String> failures = new ArrayList<>();
     private RcEndpoint ep;
     private ConnectionInfo peer;
+    /** The server's TID RDMA parameters once OPFN negotiated them, else null. */
+    private io.rxe4j.core.verbs.TidRdmaParams tid;
 
     @Override
     public Integer call() throws Exception {
@@ -143,7 +145,26 @@ public final class DemoClient implements Callable<Integer> {
         int rkey = peer.rkey();
         SendWr wr = new SendWr();
 
-        // RDMA WRITE 1 MiB, then READ it back and compare byte for byte
+        // OPFN: the first packets carry BTH bit 24; both sides exchange their TID RDMA parameters
+        // (hidden COMPARE_SWAPs, no completions) when the path MTU is 4096
+        op("OPFN negotiation", 1, 8, () -> {
+            mem.set(ValueLayout.JAVA_LONG, SCRATCH_OFF, 0L);
+            boolean ok = post(wr.set(20, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                    new Sge(local + SCRATCH_OFF, 8, lkey)).remote(remote + SCRATCH_OFF, rkey), WcOpcode.RDMA_WRITE, 8);
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (ok && ep.tidRdma() == null && System.nanoTime() < deadline && mtu == 4096) {
+                Thread.onSpinWait();
+            }
+            tid = ep.tidRdma();
+            System.out.println(tid != null ? "OPFN: TID RDMA negotiated with the server: " + tid
+                    : "OPFN: TID RDMA not negotiated (path MTU " + mtu + "; it needs 4096)");
+            return ok && (mtu != 4096 || check(tid != null, "OPFN did not negotiate TID RDMA within 5 s"));
+        });
+        // RDMA WRITE 1 MiB, then READ it back and compare byte for byte (with TID RDMA negotiated
+        // they are a TID WRITE and a TID READ of 4 segments each: one WRITE_REQ, 4 WRITE_RESPs, 256
+        // data packets and 4 TID ACKs; 4 READ_REQs and 256 READ_RESPs)
+        long tidWrites = ep.counter("tid_write_segments_acked");
+        long tidReads = ep.counter("tid_read_segments_done");
         Pattern.fill(mem, WRITE_OFF, BULK, BULK_SEED);
         op("RDMA_WRITE", 1, BULK, () -> post(wr.set(1, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
                 new Sge(local + WRITE_OFF, BULK, lkey)).remote(remote + WRITE_OFF, rkey), WcOpcode.RDMA_WRITE, BULK));
@@ -153,6 +174,16 @@ public final class DemoClient implements Callable<Integer> {
             return ok && check(Pattern.matches(mem, READ_BACK_OFF, BULK, BULK_SEED),
                     "READ returned different bytes than WRITE stored");
         });
+        if (tid != null) {
+            long w = ep.counter("tid_write_segments_acked") - tidWrites;
+            long r = ep.counter("tid_read_segments_done") - tidReads;
+            op("  carried as TID RDMA", 2, 2L * BULK, () -> {
+                System.out.println("TID RDMA: the 1 MiB WRITE went as " + w + " TID WRITE segments, the READ as " + r
+                        + " TID READ segments (tid_write_segments_acked, tid_read_segments_done)");
+                return check(w == BULK / (256 << 10) && r == BULK / (256 << 10),
+                        "expected 4 TID WRITE and 4 TID READ segments, got " + w + " and " + r);
+            });
+        }
         // zero-length WRITE and READ (no rkey check, C9-88)
         op("RDMA_WRITE 0 B", 1, 0, () -> post(wr.set(3, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED).remote(0, 0),
                 WcOpcode.RDMA_WRITE, 0));

@@ -76,8 +76,8 @@ public final class DemoServer implements Callable<Integer> {
         return io.rxe4j.examples.RcEndpoint.ackTimeoutFor(ackTimeout, faults != null);
     }
 
-    @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE})")
-    int mtu = 1024;
+    @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE}; TID RDMA needs 4096)")
+    int mtu = 4096;
 
     @Option(names = "--pmem-file", description = "file backing the persistent MR (created or grown to 1 MiB; "
             + "default: a file in a new temporary directory, deleted on exit)")

@@ -75,6 +75,41 @@ final class RdmaBench {
                     .maxRdAtomic(16));
         }
 
+        /**
+         * OPFN: one small WRITE per QP, whose packets carry BTH bit 24, then waits (at most 5 s) until
+         * every QP negotiated TID RDMA with its peer.
+         *
+         * @throws IllegalStateException if a QP did not
+         */
+        void negotiateTid(ConnectionInfo[] peers) {
+            WorkCompletion[] wc = {new WorkCompletion()};
+            for (int i = 0; i < qps.length; i++) {
+                qps[i].postSend(new SendWr().set(-1 - i, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                        new Sge(mr.addr(), 8, mr.lkey())).remote(peers[i].va(), peers[i].rkey()));
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            int done = 0;
+            while (done < qps.length || !allTid()) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("TID RDMA not negotiated within 5 s (path MTU 4096 on both sides?)");
+                }
+                while (cq.poll(wc) > 0) {
+                    check(wc[0]);
+                    done++;
+                }
+                Thread.onSpinWait();
+            }
+        }
+
+        private boolean allTid() {
+            for (QueuePair qp : qps) {
+                if (qp.tidRdma() == null) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
         int qpIndex(int qpNum) {
             for (int i = 0; i < qps.length; i++) {
                 if (qps[i].qpNum() == qpNum) {

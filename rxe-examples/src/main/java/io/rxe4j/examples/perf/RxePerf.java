@@ -116,6 +116,14 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = "--compare", description = "run rxe4j and --raw-udp back to back; print rxe4j / raw per row")
     boolean compare;
 
+    @Option(names = "--tid", description = "OPFN and TID RDMA on (docs/tid-rdma.md): with -m 4096, READs and WRITEs "
+            + "of >= 256 KiB (4 KiB multiples) are carried as TID RDMA READ / WRITE")
+    boolean tid;
+
+    @Option(names = "--tid-compare", description = "in one process: each size with TID RDMA and with plain "
+            + "READ/WRITE (two device pairs), printing TID / plain per row")
+    boolean tidCompare;
+
     @Option(names = "--json", description = "print JSON instead of the table")
     boolean json;
 
@@ -145,8 +153,20 @@ public final class RxePerf implements Callable<Integer> {
     }
 
     private io.rxe4j.core.verbs.DeviceConfig deviceConfig() {
+        io.rxe4j.core.verbs.DeviceConfig c = io.rxe4j.core.verbs.DeviceConfig.defaults()
+                .withCongestionControl(!noCongestionControl).withPeerBudgetBytes(peerBudget).withEcn(ecn);
+        return tid || tidCompare ? c.withTidRdma() : c;
+    }
+
+    /** @return the configuration of the plain pair of {@code --tid-compare}: as {@link #deviceConfig()}, TID off */
+    private io.rxe4j.core.verbs.DeviceConfig plainConfig() {
         return io.rxe4j.core.verbs.DeviceConfig.defaults().withCongestionControl(!noCongestionControl)
                 .withPeerBudgetBytes(peerBudget).withEcn(ecn);
+    }
+
+    /** The label of the second result of a row: raw UDP (--compare) or plain READ/WRITE (--tid-compare). */
+    private String other() {
+        return tidCompare ? "plain" : "raw";
     }
 
     @Option(names = "--ack-timeout", description = "QP local ACK timeout exponent, 4.096 us x 2^n (default ${DEFAULT-VALUE})")
@@ -252,6 +272,13 @@ public final class RxePerf implements Callable<Integer> {
         if ((rawUdp || compare) && transportName().equals("inproc")) {
             throw new IllegalArgumentException("--raw-udp / --compare need --transport nio or epoll");
         }
+        if (tidCompare && (compare || rawUdp || server || connect != null)) {
+            throw new IllegalArgumentException("--tid-compare runs in one process and excludes --compare/--raw-udp");
+        }
+        if ((tid || tidCompare) && mtu != 4096) {
+            throw new IllegalArgumentException("--tid / --tid-compare need -m 4096 (TID RDMA is negotiated only then), got "
+                    + mtu);
+        }
         if ((server || connect != null) && transportName().equals("inproc")) {
             throw new IllegalArgumentException("two processes need --transport nio or epoll");
         }
@@ -317,7 +344,11 @@ public final class RxePerf implements Callable<Integer> {
         InJvmFabric fabric = transportName().equals("inproc") ? new InJvmFabric() : null;
         RdmaBench.Side a = null;
         RdmaBench.Side b = null;
+        RdmaBench.Side a2 = null;
+        RdmaBench.Side b2 = null;
         RdmaBench.Responder responder = null;
+        RdmaBench.Responder responder2 = null;
+        RdmaBench.Requester plainRequester = null;
         RawUdpBench.Responder rawResponder = null;
         RawUdpBench.Requester rawRequester = null;
         try {
@@ -340,6 +371,30 @@ public final class RxePerf implements Callable<Integer> {
                 responder = new RdmaBench.Responder(b, (int) Math.min(Integer.MAX_VALUE, mrBytes() / 2));
                 responder.echo(test == PerfTest.SEND_LAT);
                 requester = new RdmaBench.Requester(a, peers);
+                if (tid || tidCompare) {
+                    a.negotiateTid(peers);
+                    if (!json) {
+                        out.println(" TID RDMA negotiated on " + qps + " QP(s): " + a.qps[0].tidRdma());
+                    }
+                }
+                if (tidCompare) {
+                    InetAddress ipA2 = fabric != null ? InetAddress.getByName("10.0.0.3") : lo;
+                    InetAddress ipB2 = fabric != null ? InetAddress.getByName("10.0.0.4") : lo;
+                    a2 = new RdmaBench.Side(newTransport(fabric, ipA2, "a2"), mrBytes(), qps, txDepth, rqDepth(), 3,
+                            plainConfig());
+                    b2 = new RdmaBench.Side(newTransport(fabric, ipB2, "b2"), mrBytes(), qps, txDepth, rqDepth(), 4,
+                            plainConfig());
+                    a2.events = a.events;
+                    b2.events = b.events;
+                    ConnectionInfo[] peers2 = new ConnectionInfo[qps];
+                    for (int i = 0; i < qps; i++) {
+                        a2.connect(i, b2.info(i), pathMtu(), ackTimeout);
+                        b2.connect(i, a2.info(i), pathMtu(), ackTimeout);
+                        peers2[i] = b2.info(i);
+                    }
+                    responder2 = new RdmaBench.Responder(b2, (int) Math.min(Integer.MAX_VALUE, mrBytes() / 2));
+                    plainRequester = new RdmaBench.Requester(a2, peers2);
+                }
             }
             if (doRaw) {
                 rawResponder = new RawUdpBench.Responder(io(), lo);
@@ -348,30 +403,35 @@ public final class RxePerf implements Callable<Integer> {
             header();
             for (int s : sizes()) {
                 Result r = doRdma ? measureRdma(requester, test, s) : null;
-                Result raw = doRaw ? measureRaw(rawRequester, test, s) : null;
-                Result[] row = compare ? new Result[] {r, raw} : new Result[] {doRdma ? r : raw};
+                Result raw = doRaw ? measureRaw(rawRequester, test, s) : tidCompare ? measureRdma(plainRequester, test, s)
+                        : null;
+                Result[] row = compare || tidCompare ? new Result[] {r, raw} : new Result[] {doRdma ? r : raw};
                 rows.add(row);
                 printRow(row);
             }
             footer();
             if (doRdma && !json) {
                 printCounters(a, b);
+                if (tid || tidCompare) {
+                    out.printf(Locale.ROOT, " TID counters: requester tid_read_requests=%d tid_read_segments_done=%d "
+                            + "tid_restarts=%d tid_write_requests_sent=%d tid_write_segments_acked=%d "
+                            + "tid_resyncs_sent=%d; responder tid_write_segments_rcvd=%d tid_naks_sent=%d%n",
+                            a.device.counter("tid_read_requests"), a.device.counter("tid_read_segments_done"),
+                            a.device.counter("tid_restarts"), a.device.counter("tid_write_requests_sent"),
+                            a.device.counter("tid_write_segments_acked"), a.device.counter("tid_resyncs_sent"),
+                            b.device.counter("tid_write_segments_rcvd"), b.device.counter("tid_naks_sent"));
+                }
             }
         } finally {
-            if (rawRequester != null) {
-                rawRequester.close();
-            }
-            if (rawResponder != null) {
-                rawResponder.close();
-            }
-            if (responder != null) {
-                responder.close();
-            }
-            if (a != null) {
-                a.close();
-            }
-            if (b != null) {
-                b.close();
+            closeAll(responder2, a2, b2, rawRequester, rawResponder, responder, a, b);
+        }
+    }
+
+    /** Closes each non-null resource in order. */
+    private static void closeAll(AutoCloseable... resources) throws Exception {
+        for (AutoCloseable r : resources) {
+            if (r != null) {
+                r.close();
             }
         }
     }
@@ -512,7 +572,8 @@ public final class RxePerf implements Callable<Integer> {
         }
         PerfTest t = test();
         out.println(LINE);
-        out.printf(Locale.ROOT, " %s%s%n", t.title(), rawUdp ? " (raw UDP)" : compare ? " (rxe4j vs raw UDP)" : "");
+        out.printf(Locale.ROOT, " %s%s%n", t.title(), rawUdp ? " (raw UDP)" : compare ? " (rxe4j vs raw UDP)"
+                : tidCompare ? " (TID RDMA vs plain)" : tid ? " (TID RDMA)" : "");
         out.printf(Locale.ROOT, " transport: %s  MTU: %d  QPs: %d  TX depth: %d%s  %s%n", transportName(), mtu, qps,
                 t.latency() ? 1 : txDepth, t.op() == PerfTest.Op.ATOMIC ? "  atomic: " + atomicType : "",
                 duration != null ? "duration: " + duration + " s" : "iterations: " + iterationsPerSize());
@@ -520,14 +581,14 @@ public final class RxePerf implements Callable<Integer> {
         if (t.latency()) {
             out.printf(Locale.ROOT, " %-10s %-12s %10s %10s %10s %10s %10s %10s", "#bytes", "#iterations",
                     "t_min[us]", "t_p50[us]", "t_p99[us]", "t_p99.9[us]", "t_max[us]", "t_avg[us]");
-            if (compare) {
-                out.printf(Locale.ROOT, " %12s %12s %10s", "raw_p50[us]", "raw_p99[us]", "p50 ratio");
+            if (compare || tidCompare) {
+                out.printf(Locale.ROOT, " %12s %12s %10s", other() + "_p50[us]", other() + "_p99[us]", "p50 ratio");
             }
         } else {
             out.printf(Locale.ROOT, " %-10s %-12s %18s %18s %14s", "#bytes", "#iterations", "BW average[MB/sec]",
                     "BW average[Gb/sec]", "MsgRate[Mpps]");
-            if (compare) {
-                out.printf(Locale.ROOT, " %14s %10s %10s", "raw[MB/sec]", "raw[Mpps]", "BW ratio");
+            if (compare || tidCompare) {
+                out.printf(Locale.ROOT, " %14s %10s %10s", other() + "[MB/sec]", other() + "[Mpps]", "BW ratio");
             }
         }
         out.println();
@@ -580,7 +641,7 @@ public final class RxePerf implements Callable<Integer> {
             if (row.length > 1) {
                 Result r = row[0];
                 Result raw = row[1];
-                sb.append(",\"raw\":").append(raw.toJson()).append(",\"ratio\":")
+                sb.append(",\"").append(other()).append("\":").append(raw.toJson()).append(",\"ratio\":")
                         .append(Result.num(r.test().latency() ? r.latencyUs(50) / raw.latencyUs(50)
                                 : r.mbPerSec() / raw.mbPerSec()));
             }

@@ -98,6 +98,21 @@ class RxePerfTest {
     }
 
     @Test
+    void tidCompareRunsTidAndPlainInOneProcess() {
+        // 512 KiB at MTU 4096: two 256 KiB segments each, as TID READ and WRITE on one pair and plain on the other
+        for (String test : new String[] {"write_bw", "read_bw"}) {
+            String out = run(test, "--tid-compare", "-m", "4096", "-n", "20", "-s", "524288", "-t", "4", "-w", "0");
+            assertThat(out).contains("(TID RDMA vs plain)").contains("plain[MB/sec]").contains("TID RDMA negotiated on 1 QP")
+                    .contains("TID counters:");
+            assertThat(out).containsPattern(test.equals("write_bw") ? "tid_write_segments_acked=[1-9]"
+                    : "tid_read_segments_done=[1-9]");
+        }
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "--tid", "-m", "1024")).hasMessageContaining("-m 4096");
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "--tid-compare", "-m", "4096", "--transport", "nio",
+                "--compare")).hasMessageContaining("excludes");
+    }
+
+    @Test
     void compareOverNio() {
         String out = run("write_bw", "--transport", "nio", "--compare", "-n", "30", "-s", "8192", "-t", "4", "-w", "0",
                 "--json");
