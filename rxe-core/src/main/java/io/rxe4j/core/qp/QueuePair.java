@@ -458,6 +458,7 @@ public final class QueuePair {
             w.inlineLength = 0;
             w.length = 8;
             w.opfn = true;
+            w.tid = false;
             w.state = SendWqe.State.POSTED;
             w.sentBytes = 0;
             w.readBytes = 0;

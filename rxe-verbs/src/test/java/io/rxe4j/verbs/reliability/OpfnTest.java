@@ -255,6 +255,30 @@ class OpfnTest {
     }
 
     @Test
+    void anOpfnRequestInASlotThatOnceHeldATidReadIsAnOpfnRequest() {
+        try (VirtualRcPair p = pair(TID, TID, MTU4096)) {
+            assertThat(writeOnce(p, 1).status).isEqualTo(WcStatus.SUCCESS); // slot 0; OPFN takes slot 1
+            p.vs.runFor(10_000_000L);
+            assertThat(p.a.qp.tidRdma()).isNotNull();
+            // 257 TID READs fill slots 2..256, 0 and 1 (the SQ has max_send_wr + 1 = 257 slots)
+            for (int i = 0; i < 257; i++) {
+                p.a.qp.postSend(new SendWr().set(10 + i, WrOpcode.RDMA_READ, SendFlags.SIGNALED,
+                        new Sge(p.a.mr.addr(), 256 << 10, p.a.mr.lkey())).remote(p.b.mr.addr(), p.b.mr.rkey()));
+                assertThat(p.next(p.a).status).isEqualTo(WcStatus.SUCCESS);
+            }
+            assertThat(p.a.dev.counter("tid_read_requests")).isEqualTo(257);
+            // renegotiation posts the hidden request into slot 2, which last held a TID READ
+            p.a.qp.modify(new QpAttr().state(QpState.RTS));
+            p.vs.runFor(10_000_000L);
+            assertThat(p.a.dev.counter("opfn_requests")).isEqualTo(2);
+            assertThat(p.a.qp.opfnState()).isEqualTo("extended=true requested=1 completed=1 curr=0");
+            assertThat(p.a.qp.tidRdma()).isNotNull();
+            assertThat(p.quiet(p.a, 1_000_000L)).as("no CQE for it").isTrue();
+            assertThat(writeOnce(p, 2).status).isEqualTo(WcStatus.SUCCESS);
+        }
+    }
+
+    @Test
     void resetForgetsTheNegotiationAndANewConnectionNegotiatesAgain() {
         try (VirtualRcPair p = pair(TID, TID, MTU4096)) {
             assertThat(writeOnce(p, 1).status).isEqualTo(WcStatus.SUCCESS);
