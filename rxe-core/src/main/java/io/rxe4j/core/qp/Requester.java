@@ -295,6 +295,7 @@ final class Requester {
         TidReadRequester tid = qp.tidRead;
         if (w.state == SendWqe.State.POSTED) {
             if (readOrAtomicOutstandingBefore(w)) {
+                counters.tidInterlockWaits++;
                 return TID_BLOCKED; // the completion of that WQE runs the requester again
             }
             if (w.compSeg == 0 && w.curSeg == 0) {

@@ -188,6 +188,34 @@ class TidReadTest {
     }
 
     @Test
+    void aTidReadWaitsForAnOrdinaryReadBeforeIt() {
+        try (VirtualRcPair p = pair(4L << 20, TID, TID)) {
+            fill(p.b.mr.segment(), 0, 2 << 20, 21);
+            p.a.qp.postSend(read(1, p.a, 0, 4096, p.b, 0)); // ordinary (too short for TID)
+            p.a.qp.postSend(read(2, p.a, 1 << 20, 1 << 20, p.b, 1 << 20)); // TID READ
+            assertThat(p.next(p.a).wrId).isEqualTo(1);
+            WorkCompletion wc = p.next(p.a);
+            assertThat(wc.wrId).isEqualTo(2);
+            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(p.a.mr.segment().asSlice(0, 2 << 20).mismatch(p.b.mr.segment().asSlice(0, 2 << 20)))
+                    .isEqualTo(4096);
+            assertThat(p.a.dev.counter("tid_interlock_waits")).as("READ-after-READ held it").isPositive();
+            // the TID READ_REQ left only after the ordinary READ's response
+            int firstTid = -1;
+            int lastResp = -1;
+            for (int i = 0; i < p.log.size(); i++) {
+                if (p.log.get(i).opcode() == TID_READ_REQ && firstTid < 0) {
+                    firstTid = i;
+                }
+                if (p.log.get(i).opcode() == 0x10) { // READ RESPONSE ONLY
+                    lastResp = i;
+                }
+            }
+            assertThat(firstTid).isGreaterThan(lastResp);
+        }
+    }
+
+    @Test
     void oneTidEntryServesAWholeReadSegmentBySegmentWithTheQpWaiting() {
         DeviceConfig small = DeviceConfig.defaults().withOpfn(true).withTidRdma(TidRdmaConfig.on().withTidEntries(1));
         try (VirtualRcPair p = pair(2L << 20, small, TID)) {

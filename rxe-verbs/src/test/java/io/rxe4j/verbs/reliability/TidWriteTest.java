@@ -194,6 +194,32 @@ class TidWriteTest {
         }
     }
 
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aLostResyncOrResyncAckIsRecovered(boolean loseTheResync) {
+        try (VirtualRcPair p = pair(2L << 20, TID, TID)) {
+            int[] lastAck = {0};
+            boolean[] lostOne = {false};
+            p.dropper = x -> {
+                if (x.opcode() == TID_ACK && (x.psn() & 0x7FF) != 0x7FF && ++lastAck[0] == 4) {
+                    return true; // the last segment's ACK: only a RESYNC can recover it
+                }
+                boolean target = loseTheResync ? x.opcode() == TID_RESYNC
+                        : x.opcode() == TID_ACK && (x.psn() & 0x7FF) == 0x7FF;
+                if (target && !lostOne[0]) {
+                    lostOne[0] = true;
+                    return true;
+                }
+                return false;
+            };
+            writeAndCheck(p, 0, 1 << 20, 0, 77);
+            assertThat(lostOne[0]).isTrue();
+            assertThat(p.a.dev.counter("tid_resyncs_sent")).isEqualTo(2); // the same RESYNC again
+            assertThat(p.b.dev.counter("tid_resyncs_rcvd")).isEqualTo(loseTheResync ? 1 : 2);
+            assertIdle(p);
+        }
+    }
+
     @Test
     void aLostWriteRequestIsResentByTheRcTimer() {
         try (VirtualRcPair p = pair(2L << 20, TID, TID)) {
