@@ -22,8 +22,8 @@ import io.rxe4j.core.wire.TidHeader;
 
 /**
  * The data-destination half of TID RDMA WRITE at the responder ({@code tid-opfn-facts.md} §6.2–§6.8):
- * a ring of {@value #RING} TID WRITE entries (the extra ack-queue entries hfi1 keeps for TID
- * WRITE), resource allocation ahead of responses (at most the local max_write segments allocated
+ * a ring of 8 TID WRITE entries (the extra ack-queue entries hfi1 keeps for TID WRITE), resource
+ * allocation ahead of responses (at most the local max_write segments allocated
  * and not yet received), one WRITE_RESP per segment in ring order, the flow table's check of the
  * data packets with in-order placement by TID entry, TID ACK per completed segment, TID NAK on a
  * sequence or generation error, RESYNC, RNR when nothing can be allocated for a new request, the
@@ -34,8 +34,12 @@ import io.rxe4j.core.wire.TidHeader;
  * hfi1 ack-queue fix is about (§6.5). Loop only.
  */
 final class TidWriteResponder {
-    /** TID WRITE entries per QP ({@code HFI1_TID_RDMA_WRITE_CNT}). */
-    static final int RING = 8;
+    /**
+     * Slots of the TID WRITE ring: {@code HFI1_TID_RDMA_WRITE_CNT} (8) usable entries and one that
+     * stays empty, so that a full ring is told from an empty one (hfi1's ack queue is likewise one
+     * longer than its usable entries, §6.5).
+     */
+    static final int RING = TidWriteRequester.MAX_REQUESTS + 1;
     /** {@link #onRequest} results. */
     static final int ACCEPTED = 0;
     static final int NAK_INVALID = 1;

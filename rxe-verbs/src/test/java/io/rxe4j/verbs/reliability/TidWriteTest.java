@@ -256,19 +256,22 @@ class TidWriteTest {
 
     @Test
     void pipelinedWritesCompleteInOrder() {
-        try (VirtualRcPair p = pair(8L << 20, TID, TID)) {
-            fill(p.a.mr.segment(), 0, 6 << 20, 5);
-            for (int i = 0; i < 6; i++) {
+        // ten 1 MiB TID WRITEs posted at once: 8 outstanding (every entry of the responder's ring in
+        // use), the 9th and 10th go as the first ones complete
+        try (VirtualRcPair p = pair(12L << 20, TID, TID)) {
+            fill(p.a.mr.segment(), 0, 10 << 20, 5);
+            for (int i = 0; i < 10; i++) {
                 p.a.qp.postSend(write(i, p.a, (long) i << 20, 1 << 20, p.b, (long) i << 20));
             }
-            for (int i = 0; i < 6; i++) {
+            for (int i = 0; i < 10; i++) {
                 WorkCompletion wc = await(p, p.a, LONG_WAIT);
                 assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
                 assertThat(wc.wrId).isEqualTo(i);
             }
-            assertThat(p.b.mr.segment().asSlice(0, 6 << 20).mismatch(p.a.mr.segment().asSlice(0, 6 << 20)))
+            assertThat(p.b.mr.segment().asSlice(0, 10 << 20).mismatch(p.a.mr.segment().asSlice(0, 10 << 20)))
                     .isEqualTo(-1);
-            assertThat(count(p, true, TID_WRITE_REQ)).isEqualTo(6);
+            assertThat(count(p, true, TID_WRITE_REQ)).isEqualTo(10);
+            assertThat(p.b.dev.counter("tid_write_ring_full")).isZero();
             assertIdle(p);
         }
     }
