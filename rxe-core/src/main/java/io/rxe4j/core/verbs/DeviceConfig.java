@@ -112,10 +112,13 @@ public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean 
                 peerBudgetBytes, ecn, on, tid);
     }
 
-    /** @return a copy with this TID RDMA capability */
+    /**
+     * @return a copy with this TID RDMA capability; an enabled one turns OPFN on too (TID RDMA is
+     *     negotiated through OPFN), a disabled one leaves OPFN as it is
+     */
     public DeviceConfig withTidRdma(TidRdmaConfig t) {
         return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl,
-                peerBudgetBytes, ecn, opfn, t);
+                peerBudgetBytes, ecn, opfn || (t != null && t.enabled()), t);
     }
 
     /**

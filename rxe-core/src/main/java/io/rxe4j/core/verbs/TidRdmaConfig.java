@@ -6,8 +6,9 @@ package io.rxe4j.core.verbs;
  * DeviceConfig#opfn()} too; a QP asks for it when it enters RTS with path MTU 4096.
  *
  * @param enabled whether QPs of the device request (and accept) TID RDMA
- * @param tidEntries TID entries of the device's receive context (one per 256 KiB segment being
- *     received), 1..65535; exhausting them makes QPs wait ({@code n_tidwait}) or sends RNR NAKs
+ * @param tidEntries TID entries of the device's receive context (one per piece of ≤ 2 MiB of a
+ *     segment being received), 1..1024 (the 10-bit KDETH TID); exhausting them makes QPs wait
+ *     ({@code n_tidwait}) or sends RNR NAKs
  * @param flows hardware flows of the receive context, 1..32 ({@code RXE_NUM_TID_FLOWS} = 32)
  * @param maxRead TID READ segments in flight per request advertised to the peer (1..63, hfi1: 6)
  * @param maxWrite TID WRITE segments allocatable at once advertised to the peer (1..63, hfi1: 4)
@@ -20,8 +21,9 @@ public record TidRdmaConfig(boolean enabled, int tidEntries, int flows, int maxR
      * @throws IllegalArgumentException naming a value out of range
      */
     public TidRdmaConfig {
-        if (tidEntries < 1 || tidEntries > 0xFFFF) {
-            throw new IllegalArgumentException("tidEntries must be 1..65535, got " + tidEntries);
+        if (tidEntries < 1 || tidEntries > 1024) {
+            throw new IllegalArgumentException("tidEntries must be 1..1024 (KDETH's TID is 10 bits), got "
+                    + tidEntries);
         }
         if (flows < 1 || flows > MAX_FLOWS) {
             throw new IllegalArgumentException("flows must be 1.." + MAX_FLOWS + ", got " + flows);

@@ -147,7 +147,7 @@ public final class DemoClient implements Callable<Integer> {
 
         // OPFN: the first packets carry BTH bit 24; both sides exchange their TID RDMA parameters
         // (hidden COMPARE_SWAPs, no completions) when the path MTU is 4096
-        op("OPFN negotiation", 1, 8, () -> {
+        op("WRITE 8 B + OPFN", 1, 8, () -> {
             mem.set(ValueLayout.JAVA_LONG, SCRATCH_OFF, 0L);
             boolean ok = post(wr.set(20, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
                     new Sge(local + SCRATCH_OFF, 8, lkey)).remote(remote + SCRATCH_OFF, rkey), WcOpcode.RDMA_WRITE, 8);
@@ -177,9 +177,10 @@ public final class DemoClient implements Callable<Integer> {
         if (tid != null) {
             long w = ep.counter("tid_write_segments_acked") - tidWrites;
             long r = ep.counter("tid_read_segments_done") - tidReads;
-            op("  carried as TID RDMA", 2, 2L * BULK, () -> {
+            op("check: went as TID RDMA", 2, 2L * BULK, () -> {
                 System.out.println("TID RDMA: the 1 MiB WRITE went as " + w + " TID WRITE segments, the READ as " + r
-                        + " TID READ segments (tid_write_segments_acked, tid_read_segments_done)");
+                        + " TID READ segments (tid_write_segments_acked, tid_read_segments_done; the 256 KiB"
+                        + " WRITE and READ of the persistent MR below go as TID RDMA too, one segment each)");
                 return check(w == BULK / (256 << 10) && r == BULK / (256 << 10),
                         "expected 4 TID WRITE and 4 TID READ segments, got " + w + " and " + r);
             });

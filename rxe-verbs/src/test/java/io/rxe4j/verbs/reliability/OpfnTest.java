@@ -78,6 +78,15 @@ class OpfnTest {
     }
 
     @Test
+    void anEnabledTidConfigTurnsOpfnOnAndTidEntriesStopAt1024() {
+        assertThat(DeviceConfig.defaults().withTidRdma(TidRdmaConfig.on().withTidEntries(1)).opfn()).isTrue();
+        assertThat(DeviceConfig.defaults().withTidRdma(TidRdmaConfig.disabled()).opfn()).isFalse();
+        assertThat(TidRdmaConfig.on().withTidEntries(1024).tidEntries()).isEqualTo(1024);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> TidRdmaConfig.on().withTidEntries(1025))
+                .hasMessageContaining("1..1024");
+    }
+
+    @Test
     void bothSidesNegotiateTidRdmaAfterTheFirstPacketWithoutUserCompletions() {
         try (VirtualRcPair p = pair(TID, TID, MTU4096)) {
             captureAll(p);
