@@ -123,7 +123,9 @@ final class Requester {
     /** @return the peer budget's state, for diagnostics */
     String budgetState() {
         io.rxe4j.core.device.PeerBudget b = budget;
-        return b == null ? "budget{-}" : b.toString();
+        return (b == null ? "budget{-}" : b.toString()) + " rt{" + retransmitTimer.debugState(scheduler.nanoTime())
+                + (rnrWaiting ? " rnrWaiting" : "") + (retryStarted ? " retryStarted" : "") + " retryLeft=" + retryLeft
+                + (outputStalled ? " stalled" : "") + '}';
     }
 
     /** The peer is {@code peer} (modify_qp AV): its budget is the one this QP's packets count against. */

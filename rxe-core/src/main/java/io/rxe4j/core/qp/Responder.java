@@ -143,6 +143,14 @@ final class Responder {
      * queued behind it (or, for a duplicate of that READ, turned into a new position of its cursor).
      */
     void onRequest(PacketView pkt) {
+        if (pkt.opcode() == Opcode.TID_RDMA_WRITE_REQ && Psn.diff(pkt.psn(), ePsn) < 0) {
+            // a duplicate TID WRITE request only re-sends WRITE_RESPs of an entry being received
+            // (tid_rdma_rcv_error acts at once): it must not wait behind a READ reply or behind a READ
+            // that itself waits for this very TID WRITE (the §7 interlock)
+            counters.duplicateRequest++;
+            qp.tidWriteResp.onDuplicate(pkt, pkt.psn());
+            return;
+        }
         if (!busy() && heldByInterlock(pkt)) {
             interlocked = true;
             counters.tidInterlockWaits++;

@@ -25,6 +25,8 @@ final class RetransmitTimer {
     private long periodNanos;
     private long lastProgress = Long.MIN_VALUE;
     private Scheduler.Cancellable pending;
+    /** When the pending timer fires, in scheduler nanoseconds (valid while {@link #pending} is set). */
+    private long scheduledAt;
 
     /**
      * @param scheduler the QP's loop and clock
@@ -54,14 +56,43 @@ final class RetransmitTimer {
 
     /** A packet was just sent (and recorded in the unacknowledged packets): make sure a timer runs. */
     void onSend() {
-        if (periodNanos != 0 && pending == null) {
-            pending = scheduler.schedule(task, periodNanos);
+        if (periodNanos == 0) {
+            return;
+        }
+        long now = scheduler.nanoTime();
+        if (pending == null) {
+            arm(now, periodNanos);
+        } else {
+            pullIn(now);
         }
     }
 
     /** Acknowledged progress at {@code now} nanoseconds: the deadline restarts from it. */
     void onProgress(long now) {
         lastProgress = now;
+        pullIn(now);
+    }
+
+    /**
+     * Packets have different periods (a TID READ_REQ waits 2^shift times longer), so when such a
+     * packet is acknowledged the oldest one left may be due <em>earlier</em> than the timer pending
+     * for the old one: then the timer is moved in. (Deadlines that move later are handled lazily,
+     * when the timer fires early.)
+     */
+    private void pullIn(long now) {
+        if (pending == null || unacked.isEmpty()) {
+            return;
+        }
+        long d = deadline();
+        if (d - scheduledAt < 0) {
+            pending.cancel();
+            arm(now, Math.max(0, d - now));
+        }
+    }
+
+    private void arm(long now, long delay) {
+        pending = scheduler.schedule(task, delay);
+        scheduledAt = now + delay;
     }
 
     /**
@@ -74,6 +105,11 @@ final class RetransmitTimer {
             from = lastProgress;
         }
         return from + (periodNanos << unacked.oldestTimeoutShift());
+    }
+
+    /** @return whether a timer is pending and the nanoseconds to the deadline, for diagnostics */
+    String debugState(long now) {
+        return (pending != null ? "pending" : "idle") + (unacked.isEmpty() ? "" : " left=" + (deadline() - now));
     }
 
     /** Cancels the pending timer (QP leaves RTS, or the timeout is turned off). */
@@ -89,9 +125,10 @@ final class RetransmitTimer {
         if (periodNanos == 0 || unacked.isEmpty()) {
             return; // idle: the next packet sent starts a fresh period
         }
-        long left = deadline() - scheduler.nanoTime();
+        long now = scheduler.nanoTime();
+        long left = deadline() - now;
         if (left > 0) {
-            pending = scheduler.schedule(task, left);
+            arm(now, left);
             return;
         }
         onExpiry.run();

@@ -47,6 +47,8 @@ final class TidWriteRequester {
     /** The responder's flow index and the generation its last RESYNC moved it to, or -1. */
     private int resyncFlowIdx = -1;
     private int resyncGeneration;
+    /** The last verbs PSN of the requests sent before that RESYNC's ACK: later WRITE_RESPs are never stale. */
+    private int resyncVerbsHi;
 
     TidWriteRequester(QueuePair qp) {
         this.qp = qp;
@@ -170,8 +172,8 @@ final class TidWriteRequester {
         }
         int flowPsn = TidHeader.tidFlowPsn(b, at);
         int flowQp = TidHeader.tidFlowQp(b, at);
-        if (TidHeader.flowIndex(flowQp) == resyncFlowIdx && olderGeneration(FlowPsn.generation(flowPsn),
-                resyncGeneration)) {
+        if (TidHeader.flowIndex(flowQp) == resyncFlowIdx && Psn.diff(psn, resyncVerbsHi) <= 0
+                && olderGeneration(FlowPsn.generation(flowPsn), resyncGeneration)) {
             // sent before the RESYNC that renumbered its segment (delayed on the way): its flow
             // sequences are no longer the responder's; the RC timer asks for it again
             counters.duplicateResponse++;
@@ -573,6 +575,7 @@ final class TidWriteRequester {
         // generation is a copy from before this RESYNC (the responder held the flow throughout)
         resyncFlowIdx = w.ackSeg < w.respSeg ? TidHeader.flowIndex(w.segs[w.ackSeg % TidSegment.RING].tidQpn) : -1;
         resyncGeneration = newGen;
+        resyncVerbsHi = Psn.add(qp.requester.psn, -1);
         if (resumeSeg >= 0) {
             resumeFrom(w, resumeSeg, resumePkt);
         } else {

@@ -188,6 +188,33 @@ class TidReadTest {
     }
 
     @Test
+    void theLongTimerOfATidReadDoesNotDelayTheRetransmitOfALaterRequest() {
+        // 40 ms one way: the TID READ takes longer than one period (67 ms) to answer, so the QP's
+        // timer, first due for the READ_REQ, is pushed out to its 64-period deadline; when the READ
+        // completes, the lost WRITE behind it is due one period after that, not 4 s later
+        long oneWay = 40_000_000L;
+        try (VirtualRcPair p = new VirtualRcPair(2L << 20, MTU4096, VirtualRcPair.ALL_REMOTE, oneWay, TID, TID)) {
+            negotiate(p);
+            p.vs.runFor(1_000_000_000L);
+            fill(p.b.mr.segment(), 0, SEG, 3);
+            int[] writes = {0};
+            p.dropper = x -> x.opcode() == 0x0A && writes[0]++ == 0;
+            long t0 = p.vs.nanoTime();
+            p.a.qp.postSend(read(1, p.a, 0, SEG, p.b, 0));
+            p.a.qp.postSend(new SendWr().set(2, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                    new Sge(p.a.mr.addr() + SEG, 64, p.a.mr.lkey())).remote(p.b.mr.addr() + SEG, p.b.mr.rkey()));
+            assertThat(p.next(p.a).wrId).isEqualTo(1);
+            WorkCompletion wc = p.next(p.a);
+            assertThat(wc.wrId).isEqualTo(2);
+            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+            long took = p.vs.nanoTime() - t0;
+            // (before the fix: 4.37 s, the READ_REQ's deadline; the round trip of 80 ms is longer than
+            // the 67 ms period, so a few spurious timeouts are expected either way)
+            assertThat(took).as("virtual ns until the lost WRITE completed").isLessThan(500_000_000L);
+        }
+    }
+
+    @Test
     void aTidReadWaitsForAnOrdinaryReadBeforeIt() {
         try (VirtualRcPair p = pair(4L << 20, TID, TID)) {
             fill(p.b.mr.segment(), 0, 2 << 20, 21);

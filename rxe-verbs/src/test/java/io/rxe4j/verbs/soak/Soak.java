@@ -360,7 +360,8 @@ public final class Soak {
                     int q = indexOf(qb, wc.qpNum);
                     check(wc.status == WcStatus.SUCCESS && wc.opcode == WcOpcode.RECV, "receive failed: " + wc
                             + "; B's QP: " + qb[q].errorReason() + "; A's QP: " + qa[q].errorReason() + "\n A: "
-                            + qa[q].debugState() + "\n B: " + qb[q].debugState() + "\n all: " + states(qa, qb));
+                            + qa[q].debugState() + "\n B: " + qb[q].debugState() + "\n all: " + states(qa, qb)
+                            + "\n A counters " + nonZero(da.counters()) + "\n B counters " + nonZero(db.counters()));
                     int s = (int) wc.wrId;
                     byte[] expect = sentPayloads.get(q).get(recvNext[q]++);
                     check(wc.byteLen == expect.length, "SEND #" + (recvNext[q] - 1) + " on QP " + q + " byte_len "
