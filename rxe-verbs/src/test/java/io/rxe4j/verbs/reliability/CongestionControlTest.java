@@ -151,6 +151,9 @@ class CongestionControlTest {
         pb.close();
         da.close();
         db.close();
+        // packets still queued on the modelled links are delivered (to closed endpoints, which
+        // release them) before the scheduler drops its tasks: nothing is left unreleased
+        vs.runFor(1_000_000_000L);
         vs.shutdown();
         return s;
     }
