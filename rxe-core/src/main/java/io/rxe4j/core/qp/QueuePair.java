@@ -457,15 +457,8 @@ public final class QueuePair {
             w.numSge = 0;
             w.inlineLength = 0;
             w.length = 8;
-            w.opfn = true;
             w.tid = false;
-            w.state = SendWqe.State.POSTED;
-            w.sentBytes = 0;
-            w.readBytes = 0;
-            w.creditHeld = false;
-            w.failStatus = null;
-            w.firstPsn = 0;
-            w.lastPsn = 0;
+            w.posted(true);
             reservedInUse = 1;
             SQ_PROD.setRelease(this, prod + 1);
         }
@@ -614,14 +607,7 @@ public final class QueuePair {
                 TidReadRequester.convert(w, remote, pmtu());
             }
         }
-        w.opfn = false;
-        w.state = SendWqe.State.POSTED;
-        w.sentBytes = 0;
-        w.readBytes = 0;
-        w.creditHeld = false;
-        w.failStatus = null;
-        w.firstPsn = 0;
-        w.lastPsn = 0;
+        w.posted(false);
     }
 
     /**

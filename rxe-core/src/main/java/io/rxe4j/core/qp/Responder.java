@@ -559,16 +559,17 @@ final class Responder {
             return -1;
         }
         int n = TidEntry.count(pkt.payloadLength());
-        if (e.tidList == null) {
-            e.tidList = new int[TidEntry.MAX_ENTRIES];
+        if (e.tid == null) {
+            e.tid = new TidSegment();
         }
+        TidSegment seg = e.tid;
         long covered = 0;
         for (int i = 0; i < n; i++) {
             int entry = TidEntry.read(b, pkt.payloadIndex(), i);
             if (TidEntry.lengthPages(entry) == 0) {
                 return -1;
             }
-            e.tidList[i] = entry;
+            seg.tidList[i] = entry;
             covered += TidEntry.lengthBytes(entry);
         }
         if (n == 0 || covered < len) {
@@ -579,10 +580,12 @@ final class Responder {
         if (!FlowPsn.fitsInGeneration(FlowPsn.sequence(flowPsn), npkts)) {
             return -1; // the segment's flow sequences would reach the reserved 0x7FF
         }
-        e.tidCount = n;
-        e.tidQpn = TidHeader.tidFlowQp(b, at) & Bth.MASK_24;
-        e.flowGeneration = FlowPsn.generation(flowPsn);
-        e.flowSpsn = FlowPsn.sequence(flowPsn);
+        seg.count = n;
+        seg.length = (int) len;
+        seg.npkts = npkts;
+        seg.tidQpn = TidHeader.tidFlowQp(b, at) & Bth.MASK_24;
+        seg.generation = FlowPsn.generation(flowPsn);
+        seg.spsn = FlowPsn.sequence(flowPsn);
         e.va = TidHeader.va(b, at);
         e.rkey = TidHeader.rkey(b, at);
         return len;
@@ -954,9 +957,9 @@ final class Responder {
         e.curPsn = psn;
         e.requestPsn = psn;
         e.streamStart = true;
-        e.pkt = 0;
-        e.tidIdx = 0;
-        e.tidOffset = 0;
+        if (e.tid != null) {
+            e.tid.seek(0, qp.pmtu());
+        }
         reply = e;
         if (sendNow) {
             sendReplyBatch();
@@ -988,8 +991,9 @@ final class Responder {
      * every packet but the segment's last, the peer's J_KEY; AETH; verbs_psn and verbs_qp.
      */
     private void sendTidReadResponse(ResponderResources.Entry e) {
-        int entry = e.tidList[e.tidIdx];
-        int n = (int) Math.min(Math.min(e.resid, qp.pmtu()), TidEntry.lengthBytes(entry) - e.tidOffset);
+        TidSegment seg = e.tid;
+        int entry = seg.tidList[seg.tidIdx];
+        int n = seg.packetBytes(qp.pmtu());
         boolean last = e.resid <= n;
         MemoryRegion mr = e.mr;
         if (mr == null || !mr.isValid()) {
@@ -997,41 +1001,24 @@ final class Responder {
             return;
         }
         Opcode op = Opcode.TID_RDMA_READ_RESP;
-        int pad = -n & 3;
-        int hdr = op.headerLength();
-        int total = hdr + n + pad + Icrc.LENGTH;
-        ByteBuf b = qp.device.allocPacket(total);
+        ByteBuf b = qp.device.allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
         io.rxe4j.core.verbs.TidRdmaParams remote = qp.opfn.remote();
-        Bth.write(b, 0, op.code(), false, pad, Bth.DEFAULT_PKEY, e.tidQpn, false,
-                FlowPsn.of(e.flowGeneration, e.flowSpsn + e.pkt));
+        Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, seg.tidQpn, false,
+                FlowPsn.of(seg.generation, seg.spsn + seg.pkt));
         int at = op.offset(Header.KDETH);
         TidHeader.clear(b, at);
-        Kdeth.writeKdeth0(b, at, e.tidOffset >>> Kdeth.OM_LARGE_SHIFT, true, TidEntry.idx(entry),
+        Kdeth.writeKdeth0(b, at, seg.tidOffset >>> Kdeth.OM_LARGE_SHIFT, true, TidEntry.idx(entry),
                 TidEntry.ctrl(entry), !last && remote != null && remote.urg(), !last);
         Kdeth.writeKdeth1(b, at, remote != null ? remote.jkey() : 0);
         TidHeader.writeAeth(b, at, Aeth.ACK_UNLIMITED, msn);
-        TidHeader.setVerbsPsn(b, at, Psn.add(e.firstPsn, e.pkt));
+        TidHeader.setVerbsPsn(b, at, Psn.add(e.firstPsn, seg.pkt));
         TidHeader.setVerbsQp(b, at, qp.destQpn);
-        try {
-            MemoryCopy.toBuf(mr.segment(), mr.offset(e.curVa), b, hdr, n);
-        } catch (IllegalStateException released) {
-            b.release();
-            readFault(e);
+        if (!transmitPayload(e, b, op.headerLength(), n)) {
             return;
         }
-        for (int i = 0; i < pad; i++) {
-            b.setByte(hdr + n + i, 0);
-        }
-        b.writerIndex(total);
-        qp.device.transmit(qp, b);
         e.curVa += n;
         e.resid -= n;
-        e.pkt++;
-        e.tidOffset += n;
-        if (e.tidOffset == TidEntry.lengthBytes(entry)) {
-            e.tidIdx++;
-            e.tidOffset = 0;
-        }
+        seg.advance(n);
         if (last) {
             endReply();
         }
@@ -1050,28 +1037,14 @@ final class Responder {
             readFault(e);
             return;
         }
-        int pad = -n & 3;
-        int hdr = op.headerLength();
-        int total = hdr + n + pad + Icrc.LENGTH;
-        ByteBuf b = qp.device.allocPacket(total);
-        Bth.write(b, 0, op.code(), false, pad, Bth.DEFAULT_PKEY, qp.destQpn, false, e.curPsn);
+        ByteBuf b = qp.device.allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
+        Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, qp.destQpn, false, e.curPsn);
         if (op.has(Header.AETH)) {
             Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, msn);
         }
-        if (n > 0) {
-            try {
-                MemoryCopy.toBuf(mr.segment(), mr.offset(e.curVa), b, hdr, n);
-            } catch (IllegalStateException released) {
-                b.release();
-                readFault(e);
-                return;
-            }
+        if (!transmitPayload(e, b, op.headerLength(), n)) {
+            return;
         }
-        for (int i = 0; i < pad; i++) {
-            b.setByte(hdr + n + i, 0);
-        }
-        b.writerIndex(total);
-        qp.device.transmit(qp, b);
         e.curVa += n;
         e.resid -= n;
         e.curPsn = Psn.next(e.curPsn);
@@ -1079,6 +1052,33 @@ final class Responder {
         if (last) {
             endReply();
         }
+    }
+
+    /**
+     * Completes response packet {@code b} of READ reply {@code e} (headers written): copies {@code n}
+     * bytes from the MR at {@code e.curVa} after the {@code hdr}-byte headers, zeroes the pad, leaves
+     * room for the ICRC and transmits it.
+     *
+     * @return false if the MR was released under the copy ({@link #readFault} has run, {@code b} is freed)
+     */
+    private boolean transmitPayload(ResponderResources.Entry e, ByteBuf b, int hdr, int n) {
+        if (n > 0) {
+            MemoryRegion mr = e.mr;
+            try {
+                MemoryCopy.toBuf(mr.segment(), mr.offset(e.curVa), b, hdr, n);
+            } catch (IllegalStateException released) {
+                b.release();
+                readFault(e);
+                return false;
+            }
+        }
+        int pad = -n & 3;
+        for (int i = 0; i < pad; i++) {
+            b.setByte(hdr + n + i, 0);
+        }
+        b.writerIndex(hdr + n + pad + Icrc.LENGTH);
+        qp.device.transmit(qp, b);
+        return true;
     }
 
     /** The memory under a READ reply became unreadable: no more payload, NAK 0x62 with the request's PSN (extensions §6). */

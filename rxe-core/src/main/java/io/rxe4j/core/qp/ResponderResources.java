@@ -37,20 +37,11 @@ final class ResponderResources {
         int requestPsn;
         /** The next packet starts a response stream (FIRST or ONLY). */
         boolean streamStart;
-        // ---- TID READ segment (tid-opfn-facts §5.3): where the data goes at the requester ----
-        /** The requester's TID list for the segment (allocated on first use). */
-        int[] tidList;
-        /** Entries in {@link #tidList}. */
-        int tidCount;
-        /** DestQP of the READ_RESP packets: the requester's tid_flow_qp ({@code tid_qpn}). */
-        int tidQpn;
-        /** Flow generation and first flow sequence of the segment. */
-        int flowGeneration;
-        int flowSpsn;
-        /** Next packet of the segment (0-based), TID entry and byte offset in it. */
-        int pkt;
-        int tidIdx;
-        int tidOffset;
+        /**
+         * TID READ (tid-opfn-facts §5.3): the requester's TID list, flow and tid_flow_qp for the
+         * segment, and the cursor of the next READ_RESP in it; allocated on the entry's first TID READ.
+         */
+        TidSegment tid;
     }
 
     private Entry[] ring = newRing(1);

@@ -99,6 +99,22 @@ final class SendWqe {
         return opcode == WrOpcode.RDMA_READ || opcode.isAtomic();
     }
 
+    /**
+     * Resets the progress of a slot just filled at post time: POSTED, nothing sent, read or held.
+     *
+     * @param hidden the hidden OPFN request (reserved slot, no credit, no CQE)
+     */
+    void posted(boolean hidden) {
+        opfn = hidden;
+        state = State.POSTED;
+        sentBytes = 0;
+        readBytes = 0;
+        creditHeld = false;
+        failStatus = null;
+        firstPsn = 0;
+        lastPsn = 0;
+    }
+
     /** @return a TID RDMA WRITE */
     boolean isTidWrite() {
         return tid && opcode == WrOpcode.RDMA_WRITE;

@@ -111,16 +111,40 @@ public final class TidPool {
         return h >= 0 && h < entryOwner.length ? entryOwner[h] : null;
     }
 
-    MemoryRegion mr(int h) {
-        return entryMr[h];
-    }
+    /** {@link #place} result: the payload was copied. */
+    static final int PLACED = 0;
+    /** {@link #place} result: the packet names no TID entry of this QP, or lies outside it (drop it). */
+    static final int NOT_MINE = 1;
+    /** {@link #place} result: the entry's memory no longer allows the access (deregistered MR). */
+    static final int FAULT = 2;
 
-    long addr(int h) {
-        return entryAddr[h];
-    }
-
-    int length(int h) {
-        return entryLen[h];
+    /**
+     * The hardware's placement of a TID data packet ({@code tid-opfn-facts.md} §5.4, §9.4): the
+     * payload goes to the TID entry named in KDETH at OFFSET × 64 bytes, if that entry belongs to
+     * {@code qp} and holds the whole payload, and its memory still allows {@code access}.
+     *
+     * @param at absolute index of the packet's KDETH block
+     * @return {@link #PLACED}, {@link #NOT_MINE} or {@link #FAULT}
+     */
+    int place(QueuePair qp, io.rxe4j.core.wire.PacketView pkt, int at, int access) {
+        io.netty.buffer.ByteBuf b = pkt.buf();
+        int h = io.rxe4j.core.wire.Kdeth.tid(b, at);
+        long off = io.rxe4j.core.wire.Kdeth.offsetBytes(b, at);
+        int n = pkt.payloadLength();
+        if (owner(h) != qp || off + n > entryLen[h]) {
+            return NOT_MINE;
+        }
+        MemoryRegion mr = entryMr[h];
+        long va = entryAddr[h] + off;
+        if (mr == null || !mr.allows(va, n, access)) {
+            return FAULT;
+        }
+        try {
+            io.rxe4j.core.memory.MemoryCopy.fromBuf(b, pkt.payloadIndex(), mr.segment(), mr.offset(va), n);
+        } catch (IllegalStateException released) {
+            return FAULT;
+        }
+        return PLACED;
     }
 
     /** Gives back entries {@code hs[0..n)} and wakes the first QP waiting for entries. */

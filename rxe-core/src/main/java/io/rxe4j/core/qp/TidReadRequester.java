@@ -2,7 +2,6 @@ package io.rxe4j.core.qp;
 
 import io.rxe4j.core.device.DeviceCounters;
 import io.rxe4j.core.memory.MemoryRegion;
-import io.rxe4j.core.memory.MemoryCopy;
 import io.rxe4j.core.verbs.Access;
 import io.rxe4j.core.verbs.TidRdmaParams;
 import io.rxe4j.core.verbs.WcStatus;
@@ -238,26 +237,16 @@ final class TidReadRequester {
             }
             return;
         }
-        // place: TID entry named in KDETH, at OFFSET × 64
-        int handle = Kdeth.tid(b, at);
-        TidPool pool = qp.device.tidPool();
-        int off = Kdeth.offsetBytes(b, at);
-        int n = p.payloadLength();
-        if (pool.owner(handle) != qp || off + (long) n > pool.length(handle)) {
-            counters.drop(DropReason.OTHER); // not a TID entry of this QP, or outside it
-            return;
-        }
-        MemoryRegion mr = pool.mr(handle);
-        long va = pool.addr(handle) + off;
-        if (mr == null || !mr.allows(va, n, Access.LOCAL_WRITE)) {
-            failHead(WcStatus.LOC_PROT_ERR, "TID entry " + handle + " no longer maps writable memory");
-            return;
-        }
-        try {
-            MemoryCopy.fromBuf(b, p.payloadIndex(), mr.segment(), mr.offset(va), n);
-        } catch (IllegalStateException released) {
-            failHead(WcStatus.LOC_PROT_ERR, "the MR under TID entry " + handle + " was deregistered");
-            return;
+        switch (qp.device.tidPool().place(qp, p, at, Access.LOCAL_WRITE)) {
+            case TidPool.NOT_MINE -> {
+                counters.drop(DropReason.OTHER); // not a TID entry of this QP, or outside it
+                return;
+            }
+            case TidPool.FAULT -> {
+                failHead(WcStatus.LOC_PROT_ERR, "TID entry " + Kdeth.tid(b, at) + " no longer maps writable memory");
+                return;
+            }
+            default -> { }
         }
         flow.expectedSeq++;
         // a response that advanced the flow is progress: retry_cnt starts over, as for every valid

@@ -2,7 +2,6 @@ package io.rxe4j.core.qp;
 
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.device.DeviceCounters;
-import io.rxe4j.core.memory.MemoryCopy;
 import io.rxe4j.core.memory.MemoryRegion;
 import io.rxe4j.core.spi.Scheduler;
 import io.rxe4j.core.verbs.Access;
@@ -426,25 +425,16 @@ final class TidWriteResponder {
             counters.drop(DropReason.OTHER);
             return;
         }
-        int handle = Kdeth.tid(b, at);
-        TidPool pool = qp.device.tidPool();
-        int off = Kdeth.offsetBytes(b, at);
-        int n = pkt.payloadLength();
-        if (pool.owner(handle) != qp || off + (long) n > pool.length(handle)) {
-            counters.drop(DropReason.OTHER); // not a TID entry of this QP, or outside it
-            return;
-        }
-        MemoryRegion mr = pool.mr(handle);
-        long va = pool.addr(handle) + off;
-        if (mr == null || !mr.isValid()) {
-            fatal("the MR under TID entry " + handle + " was deregistered during a TID WRITE");
-            return;
-        }
-        try {
-            MemoryCopy.fromBuf(b, pkt.payloadIndex(), mr.segment(), mr.offset(va), n);
-        } catch (IllegalStateException released) {
-            fatal("the MR under TID entry " + handle + " was deregistered during a TID WRITE");
-            return;
+        switch (qp.device.tidPool().place(qp, pkt, at, Access.REMOTE_WRITE)) {
+            case TidPool.NOT_MINE -> {
+                counters.drop(DropReason.OTHER); // not a TID entry of this QP, or outside it
+                return;
+            }
+            case TidPool.FAULT -> {
+                fatal("the MR under TID entry " + Kdeth.tid(b, at) + " was deregistered during a TID WRITE");
+                return;
+            }
+            default -> { }
         }
         nakPsn = -1;
         placedSinceResync = true;

@@ -53,7 +53,8 @@ class TidReadTest {
         p.log.clear();
     }
 
-    private static void fill(MemorySegment seg, long off, long len, long seed) {
+    /** Fills {@code [off, off+len)} of {@code seg} with the seeded pattern {@code seed} (also used by {@link TidWriteTest}). */
+    static void fill(MemorySegment seg, long off, long len, long seed) {
         SplittableRandom r = new SplittableRandom(seed);
         for (long i = 0; i < len; i += 8) {
             seg.set(ValueLayout.JAVA_LONG_UNALIGNED, off + i, r.nextLong());

@@ -16,7 +16,6 @@ import io.rxe4j.core.verbs.WrOpcode;
 import io.rxe4j.verbs.reliability.VirtualRcPair.Params;
 import io.rxe4j.verbs.reliability.VirtualRcPair.Pkt;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
@@ -54,13 +53,6 @@ class TidWriteTest {
         return p;
     }
 
-    private static void fill(MemorySegment seg, long off, long len, long seed) {
-        SplittableRandom r = new SplittableRandom(seed);
-        for (long i = 0; i < len; i += 8) {
-            seg.set(ValueLayout.JAVA_LONG_UNALIGNED, off + i, r.nextLong());
-        }
-    }
-
     private static SendWr write(long id, VirtualRcPair.Side from, long off, long len, VirtualRcPair.Side to,
             long toOff) {
         return new SendWr().set(id, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, new Sge(from.mr.addr() + off, (int) len,
@@ -76,7 +68,7 @@ class TidWriteTest {
 
     /** WRITEs {@code len} bytes of A (at {@code off}) to B (at {@code toOff}); checks the completion and the bytes. */
     private static void writeAndCheck(VirtualRcPair p, long off, long len, long toOff, long seed) {
-        fill(p.a.mr.segment(), off, len, seed);
+        TidReadTest.fill(p.a.mr.segment(), off, len, seed);
         p.a.qp.postSend(write(seed, p.a, off, len, p.b, toOff));
         WorkCompletion wc = await(p, p.a, LONG_WAIT);
         assertThat(wc.status).as("status; %s", p.a.qp.errorReason()).isEqualTo(WcStatus.SUCCESS);
@@ -259,7 +251,7 @@ class TidWriteTest {
         // ten 1 MiB TID WRITEs posted at once: 8 outstanding (every entry of the responder's ring in
         // use), the 9th and 10th go as the first ones complete
         try (VirtualRcPair p = pair(12L << 20, TID, TID)) {
-            fill(p.a.mr.segment(), 0, 10 << 20, 5);
+            TidReadTest.fill(p.a.mr.segment(), 0, 10 << 20, 5);
             for (int i = 0; i < 10; i++) {
                 p.a.qp.postSend(write(i, p.a, (long) i << 20, 1 << 20, p.b, (long) i << 20));
             }
@@ -279,7 +271,7 @@ class TidWriteTest {
     @Test
     void aReadAfterATidWriteSeesTheWrittenData() {
         try (VirtualRcPair p = pair(4L << 20, TID, TID)) {
-            fill(p.a.mr.segment(), 0, 1 << 20, 6);
+            TidReadTest.fill(p.a.mr.segment(), 0, 1 << 20, 6);
             p.a.qp.postSend(write(1, p.a, 0, 1 << 20, p.b, 0));
             // read it back at once, into another place: the READ waits for the TID WRITE's ACKs
             p.a.qp.postSend(new SendWr().set(2, WrOpcode.RDMA_READ, SendFlags.SIGNALED,
@@ -313,7 +305,7 @@ class TidWriteTest {
                     new Sge(p.a.mr.addr(), 8, p.a.mr.lkey())).remote(p.b.mr.addr(), p.b.mr.rkey()));
             assertThat(p.next(c.cqa(), "conn").status).isEqualTo(WcStatus.SUCCESS);
             p.vs.runFor(10_000_000L);
-            fill(p.a.mr.segment(), 0, 4 << 20, 8);
+            TidReadTest.fill(p.a.mr.segment(), 0, 4 << 20, 8);
             p.a.qp.postSend(write(1, p.a, 0, 2 << 20, p.b, 0));
             c.qa().postSend(write(2, p.a, 2 << 20, 2 << 20, p.b, 2 << 20));
             assertThat(await(p, p.a, LONG_WAIT).status).isEqualTo(WcStatus.SUCCESS);
