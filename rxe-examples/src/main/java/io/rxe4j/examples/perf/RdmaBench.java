@@ -91,7 +91,7 @@ final class RdmaBench {
             int done = 0;
             while (done < qps.length || !allTid()) {
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("TID RDMA not negotiated within 5 s (path MTU 4096 on both sides?)");
+                    throw new IllegalStateException("TID RDMA not negotiated within 5 s (path MTU 4096 and --tid on both sides?)");
                 }
                 while (cq.poll(wc) > 0) {
                     check(wc[0]);

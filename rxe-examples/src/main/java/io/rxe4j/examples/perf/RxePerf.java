@@ -537,6 +537,12 @@ public final class RxePerf implements Callable<Integer> {
                 if (!ready.equals("READY")) {
                     throw new IllegalStateException("server: " + ready);
                 }
+                if (tid) { // as in one process: negotiate before measuring, so no row runs as plain RDMA
+                    side.negotiateTid(peers);
+                    if (!json) {
+                        out.println(" TID RDMA negotiated on " + qps + " QP(s): " + side.qps[0].tidRdma());
+                    }
+                }
                 RdmaBench.Requester req = new RdmaBench.Requester(side, peers);
                 try (RawUdpBench.Requester rawReq = rawUdp || compare
                         ? new RawUdpBench.Requester(io(), ip, rawPeer) : null) {
