@@ -6,12 +6,12 @@
  *       default, IPv4 and IPv6;
  *   <li>{@link io.rxe4j.net.inproc.InJvmFabric}: endpoints inside one JVM, no sockets;
  *   <li>{@link io.rxe4j.net.sim.VirtualScheduler}: a deterministic virtual-time loop for tests;
- *   <li>{@link io.rxe4j.net.NettyScheduler}: the {@link io.rxe4j.core.spi.Scheduler} view of a
+ *   <li>{@link io.rxe4j.net.NettyScheduler}: the {@link io.rxe4j.verbs.spi.Scheduler} view of a
  *       Netty event loop.
  * </ul>
  */
 module io.rxe4j.net {
-    requires transitive io.rxe4j.core;
+    requires transitive io.rxe4j.verbs;
     requires transitive io.netty.transport; // EventLoopGroup in UdpTransport.Builder
     requires transitive io.netty.common; // EventExecutor in NettyScheduler
     requires io.netty.buffer;

@@ -1,9 +1,9 @@
 package io.rxe4j.benchmarks;
 
-import io.rxe4j.core.cq.CompletionQueue;
-import io.rxe4j.core.verbs.WcOpcode;
-import io.rxe4j.core.verbs.WcStatus;
-import io.rxe4j.core.verbs.WorkCompletion;
+import io.rxe4j.core.cq.RxeCq;
+import io.rxe4j.verbs.WcOpcode;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.verbs.WorkCompletion;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -18,8 +18,8 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Completion queue: one {@link CompletionQueue#push} (producer, the device loop) and one
- * {@link CompletionQueue#poll} (consumer) per completion, on one thread; and a batch of 16.
+ * Completion queue: one {@link RxeCq#push} (producer, the device loop) and one
+ * {@link RxeCq#poll} (consumer) per completion, on one thread; and a batch of 16.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -28,13 +28,13 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
 public class CqBench {
-    private CompletionQueue cq;
+    private RxeCq cq;
     private final WorkCompletion[] out = new WorkCompletion[16];
     private long wrId;
 
     @Setup
     public void setUp() {
-        cq = new CompletionQueue(1, 1024);
+        cq = new RxeCq(1, 1024);
         for (int i = 0; i < out.length; i++) {
             out[i] = new WorkCompletion();
         }

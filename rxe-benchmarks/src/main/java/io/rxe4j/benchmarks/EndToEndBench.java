@@ -1,15 +1,15 @@
 package io.rxe4j.benchmarks;
 
-import io.rxe4j.core.verbs.Access;
-import io.rxe4j.core.verbs.Mtu;
-import io.rxe4j.core.verbs.QpAttr;
-import io.rxe4j.core.verbs.QpState;
-import io.rxe4j.core.verbs.SendFlags;
-import io.rxe4j.core.verbs.SendWr;
-import io.rxe4j.core.verbs.Sge;
-import io.rxe4j.core.verbs.WcStatus;
-import io.rxe4j.core.verbs.WorkCompletion;
-import io.rxe4j.core.verbs.WrOpcode;
+import io.rxe4j.verbs.Access;
+import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.QpAttr;
+import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.SendFlags;
+import io.rxe4j.verbs.SendWr;
+import io.rxe4j.verbs.Sge;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.verbs.WorkCompletion;
+import io.rxe4j.verbs.WrOpcode;
 import io.rxe4j.net.inproc.InJvmFabric;
 import io.rxe4j.verbs.CompletionQueue;
 import io.rxe4j.verbs.MemoryRegion;

@@ -1,8 +1,8 @@
 package io.rxe4j.benchmarks;
 
-import io.rxe4j.core.memory.MemoryRegion;
-import io.rxe4j.core.memory.ProtectionDomain;
-import io.rxe4j.core.verbs.Access;
+import io.rxe4j.core.memory.RxeMr;
+import io.rxe4j.core.memory.RxePd;
+import io.rxe4j.verbs.Access;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
@@ -20,7 +20,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * MR access checks ({@link MemoryRegion#allows}: validity, rights, unsigned range) and the
+ * MR access checks ({@link RxeMr#allows}: validity, rights, unsigned range) and the
  * responder's atomics on MR memory (single-threaded, uncontended).
  */
 @State(Scope.Thread)
@@ -31,7 +31,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
 public class MemoryRegionBench {
     private Arena arena;
-    private MemoryRegion mr;
+    private RxeMr mr;
     private long va;
     private long word;
     private long counter;
@@ -41,7 +41,7 @@ public class MemoryRegionBench {
         arena = Arena.ofShared();
         MemorySegment seg = arena.allocate(1 << 16, 4096);
         int access = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
-        mr = new MemoryRegion(new ProtectionDomain(1), seg, null, access, 0x100 | 0x42);
+        mr = new RxeMr(new RxePd(1), seg, null, access, 0x100 | 0x42);
         va = mr.iova();
         word = va + 4096;
     }

@@ -3,26 +3,26 @@ package io.rxe4j.benchmarks;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
-import io.rxe4j.core.cq.CompletionQueue;
+import io.rxe4j.core.cq.RxeCq;
 import io.rxe4j.core.device.RxeDevice;
-import io.rxe4j.core.memory.MemoryRegion;
-import io.rxe4j.core.memory.ProtectionDomain;
-import io.rxe4j.core.qp.QueuePair;
-import io.rxe4j.core.spi.PacketReceiver;
-import io.rxe4j.core.spi.Scheduler;
-import io.rxe4j.core.spi.Transport;
-import io.rxe4j.core.verbs.Access;
-import io.rxe4j.core.verbs.DeviceConfig;
-import io.rxe4j.core.verbs.Mtu;
-import io.rxe4j.core.verbs.QpAttr;
-import io.rxe4j.core.verbs.QpCaps;
-import io.rxe4j.core.verbs.QpState;
-import io.rxe4j.core.verbs.SendFlags;
-import io.rxe4j.core.verbs.SendWr;
-import io.rxe4j.core.verbs.Sge;
-import io.rxe4j.core.verbs.WcStatus;
-import io.rxe4j.core.verbs.WorkCompletion;
-import io.rxe4j.core.verbs.WrOpcode;
+import io.rxe4j.core.memory.RxeMr;
+import io.rxe4j.core.memory.RxePd;
+import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.verbs.spi.PacketReceiver;
+import io.rxe4j.verbs.spi.Scheduler;
+import io.rxe4j.verbs.spi.Transport;
+import io.rxe4j.verbs.Access;
+import io.rxe4j.verbs.DeviceConfig;
+import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.QpAttr;
+import io.rxe4j.verbs.QpCaps;
+import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.SendFlags;
+import io.rxe4j.verbs.SendWr;
+import io.rxe4j.verbs.Sge;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.verbs.WorkCompletion;
+import io.rxe4j.verbs.WrOpcode;
 import io.rxe4j.core.wire.Aeth;
 import io.rxe4j.core.wire.Bth;
 import io.rxe4j.core.wire.Icrc;
@@ -48,7 +48,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * post_send → packet on one core {@link RxeDevice}: {@link QueuePair#postSend} of a one-packet
+ * post_send → packet on one core {@link RxeDevice}: {@link RxeQp#postSend} of a one-packet
  * RDMA WRITE (SGE in a registered MR) runs the requester inline (the transport's loop is the
  * calling thread): WQE fill, opcode/PSN/AckReq, a pooled direct buffer, BTH + RETH, payload copy
  * out of the MR, ICRC, send (the transport releases the packet), retransmit timer arming.
@@ -101,10 +101,10 @@ public class PostSendBench {
 
     private ReleasingTransport net;
     private RxeDevice dev;
-    private QueuePair qp;
-    private CompletionQueue cq;
+    private RxeQp qp;
+    private RxeCq cq;
     private Arena arena;
-    private MemoryRegion mr;
+    private RxeMr mr;
     private SendWr wr;
     private ByteBuf ack;
     private final Icrc peerIcrc = new Icrc();
@@ -116,7 +116,7 @@ public class PostSendBench {
     public void setUp() {
         net = new ReleasingTransport();
         dev = new RxeDevice(net, DeviceConfig.defaults());
-        ProtectionDomain pd = dev.allocPd();
+        RxePd pd = dev.allocPd();
         cq = dev.createCq(4 * BATCH);
         qp = dev.createQp(pd, cq, cq, new QpCaps(4 * BATCH, 16, 1, 1, 0), false);
         arena = Arena.ofShared();

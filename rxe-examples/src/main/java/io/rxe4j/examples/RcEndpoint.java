@@ -1,11 +1,11 @@
 package io.rxe4j.examples;
 
-import io.rxe4j.core.verbs.Access;
-import io.rxe4j.core.verbs.Mtu;
-import io.rxe4j.core.verbs.QpAttr;
-import io.rxe4j.core.verbs.QpState;
-import io.rxe4j.core.spi.Transport;
-import io.rxe4j.core.verbs.WorkCompletion;
+import io.rxe4j.verbs.Access;
+import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.QpAttr;
+import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.spi.Transport;
+import io.rxe4j.verbs.WorkCompletion;
 import io.rxe4j.net.fault.Direction;
 import io.rxe4j.net.fault.FaultAction;
 import io.rxe4j.net.fault.FaultInjectingTransport;
@@ -77,7 +77,7 @@ public final class RcEndpoint implements AutoCloseable {
         // OPFN and TID RDMA on (docs/tid-rdma.md): two rxe4j endpoints negotiate TID RDMA on their
         // first packets when the path MTU is 4096, and large aligned READs/WRITEs are carried as TID
         device = RdmaDevice.open(faults != null ? faults : transport,
-                io.rxe4j.core.verbs.DeviceConfig.defaults().withTidRdma());
+                io.rxe4j.verbs.DeviceConfig.defaults().withTidRdma());
         pd = device.allocPd();
         cq = device.createCq(4096);
         mr = pd.allocMr(mrBytes, MR_ACCESS);
@@ -177,17 +177,17 @@ public final class RcEndpoint implements AutoCloseable {
     }
 
     /** {@code ibv_post_recv}. */
-    public void postRecv(io.rxe4j.core.verbs.RecvWr wr) {
+    public void postRecv(io.rxe4j.verbs.RecvWr wr) {
         qp.postRecv(wr);
     }
 
     /** {@code ibv_post_send}. */
-    public void postSend(io.rxe4j.core.verbs.SendWr wr) {
+    public void postSend(io.rxe4j.verbs.SendWr wr) {
         qp.postSend(wr);
     }
 
     /** @return the TID RDMA parameters the peer sent through OPFN, or null while TID RDMA is off */
-    public io.rxe4j.core.verbs.TidRdmaParams tidRdma() {
+    public io.rxe4j.verbs.TidRdmaParams tidRdma() {
         return qp.tidRdma();
     }
 

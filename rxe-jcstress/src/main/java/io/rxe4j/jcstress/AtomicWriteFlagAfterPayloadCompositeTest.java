@@ -4,7 +4,7 @@ import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
 import io.netty.buffer.ByteBuf;
-import io.rxe4j.core.memory.MemoryRegion;
+import io.rxe4j.core.memory.RxeMr;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Description;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -17,8 +17,8 @@ import org.openjdk.jcstress.infra.results.II_Result;
  *
  * <p>Writer = the responder: an RDMA WRITE payload placed with plain stores
  * ({@code MemoryCopy.fromBuf}, as {@code Responder.executeWrite}), then the ATOMIC WRITE flag
- * stored with {@code MemoryRegion.setLongRelease} (as {@code Responder.executeAtomicWrite}).
- * Reader = a local thread polling the flag with {@code MemoryRegion.getLongAcquire}, then reading
+ * stored with {@code RxeMr.setLongRelease} (as {@code Responder.executeAtomicWrite}).
+ * Reader = a local thread polling the flag with {@code RxeMr.getLongAcquire}, then reading
  * the payload with plain loads. Result: (flag: 0 unset, 1 set, -1 torn; payload: 0 old, 1 partial,
  * 2 complete, -1 a byte that was never written). Forbidden: "1, 0", "1, 1" (flag seen, payload
  * old or partial) and anything with -1.
@@ -33,7 +33,7 @@ import org.openjdk.jcstress.infra.results.II_Result;
 @Outcome(expect = FORBIDDEN, desc = "Flag seen with an old or partial payload, a torn flag, or bytes never written.")
 @State
 public class AtomicWriteFlagAfterPayloadCompositeTest {
-    private final MemoryRegion mr = Placement.newMr(Placement.MR_LEN);
+    private final RxeMr mr = Placement.newMr(Placement.MR_LEN);
     private final long payloadVa = mr.iova();
     private final long flagVa = mr.iova() + Placement.PAYLOAD_LEN;
     private final ByteBuf writePacket = Placement.writePacket(Placement.Kind.COMPOSITE);

@@ -5,7 +5,7 @@ import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE_INTERESTING;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
 import io.netty.buffer.ByteBuf;
-import io.rxe4j.core.memory.MemoryRegion;
+import io.rxe4j.core.memory.RxeMr;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Description;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -35,7 +35,7 @@ import org.openjdk.jcstress.infra.results.II_Result;
 @Outcome(expect = FORBIDDEN, desc = "A torn flag or bytes never written.")
 @State
 public class AtomicWriteFlagAfterPayloadPlainStoreControlTest {
-    private final MemoryRegion mr = Placement.newMr(Placement.MR_LEN);
+    private final RxeMr mr = Placement.newMr(Placement.MR_LEN);
     private final long payloadVa = mr.iova();
     private final long flagVa = mr.iova() + Placement.PAYLOAD_LEN;
     private final ByteBuf writePacket = Placement.writePacket(Placement.Kind.DIRECT);

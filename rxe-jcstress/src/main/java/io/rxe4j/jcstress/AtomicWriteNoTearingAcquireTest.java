@@ -3,7 +3,7 @@ package io.rxe4j.jcstress;
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
-import io.rxe4j.core.memory.MemoryRegion;
+import io.rxe4j.core.memory.RxeMr;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Description;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -12,7 +12,7 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.J_Result;
 
 /**
- * Issue 3 (b): an ATOMIC WRITE is single-copy atomic for a local reader using MemoryRegion.getLongAcquire (the pairing load).
+ * Issue 3 (b): an ATOMIC WRITE is single-copy atomic for a local reader using RxeMr.getLongAcquire (the pairing load).
  *
  * <p>The word starts as {@link Tearing#OLD} = 0x00000000_FFFFFFFF; the responder's
  * {@code executeAtomicWrite} path stores {@link Tearing#NEW} = 0xFFFFFFFF_00000000. Every byte
@@ -26,7 +26,7 @@ import org.openjdk.jcstress.infra.results.J_Result;
 @Outcome(expect = FORBIDDEN, desc = "Torn value: a mix of the old and the new bytes.")
 @State
 public class AtomicWriteNoTearingAcquireTest {
-    private final MemoryRegion mr = Tearing.newWord();
+    private final RxeMr mr = Tearing.newWord();
     private final long va = mr.iova();
 
     @Actor

@@ -3,7 +3,7 @@ package io.rxe4j.jcstress;
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
-import io.rxe4j.core.memory.MemoryRegion;
+import io.rxe4j.core.memory.RxeMr;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import org.openjdk.jcstress.annotations.Actor;
@@ -30,7 +30,7 @@ import org.openjdk.jcstress.infra.results.J_Result;
 public class AtomicWriteNoTearingOpaqueTest {
     private static final VarHandle OPAQUE = ValueLayout.JAVA_LONG.varHandle();
 
-    private final MemoryRegion mr = Tearing.newWord();
+    private final RxeMr mr = Tearing.newWord();
     private final long va = mr.iova();
 
     @Actor

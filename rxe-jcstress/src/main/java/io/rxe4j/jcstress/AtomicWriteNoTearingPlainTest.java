@@ -3,7 +3,7 @@ package io.rxe4j.jcstress;
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
-import io.rxe4j.core.memory.MemoryRegion;
+import io.rxe4j.core.memory.RxeMr;
 import java.lang.foreign.ValueLayout;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Description;
@@ -27,7 +27,7 @@ import org.openjdk.jcstress.infra.results.J_Result;
 @Outcome(expect = FORBIDDEN, desc = "Torn value: a mix of the old and the new bytes.")
 @State
 public class AtomicWriteNoTearingPlainTest {
-    private final MemoryRegion mr = Tearing.newWord();
+    private final RxeMr mr = Tearing.newWord();
     private final long va = mr.iova();
 
     @Actor

@@ -4,19 +4,19 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.rxe4j.core.memory.MemoryCopy;
-import io.rxe4j.core.memory.MemoryRegion;
-import io.rxe4j.core.memory.ProtectionDomain;
-import io.rxe4j.core.verbs.Access;
+import io.rxe4j.core.memory.RxeMr;
+import io.rxe4j.core.memory.RxePd;
+import io.rxe4j.verbs.Access;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
- * The responder's placement steps, made callable from jcstress actors with the real rxe-core code:
+ * The responder's placement steps, made callable from jcstress actors with the real rxe-verbs code:
  * {@link #placeWrite} is {@code Responder.executeWrite}'s copy ({@link MemoryCopy#fromBuf}, plain
  * stores) and {@link #placeAtomicWrite} is {@code Responder.executeAtomicWrite}'s store (the 8
- * wire bytes decoded as the responder does, then {@link MemoryRegion#setLongRelease}).
+ * wire bytes decoded as the responder does, then {@link RxeMr#setLongRelease}).
  *
  * <p>Packets are modelled as the responder sees them: a {@link ByteBuf} whose payload starts after
  * the BTH (12 bytes) and RETH (16 bytes), so {@code payloadIndex == 28}.
@@ -33,7 +33,7 @@ final class Placement {
     /** The ATOMIC WRITE flag value (non-zero in both halves). */
     static final long FLAG = 0x0123_4567_89AB_CDEFL;
 
-    private static final ProtectionDomain PD = new ProtectionDomain(1);
+    private static final RxePd PD = new RxePd(1);
     private static final int KEY = 0x100 | 1;
     private static final int ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
             | Access.REMOTE_ATOMIC;
@@ -60,9 +60,9 @@ final class Placement {
      * ({@link Arena#ofAuto()}, accessible from any thread like {@code Arena.ofShared()}): jcstress
      * makes millions of states, and a shared arena per state would never be freed.
      */
-    static MemoryRegion newMr(long bytes) {
+    static RxeMr newMr(long bytes) {
         MemorySegment seg = Arena.ofAuto().allocate(bytes, 8);
-        return new MemoryRegion(PD, seg, null, ACCESS, KEY);
+        return new RxeMr(PD, seg, null, ACCESS, KEY);
     }
 
     /** Kinds of packet buffer, one per {@link MemoryCopy#fromBuf} branch. */
@@ -111,12 +111,12 @@ final class Placement {
     }
 
     /** Responder.executeWrite's placement of {@code PAYLOAD_LEN} bytes at {@code va}. */
-    static void placeWrite(MemoryRegion mr, long va, ByteBuf pkt) {
+    static void placeWrite(RxeMr mr, long va, ByteBuf pkt) {
         MemoryCopy.fromBuf(pkt, PAYLOAD_INDEX, mr.segment(), mr.offset(va), PAYLOAD_LEN);
     }
 
     /** Responder.executeAtomicWrite's store of the packet's 8 bytes at {@code va}. */
-    static void placeAtomicWrite(MemoryRegion mr, long va, ByteBuf pkt) {
+    static void placeAtomicWrite(RxeMr mr, long va, ByteBuf pkt) {
         long raw = pkt.getLong(PAYLOAD_INDEX); // the 8 wire bytes, big-endian read
         mr.setLongRelease(va, NATIVE_LE ? Long.reverseBytes(raw) : raw); // stored byte for byte
     }
@@ -126,7 +126,7 @@ final class Placement {
      * with a plain store instead of the release store, so nothing orders the earlier payload stores
      * before it.
      */
-    static void placeAtomicWritePlain(MemoryRegion mr, long va, ByteBuf pkt) {
+    static void placeAtomicWritePlain(RxeMr mr, long va, ByteBuf pkt) {
         long raw = pkt.getLong(PAYLOAD_INDEX);
         mr.segment().set(ValueLayout.JAVA_LONG, mr.offset(va), NATIVE_LE ? Long.reverseBytes(raw) : raw);
     }
@@ -145,7 +145,7 @@ final class Placement {
      *
      * @return {@link #OLD}, {@link #PARTIAL}, {@link #COMPLETE} or {@link #GARBAGE}
      */
-    static int payloadState(MemoryRegion mr, long va) {
+    static int payloadState(RxeMr mr, long va) {
         MemorySegment seg = mr.segment();
         long off = mr.offset(va);
         int seen = 0;

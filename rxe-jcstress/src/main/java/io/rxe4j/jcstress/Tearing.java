@@ -1,7 +1,7 @@
 package io.rxe4j.jcstress;
 
 import io.netty.buffer.ByteBuf;
-import io.rxe4j.core.memory.MemoryRegion;
+import io.rxe4j.core.memory.RxeMr;
 
 /** Values for the torn-read tests: every byte of {@link #OLD} differs from {@link #NEW}. */
 final class Tearing {
@@ -15,8 +15,8 @@ final class Tearing {
     static final ByteBuf NEW_PACKET = Placement.atomicWritePacket(NEW);
 
     /** A fresh 8-byte MR whose word holds {@link #OLD} (published to the actors by jcstress). */
-    static MemoryRegion newWord() {
-        MemoryRegion mr = Placement.newMr(8);
+    static RxeMr newWord() {
+        RxeMr mr = Placement.newMr(8);
         mr.setLongRelease(mr.iova(), OLD);
         return mr;
     }

@@ -2,7 +2,7 @@ package io.rxe4j.net;
 
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.rxe4j.core.spi.Scheduler;
+import io.rxe4j.verbs.spi.Scheduler;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 

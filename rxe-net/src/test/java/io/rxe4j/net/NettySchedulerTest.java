@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.channel.DefaultEventLoop;
-import io.rxe4j.core.spi.Scheduler.Cancellable;
+import io.rxe4j.verbs.spi.Scheduler.Cancellable;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

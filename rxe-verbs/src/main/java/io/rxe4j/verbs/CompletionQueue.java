@@ -1,6 +1,5 @@
 package io.rxe4j.verbs;
 
-import io.rxe4j.core.verbs.WorkCompletion;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -10,11 +9,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class CompletionQueue implements AutoCloseable {
     final RdmaDevice device;
-    final io.rxe4j.core.cq.CompletionQueue core;
+    final io.rxe4j.core.cq.RxeCq core;
     final AtomicInteger users = new AtomicInteger();
     private volatile boolean closed;
 
-    CompletionQueue(RdmaDevice device, io.rxe4j.core.cq.CompletionQueue core) {
+    CompletionQueue(RdmaDevice device, io.rxe4j.core.cq.RxeCq core) {
         this.device = device;
         this.core = core;
     }

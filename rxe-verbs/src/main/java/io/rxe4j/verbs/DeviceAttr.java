@@ -15,7 +15,7 @@ package io.rxe4j.verbs;
  * @param maxQpInitRdAtom initiator depth per QP (max_rd_atomic)
  * @param atomicCap 1 = IBV_ATOMIC_HCA: atomic across the device
  * @param maskedAtomicCap 1 = IBV_ATOMIC_HCA: masked atomics with rxe4j's wire format ({@code extensions.md} §2)
- * @param deviceCapFlagsEx {@code device_cap_flags_ex} bits: {@link io.rxe4j.core.verbs.DeviceCap} FLUSH_GLOBAL,
+ * @param deviceCapFlagsEx {@code device_cap_flags_ex} bits: {@link io.rxe4j.verbs.DeviceCap} FLUSH_GLOBAL,
  *     FLUSH_PERSISTENT and ATOMIC_WRITE
  * @param localCaAckDelay 15, as rxe
  * @param maxMsgSize bytes, 2^31

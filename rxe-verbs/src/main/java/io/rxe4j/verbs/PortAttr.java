@@ -1,6 +1,5 @@
 package io.rxe4j.verbs;
 
-import io.rxe4j.core.verbs.Mtu;
 import java.net.InetSocketAddress;
 
 /**

@@ -1,6 +1,5 @@
 package io.rxe4j.verbs;
 
-import io.rxe4j.core.verbs.Access;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Set;
@@ -15,12 +14,12 @@ public final class ProtectionDomain implements AutoCloseable {
     public static final long PAGE = 4096;
 
     final RdmaDevice device;
-    final io.rxe4j.core.memory.ProtectionDomain core;
+    final io.rxe4j.core.memory.RxePd core;
     final Set<MemoryRegion> mrs = ConcurrentHashMap.newKeySet();
     final Set<QueuePair> qps = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    ProtectionDomain(RdmaDevice device, io.rxe4j.core.memory.ProtectionDomain core) {
+    ProtectionDomain(RdmaDevice device, io.rxe4j.core.memory.RxePd core) {
         this.device = device;
         this.core = core;
     }
@@ -64,13 +63,13 @@ public final class ProtectionDomain implements AutoCloseable {
      * Registers a memory-mapped file as a persistent MR (rxe4j's stand-in for pmem; {@code
      * extensions.md} §4). The file is created if missing and grown to {@code length} bytes if
      * shorter; its first {@code length} bytes are mapped read-write and shared, so stores reach the
-     * file. Only such MRs accept {@link io.rxe4j.core.verbs.Access#FLUSH_PERSISTENT}; a FLUSH with
+     * file. Only such MRs accept {@link io.rxe4j.verbs.Access#FLUSH_PERSISTENT}; a FLUSH with
      * persistence forces exactly the flushed range to the storage device before it is acknowledged.
      * The mapping is released when the MR is closed.
      *
      * @param file the backing file
      * @param length bytes to map, {@code >= 1}
-     * @param access {@link io.rxe4j.core.verbs.Access} bits
+     * @param access {@link io.rxe4j.verbs.Access} bits
      * @throws java.io.UncheckedIOException if the file cannot be opened, grown or mapped
      * @throws IllegalArgumentException for a bad length or access combination
      */
@@ -83,7 +82,7 @@ public final class ProtectionDomain implements AutoCloseable {
                 java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.READ,
                 java.nio.file.StandardOpenOption.WRITE)) {
             MemorySegment seg = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, length, arena);
-            return register(seg, arena, access, io.rxe4j.core.spi.Persistence.MAPPED_FILE);
+            return register(seg, arena, access, io.rxe4j.verbs.spi.Persistence.MAPPED_FILE);
         } catch (java.io.IOException e) {
             arena.close();
             throw new java.io.UncheckedIOException("cannot map " + file + " (" + length + " bytes)", e);
@@ -102,7 +101,7 @@ public final class ProtectionDomain implements AutoCloseable {
      * @throws IllegalArgumentException for a heap segment or a bad access combination
      */
     public MemoryRegion registerPersistentMr(MemorySegment segment, int access,
-            io.rxe4j.core.spi.Persistence persistence) {
+            io.rxe4j.verbs.spi.Persistence persistence) {
         if (persistence == null) {
             throw new IllegalArgumentException("persistence must not be null");
         }
@@ -114,7 +113,7 @@ public final class ProtectionDomain implements AutoCloseable {
     }
 
     private MemoryRegion register(MemorySegment segment, Arena arena, int access,
-            io.rxe4j.core.spi.Persistence persistence) {
+            io.rxe4j.verbs.spi.Persistence persistence) {
         checkOpen();
         MemoryRegion mr = new MemoryRegion(this, device.core.registerMr(core, segment, arena, access, persistence));
         mrs.add(mr);
@@ -128,7 +127,7 @@ public final class ProtectionDomain implements AutoCloseable {
      */
     public QueuePair createQp(QpInitAttr init) {
         checkOpen();
-        if (init.qpType() != io.rxe4j.core.verbs.QpType.RC) {
+        if (init.qpType() != io.rxe4j.verbs.QpType.RC) {
             throw new IllegalArgumentException("only RC QPs are supported, got " + init.qpType());
         }
         if (init.sendCq().device != device || init.recvCq().device != device) {

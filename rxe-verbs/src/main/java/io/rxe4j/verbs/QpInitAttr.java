@@ -1,7 +1,5 @@
 package io.rxe4j.verbs;
 
-import io.rxe4j.core.verbs.QpCaps;
-import io.rxe4j.core.verbs.QpType;
 
 /**
  * QP creation attributes ({@code struct ibv_qp_init_attr}).

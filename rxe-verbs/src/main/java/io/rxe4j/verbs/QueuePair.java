@@ -1,9 +1,5 @@
 package io.rxe4j.verbs;
 
-import io.rxe4j.core.verbs.QpAttr;
-import io.rxe4j.core.verbs.QpState;
-import io.rxe4j.core.verbs.RecvWr;
-import io.rxe4j.core.verbs.SendWr;
 
 /**
  * A reliable-connected queue pair ({@code ibv_qp}). Move it RESET → INIT → RTR → RTS with
@@ -13,10 +9,10 @@ import io.rxe4j.core.verbs.SendWr;
 public final class QueuePair implements AutoCloseable {
     private final ProtectionDomain pd;
     private final QpInitAttr init;
-    final io.rxe4j.core.qp.QueuePair core;
+    final io.rxe4j.core.qp.RxeQp core;
     private volatile boolean closed;
 
-    QueuePair(ProtectionDomain pd, QpInitAttr init, io.rxe4j.core.qp.QueuePair core) {
+    QueuePair(ProtectionDomain pd, QpInitAttr init, io.rxe4j.core.qp.RxeQp core) {
         this.pd = pd;
         this.init = init;
         this.core = core;
@@ -90,13 +86,13 @@ public final class QueuePair implements AutoCloseable {
     /**
      * The TID RDMA parameters the peer sent through OPFN ({@code tid-opfn-facts.md} §1–§2). TID
      * RDMA is used on this QP only while this is non-null: both devices enable it ({@link
-     * io.rxe4j.core.verbs.DeviceConfig#withTidRdma()}), the path MTU is 4096, and the QP has
+     * io.rxe4j.verbs.DeviceConfig#withTidRdma()}), the path MTU is 4096, and the QP has
      * exchanged OPFN words with its peer, which happens on the first packets after RTS.
      *
      * @return the peer's parameters (KDETH QP, segment size in bytes, J_KEY, max_read, max_write,
      *     timeout exponent), or null while TID RDMA is off for this QP
      */
-    public io.rxe4j.core.verbs.TidRdmaParams tidRdma() {
+    public io.rxe4j.verbs.TidRdmaParams tidRdma() {
         return core.tidRdmaRemote();
     }
 

@@ -1,11 +1,7 @@
 package io.rxe4j.verbs;
 
-import io.rxe4j.core.verbs.DeviceConfig;
 import io.rxe4j.core.device.RxeDevice;
-import io.rxe4j.core.verbs.QpCaps;
-import io.rxe4j.core.spi.Transport;
-import io.rxe4j.core.verbs.DeviceCap;
-import io.rxe4j.core.verbs.Mtu;
+import io.rxe4j.verbs.spi.Transport;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;

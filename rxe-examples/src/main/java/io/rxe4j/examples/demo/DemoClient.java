@@ -23,15 +23,15 @@ import static io.rxe4j.examples.demo.DemoLayout.SEND_SEED;
 import static io.rxe4j.examples.demo.DemoLayout.WRITE_IMM;
 import static io.rxe4j.examples.demo.DemoLayout.WRITE_OFF;
 
-import io.rxe4j.core.verbs.Flush;
-import io.rxe4j.core.verbs.Mtu;
-import io.rxe4j.core.verbs.SendFlags;
-import io.rxe4j.core.verbs.SendWr;
-import io.rxe4j.core.verbs.Sge;
-import io.rxe4j.core.verbs.WcOpcode;
-import io.rxe4j.core.verbs.WcStatus;
-import io.rxe4j.core.verbs.WorkCompletion;
-import io.rxe4j.core.verbs.WrOpcode;
+import io.rxe4j.verbs.Flush;
+import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.SendFlags;
+import io.rxe4j.verbs.SendWr;
+import io.rxe4j.verbs.Sge;
+import io.rxe4j.verbs.WcOpcode;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.verbs.WorkCompletion;
+import io.rxe4j.verbs.WrOpcode;
 import io.rxe4j.examples.Bootstrap;
 import io.rxe4j.examples.ConnectionInfo;
 import io.rxe4j.examples.RcEndpoint;
@@ -92,7 +92,7 @@ public final class DemoClient implements Callable<Integer> {
     private RcEndpoint ep;
     private ConnectionInfo peer;
     /** The server's TID RDMA parameters once OPFN negotiated them, else null. */
-    private io.rxe4j.core.verbs.TidRdmaParams tid;
+    private io.rxe4j.verbs.TidRdmaParams tid;
 
     @Override
     public Integer call() throws Exception {

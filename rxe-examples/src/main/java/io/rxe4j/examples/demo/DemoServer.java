@@ -15,12 +15,12 @@ import static io.rxe4j.examples.demo.DemoLayout.SEND_LEN;
 import static io.rxe4j.examples.demo.DemoLayout.SEND_SEED;
 import static io.rxe4j.examples.demo.DemoLayout.WRITE_IMM;
 
-import io.rxe4j.core.verbs.Mtu;
-import io.rxe4j.core.verbs.RecvWr;
-import io.rxe4j.core.verbs.Sge;
-import io.rxe4j.core.verbs.WcOpcode;
-import io.rxe4j.core.verbs.WcStatus;
-import io.rxe4j.core.verbs.WorkCompletion;
+import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.RecvWr;
+import io.rxe4j.verbs.Sge;
+import io.rxe4j.verbs.WcOpcode;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.verbs.WorkCompletion;
 import io.rxe4j.examples.Bootstrap;
 import io.rxe4j.examples.ConnectionInfo;
 import io.rxe4j.examples.RcEndpoint;

@@ -1,7 +1,7 @@
 package io.rxe4j.examples.interop;
 
-import io.rxe4j.core.verbs.DeviceConfig;
-import io.rxe4j.core.verbs.WorkCompletion;
+import io.rxe4j.verbs.DeviceConfig;
+import io.rxe4j.verbs.WorkCompletion;
 import io.rxe4j.net.udp.UdpTransport;
 import io.rxe4j.verbs.CompletionQueue;
 import io.rxe4j.verbs.RdmaDevice;

@@ -1,6 +1,6 @@
 package io.rxe4j.examples.perf;
 
-import io.rxe4j.core.verbs.WrOpcode;
+import io.rxe4j.verbs.WrOpcode;
 
 /** {@code --atomic-type}: the atomic operation of atomic_bw / atomic_lat. */
 public enum AtomicType {

@@ -1,20 +1,20 @@
 package io.rxe4j.examples.perf;
 
-import io.rxe4j.core.spi.Transport;
-import io.rxe4j.core.verbs.Access;
-import io.rxe4j.core.verbs.Mtu;
-import io.rxe4j.core.verbs.QpAttr;
-import io.rxe4j.core.verbs.QpCaps;
-import io.rxe4j.core.verbs.QpState;
-import io.rxe4j.core.verbs.QpType;
-import io.rxe4j.core.verbs.RecvWr;
-import io.rxe4j.core.verbs.SendFlags;
-import io.rxe4j.core.verbs.SendWr;
-import io.rxe4j.core.verbs.Sge;
-import io.rxe4j.core.verbs.WcOpcode;
-import io.rxe4j.core.verbs.WcStatus;
-import io.rxe4j.core.verbs.WorkCompletion;
-import io.rxe4j.core.verbs.WrOpcode;
+import io.rxe4j.verbs.spi.Transport;
+import io.rxe4j.verbs.Access;
+import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.QpAttr;
+import io.rxe4j.verbs.QpCaps;
+import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.QpType;
+import io.rxe4j.verbs.RecvWr;
+import io.rxe4j.verbs.SendFlags;
+import io.rxe4j.verbs.SendWr;
+import io.rxe4j.verbs.Sge;
+import io.rxe4j.verbs.WcOpcode;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.verbs.WorkCompletion;
+import io.rxe4j.verbs.WrOpcode;
 import io.rxe4j.examples.ConnectionInfo;
 import io.rxe4j.verbs.CompletionQueue;
 import io.rxe4j.verbs.MemoryRegion;
@@ -45,7 +45,7 @@ final class RdmaBench {
         boolean events;
 
         Side(Transport transport, long mrBytes, int qpCount, int sqDepth, int rqDepth, long seed,
-                io.rxe4j.core.verbs.DeviceConfig config) {
+                io.rxe4j.verbs.DeviceConfig config) {
             this.rqDepth = rqDepth;
             device = RdmaDevice.open(transport, config);
             pd = device.allocPd();

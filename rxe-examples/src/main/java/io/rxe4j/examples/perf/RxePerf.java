@@ -1,7 +1,7 @@
 package io.rxe4j.examples.perf;
 
-import io.rxe4j.core.spi.Transport;
-import io.rxe4j.core.verbs.Mtu;
+import io.rxe4j.verbs.spi.Transport;
+import io.rxe4j.verbs.Mtu;
 import io.rxe4j.examples.Bootstrap;
 import io.rxe4j.examples.ConnectionInfo;
 import io.rxe4j.net.inproc.InJvmFabric;
@@ -152,15 +152,15 @@ public final class RxePerf implements Callable<Integer> {
                 b.device.counter("rcv_queue_drops"));
     }
 
-    private io.rxe4j.core.verbs.DeviceConfig deviceConfig() {
-        io.rxe4j.core.verbs.DeviceConfig c = io.rxe4j.core.verbs.DeviceConfig.defaults()
+    private io.rxe4j.verbs.DeviceConfig deviceConfig() {
+        io.rxe4j.verbs.DeviceConfig c = io.rxe4j.verbs.DeviceConfig.defaults()
                 .withCongestionControl(!noCongestionControl).withPeerBudgetBytes(peerBudget).withEcn(ecn);
         return tid || tidCompare ? c.withTidRdma() : c;
     }
 
     /** @return the configuration of the plain pair of {@code --tid-compare}: as {@link #deviceConfig()}, TID off */
-    private io.rxe4j.core.verbs.DeviceConfig plainConfig() {
-        return io.rxe4j.core.verbs.DeviceConfig.defaults().withCongestionControl(!noCongestionControl)
+    private io.rxe4j.verbs.DeviceConfig plainConfig() {
+        return io.rxe4j.verbs.DeviceConfig.defaults().withCongestionControl(!noCongestionControl)
                 .withPeerBudgetBytes(peerBudget).withEcn(ecn);
     }
 

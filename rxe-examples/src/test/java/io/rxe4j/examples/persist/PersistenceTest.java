@@ -2,15 +2,15 @@ package io.rxe4j.examples.persist;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rxe4j.core.verbs.Flush;
-import io.rxe4j.core.verbs.Mtu;
-import io.rxe4j.core.verbs.SendFlags;
-import io.rxe4j.core.verbs.SendWr;
-import io.rxe4j.core.verbs.Sge;
-import io.rxe4j.core.verbs.WcOpcode;
-import io.rxe4j.core.verbs.WcStatus;
-import io.rxe4j.core.verbs.WorkCompletion;
-import io.rxe4j.core.verbs.WrOpcode;
+import io.rxe4j.verbs.Flush;
+import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.SendFlags;
+import io.rxe4j.verbs.SendWr;
+import io.rxe4j.verbs.Sge;
+import io.rxe4j.verbs.WcOpcode;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.verbs.WorkCompletion;
+import io.rxe4j.verbs.WrOpcode;
 import io.rxe4j.examples.Bootstrap;
 import io.rxe4j.examples.ConnectionInfo;
 import io.rxe4j.examples.RcEndpoint;

@@ -1,6 +1,6 @@
 package io.rxe4j.examples.persist;
 
-import io.rxe4j.core.verbs.Mtu;
+import io.rxe4j.verbs.Mtu;
 import io.rxe4j.examples.Bootstrap;
 import io.rxe4j.examples.ConnectionInfo;
 import io.rxe4j.examples.RcEndpoint;

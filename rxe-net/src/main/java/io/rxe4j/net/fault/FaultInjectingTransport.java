@@ -2,9 +2,9 @@ package io.rxe4j.net.fault;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.rxe4j.core.spi.PacketReceiver;
-import io.rxe4j.core.spi.Scheduler;
-import io.rxe4j.core.spi.Transport;
+import io.rxe4j.verbs.spi.PacketReceiver;
+import io.rxe4j.verbs.spi.Scheduler;
+import io.rxe4j.verbs.spi.Transport;
 import io.rxe4j.core.wire.Bth;
 import io.rxe4j.core.wire.Opcode;
 import java.net.InetSocketAddress;

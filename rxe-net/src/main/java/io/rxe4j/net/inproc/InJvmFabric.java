@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.DefaultEventLoop;
 import io.netty.util.concurrent.DefaultThreadFactory;
-import io.rxe4j.core.spi.Scheduler;
+import io.rxe4j.verbs.spi.Scheduler;
 import io.rxe4j.net.NettyScheduler;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.LongAdder;
  * InJvmTransport#flush} hands every queued packet to its destination's scheduler ({@link
  * Scheduler#execute}, or {@link Scheduler#schedule} with {@link Builder#latencyNanos(long)} when a
  * latency is configured), where it is passed to the destination's {@link
- * io.rxe4j.core.spi.PacketReceiver} and then released. Packets between one pair of endpoints are
+ * io.rxe4j.verbs.spi.PacketReceiver} and then released. Packets between one pair of endpoints are
  * delivered in the order they were sent (FIFO). The sender's address is the sending endpoint's
  * {@link InJvmTransport#localAddress()}; the recipient is the destination's.
  *

@@ -1,6 +1,6 @@
 package io.rxe4j.net.sim;
 
-import io.rxe4j.core.spi.Scheduler;
+import io.rxe4j.verbs.spi.Scheduler;
 import java.util.Objects;
 import java.util.TreeSet;
 import java.util.concurrent.RejectedExecutionException;

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.rxe4j.core.spi.PacketReceiver;
-import io.rxe4j.core.spi.Scheduler;
+import io.rxe4j.verbs.spi.PacketReceiver;
+import io.rxe4j.verbs.spi.Scheduler;
 import io.rxe4j.net.NettyScheduler;
 import io.rxe4j.net.sim.VirtualScheduler;
 import java.net.InetAddress;

@@ -3,7 +3,7 @@ package io.rxe4j.net.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rxe4j.core.spi.Scheduler.Cancellable;
+import io.rxe4j.verbs.spi.Scheduler.Cancellable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

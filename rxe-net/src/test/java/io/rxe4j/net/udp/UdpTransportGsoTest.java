@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.netty.buffer.ByteBuf;
-import io.rxe4j.core.spi.PacketReceiver;
-import io.rxe4j.core.spi.Scheduler;
+import io.rxe4j.verbs.spi.PacketReceiver;
+import io.rxe4j.verbs.spi.Scheduler;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;

@@ -1,0 +1,1350 @@
+package io.rxe4j.verbs;
+
+import static io.rxe4j.verbs.WorkCompletion.WC_GRH;
+import static io.rxe4j.verbs.WorkCompletion.WC_WITH_IMM;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Verbs conformance suite for RC QPs, modelled on rdma-core's {@code tests/test_qpex.py} (one
+ * test per operation, checking data and every work-completion field) and
+ * {@code tests/test_atomic.py} (CAS/FAA values, invalid rkey, QP and MR access violations,
+ * misaligned addresses). Expected behaviour is {@code rdma_rxe}'s, as written down in
+ * {@code shared/protocol/rxe-facts.md} (§1.3, §2.3, §4.2, §5.5–§5.8, §6).
+ *
+ * <p>The body is transport independent; concrete subclasses pick the network (see {@link
+ * ConformanceFixture}): {@link InJvmVerbsConformanceTest}, {@link UdpVerbsConformanceTest} (NIO),
+ * {@link UdpEpollVerbsConformanceTest}, {@link UdpGsoGroVerbsConformanceTest}, {@link
+ * FaultInjectingVerbsConformanceTest} (no fault), {@link LossyVerbsConformanceTest} and {@link
+ * LossyVirtualTimeVerbsConformanceTest} (1% loss each way; the tests marked {@link NotOnLossyNet}
+ * are skipped there) and {@link VirtualTimeVerbsConformanceTest}.
+ */
+abstract class VerbsConformanceSuite extends ConformanceFixture {
+    /**
+     * Why the tests of a fatal NAK cannot hold on a lossy net: the responder enters ERR as it sends
+     * NAK 0x61 or 0x62 and sends it once; if that NAK is lost, the retransmitted request finds the
+     * responder in ERR and is dropped, so the requester's WQE ends with RETRY_EXC_ERR instead of the
+     * NAK's status ({@code rxe-facts.md} §5.6: a class A/C error sets {@code goto_error}).
+     */
+    static final String FATAL_NAK_LOST = "a lost NAK 0x61/0x62 is never repeated (the responder is in ERR"
+            + " and drops the retransmitted request), so the WQE legitimately ends with RETRY_EXC_ERR";
+
+    // =====================================================================================
+    // Each operation: data and WC fields (test_qpex.py test_qp_ex_rc_*)
+    // =====================================================================================
+
+    @ParameterizedTest(name = "SEND of {0} bytes")
+    @ValueSource(ints = {0, 1, 13, 1024, 1025, 5000})
+    void send(int len) {
+        Pair p = connect();
+        byte[] before = bytes(p.b().mem(), HALF, 8192);
+        p.b().qp.postRecv(new RecvWr().set(77, p.b().sge(HALF, 8192)));
+        p.a().qp.postSend(new SendWr().set(11, WrOpcode.SEND, SendFlags.SIGNALED, p.a().sge(0, len)));
+
+        assertWc(p.a().nextSend(), 11, WcStatus.SUCCESS, WcOpcode.SEND, len, 0, p.a().qp);
+        assertWc(p.b().nextRecv(), 77, WcStatus.SUCCESS, WcOpcode.RECV, len, WC_GRH, p.b().qp);
+        assertThat(bytes(p.b().mem(), HALF, len)).isEqualTo(bytes(p.a().mem(), 0, len));
+        // nothing past the message is touched
+        assertThat(bytes(p.b().mem(), HALF + len, 8192 - len)).isEqualTo(Arrays.copyOfRange(before, len, 8192));
+        assertNoCompletion(p.a().scq);
+        assertNoCompletion(p.b().rcq);
+    }
+
+    @ParameterizedTest(name = "SEND_WITH_IMM of {0} bytes")
+    @ValueSource(ints = {0, 13, 3000})
+    void sendWithImm(int len) {
+        Pair p = connect();
+        int imm = 0xDEADBEEF;
+        p.b().qp.postRecv(new RecvWr().set(78, p.b().sge(HALF, 4096)));
+        p.a().qp.postSend(new SendWr().set(12, WrOpcode.SEND_WITH_IMM, SendFlags.SIGNALED, p.a().sge(0, len))
+                .imm(imm));
+
+        WorkCompletion s = p.a().nextSend();
+        // rxe sets WITH_IMM on the send-side WC of *_WITH_IMM WRs too (rxe-facts §6.6)
+        assertWc(s, 12, WcStatus.SUCCESS, WcOpcode.SEND, len, WC_WITH_IMM, p.a().qp);
+        WorkCompletion r = p.b().nextRecv();
+        assertWc(r, 78, WcStatus.SUCCESS, WcOpcode.RECV, len, WC_GRH | WC_WITH_IMM, p.b().qp);
+        assertThat(r.immData).isEqualTo(imm);
+        assertThat(bytes(p.b().mem(), HALF, len)).isEqualTo(bytes(p.a().mem(), 0, len));
+    }
+
+    @ParameterizedTest(name = "RDMA_WRITE of {0} bytes")
+    @ValueSource(ints = {1, 3, 1024, 1025, 10_000, 65_536})
+    void rdmaWrite(int len) {
+        Pair p = connect();
+        byte[] beforeB = snapshot(p.b().mr);
+        int dst = 16;
+        p.a().qp.postSend(new SendWr().set(13, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, p.a().sge(0, len))
+                .remote(p.b().va(dst), p.b().mr.rkey()));
+
+        assertWc(p.a().nextSend(), 13, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, len, 0, p.a().qp);
+        byte[] expected = beforeB.clone();
+        System.arraycopy(bytes(p.a().mem(), 0, len), 0, expected, dst, len);
+        assertThat(snapshot(p.b().mr)).isEqualTo(expected);
+        assertNoCompletion(p.b().rcq); // a plain WRITE consumes no receive and makes no CQE
+    }
+
+    @ParameterizedTest(name = "RDMA_WRITE_WITH_IMM of {0} bytes")
+    @ValueSource(ints = {0, 7, 3000})
+    void rdmaWriteWithImm(int len) {
+        Pair p = connect();
+        int imm = 0x01020304;
+        byte[] beforeB = snapshot(p.b().mr);
+        // a receive WQE without SGEs is enough: the data goes to the RETH address
+        p.b().qp.postRecv(new RecvWr().set(79));
+        p.a().qp.postSend(new SendWr().set(14, WrOpcode.RDMA_WRITE_WITH_IMM, SendFlags.SIGNALED, p.a().sge(0, len))
+                .remote(p.b().va(8), p.b().mr.rkey()).imm(imm));
+
+        assertWc(p.a().nextSend(), 14, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, len, WC_WITH_IMM, p.a().qp);
+        WorkCompletion r = p.b().nextRecv();
+        // byte_len of RECV_RDMA_WITH_IMM is the RETH DMA length (rxe-facts §6.6)
+        assertWc(r, 79, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, len, WC_GRH | WC_WITH_IMM, p.b().qp);
+        assertThat(r.immData).isEqualTo(imm);
+        byte[] expected = beforeB.clone();
+        System.arraycopy(bytes(p.a().mem(), 0, len), 0, expected, 8, len);
+        assertThat(snapshot(p.b().mr)).isEqualTo(expected);
+    }
+
+    static Stream<Arguments> readSizes() {
+        List<Arguments> l = new ArrayList<>();
+        for (Mtu m : new Mtu[] {Mtu.MTU_256, Mtu.MTU_1024, Mtu.MTU_4096}) {
+            int b = m.bytes();
+            for (int len : new int[] {1, b - 1, b, b + 1, 3 * b + 5, 40_000}) {
+                l.add(Arguments.of(m, len));
+            }
+        }
+        return l.stream();
+    }
+
+    @ParameterizedTest(name = "RDMA_READ at {0} of {1} bytes")
+    @MethodSource("readSizes")
+    void rdmaRead(Mtu mtu, int len) {
+        Pair p = connect(new Cfg().mtu(mtu));
+        byte[] beforeA = snapshot(p.a().mr);
+        byte[] beforeB = snapshot(p.b().mr);
+        int src = 24;
+        p.a().qp.postSend(new SendWr().set(15, WrOpcode.RDMA_READ, SendFlags.SIGNALED, p.a().sge(HALF, len))
+                .remote(p.b().va(src), p.b().mr.rkey()));
+
+        assertWc(p.a().nextSend(), 15, WcStatus.SUCCESS, WcOpcode.RDMA_READ, len, 0, p.a().qp);
+        byte[] expected = beforeA.clone();
+        System.arraycopy(beforeB, src, expected, HALF, len);
+        assertThat(snapshot(p.a().mr)).isEqualTo(expected);
+        assertThat(snapshot(p.b().mr)).isEqualTo(beforeB);
+    }
+
+    @ParameterizedTest(name = "SEND and WRITE segmentation at {0}")
+    @EnumSource(value = Mtu.class, names = {"MTU_256", "MTU_1024", "MTU_4096"})
+    void sendAndWriteSegmentation(Mtu mtu) {
+        Pair p = connect(new Cfg().mtu(mtu));
+        int len = 3 * mtu.bytes() + 5;
+        p.b().qp.postRecv(new RecvWr().set(1, p.b().sge(HALF, len)));
+        p.a().qp.postSend(new SendWr().set(2, WrOpcode.SEND, SendFlags.SIGNALED, p.a().sge(0, len)));
+        p.a().qp.postSend(new SendWr().set(3, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, p.a().sge(100, len))
+                .remote(p.b().va(0), p.b().mr.rkey()));
+        assertWc(p.a().nextSend(), 2, WcStatus.SUCCESS, WcOpcode.SEND, len, 0, p.a().qp);
+        assertWc(p.a().nextSend(), 3, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, len, 0, p.a().qp);
+        assertWc(p.b().nextRecv(), 1, WcStatus.SUCCESS, WcOpcode.RECV, len, WC_GRH, p.b().qp);
+        assertThat(bytes(p.b().mem(), HALF, len)).isEqualTo(bytes(p.a().mem(), 0, len));
+        assertThat(bytes(p.b().mem(), 0, len)).isEqualTo(bytes(p.a().mem(), 100, len));
+    }
+
+    // ---------------------------------------------------------------------- atomics (test_atomic.py)
+
+    @Test
+    void compareAndSwapSucceeds() {
+        Pair p = connect();
+        p.b().word(64, 0x1111_2222_3333_4444L);
+        p.a().word(HALF, 0x5555_5555_5555_5555L);
+        byte[] beforeB = snapshot(p.b().mr);
+        SendWr wr = new SendWr().set(21, WrOpcode.ATOMIC_CMP_AND_SWP, SendFlags.SIGNALED, p.a().sge(HALF, 8))
+                .remote(p.b().va(64), p.b().mr.rkey()).atomic(0x1111_2222_3333_4444L, 0xCAFE_F00D_0000_0001L);
+        p.a().qp.postSend(wr);
+
+        assertWc(p.a().nextSend(), 21, WcStatus.SUCCESS, WcOpcode.COMP_SWAP, 8, 0, p.a().qp);
+        assertThat(p.b().word(64)).isEqualTo(0xCAFE_F00D_0000_0001L);
+        assertThat(p.a().word(HALF)).as("original value returned").isEqualTo(0x1111_2222_3333_4444L);
+        // only the 8 target bytes changed
+        byte[] after = snapshot(p.b().mr);
+        Arrays.fill(after, 64, 72, (byte) 0);
+        Arrays.fill(beforeB, 64, 72, (byte) 0);
+        assertThat(after).isEqualTo(beforeB);
+    }
+
+    @Test
+    void compareAndSwapWithFailedCompareLeavesMemoryAndReturnsOld() {
+        Pair p = connect();
+        p.b().word(64, 0x1111_2222_3333_4444L);
+        byte[] beforeB = snapshot(p.b().mr);
+        p.a().qp.postSend(new SendWr().set(22, WrOpcode.ATOMIC_CMP_AND_SWP, SendFlags.SIGNALED, p.a().sge(HALF, 8))
+                .remote(p.b().va(64), p.b().mr.rkey()).atomic(0x1111_2222_3333_4445L, -1L));
+
+        assertWc(p.a().nextSend(), 22, WcStatus.SUCCESS, WcOpcode.COMP_SWAP, 8, 0, p.a().qp);
+        assertThat(snapshot(p.b().mr)).isEqualTo(beforeB);
+        assertThat(p.a().word(HALF)).isEqualTo(0x1111_2222_3333_4444L);
+    }
+
+    @Test
+    void fetchAndAddReturnsOldAndWrapsModulo2To64() {
+        Pair p = connect();
+        p.b().word(128, 0xFFFF_FFFF_FFFF_FFFEL);
+        SendWr wr = new SendWr().set(23, WrOpcode.ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED, p.a().sge(HALF, 8))
+                .remote(p.b().va(128), p.b().mr.rkey()).atomic(5, 0);
+        p.a().qp.postSend(wr);
+        assertWc(p.a().nextSend(), 23, WcStatus.SUCCESS, WcOpcode.FETCH_ADD, 8, 0, p.a().qp);
+        assertThat(p.a().word(HALF)).isEqualTo(0xFFFF_FFFF_FFFF_FFFEL);
+        assertThat(p.b().word(128)).isEqualTo(3L);
+
+        // a second add of 2^63 + 2^63 (= 0 mod 2^64) in two steps, signed values are just bits
+        wr.wrId = 24;
+        wr.compareAdd = Long.MIN_VALUE;
+        p.a().qp.postSend(wr);
+        wr.wrId = 25;
+        p.a().qp.postSend(wr);
+        assertWc(p.a().nextSend(), 24, WcStatus.SUCCESS, WcOpcode.FETCH_ADD, 8, 0, p.a().qp);
+        assertWc(p.a().nextSend(), 25, WcStatus.SUCCESS, WcOpcode.FETCH_ADD, 8, 0, p.a().qp);
+        assertThat(p.a().word(HALF)).isEqualTo(3L + Long.MIN_VALUE);
+        assertThat(p.b().word(128)).isEqualTo(3L);
+    }
+
+    @Test
+    void manyFetchAndAddsAreEachApplied() {
+        Pair p = connect();
+        p.b().word(0, 0);
+        int n = 200;
+        for (int i = 0; i < n; i++) {
+            p.a().qp.postSend(new SendWr().set(i, WrOpcode.ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                    p.a().sge(HALF + 8L * i, 8)).remote(p.b().va(0), p.b().mr.rkey()).atomic(i + 1, 0));
+            if (i % 64 == 63) {
+                for (int j = i - 63; j <= i; j++) {
+                    assertThat(p.a().nextSend().status).isEqualTo(WcStatus.SUCCESS);
+                }
+            }
+        }
+        for (int j = n - n % 64; j < n; j++) {
+            assertThat(p.a().nextSend().status).isEqualTo(WcStatus.SUCCESS);
+        }
+        assertThat(p.b().word(0)).isEqualTo((long) n * (n + 1) / 2);
+        long expectedOld = 0;
+        for (int i = 0; i < n; i++) { // executed in posting order: each returns the running sum
+            assertThat(p.a().word(HALF + 8L * i)).isEqualTo(expectedOld);
+            expectedOld += i + 1;
+        }
+    }
+
+    @ParameterizedTest(name = "{0} at remote offset +{1} is rejected at post time")
+    @MethodSource("misalignedAtomics")
+    void misalignedAtomicIsRejectedAtPostTime(WrOpcode op, int misalign) {
+        // rxe4j validates alignment in post_send, like the kernel's rxe post path (EINVAL,
+        // rxe-facts §6.7): the WR never reaches the wire, no CQE is made, the QP stays in RTS.
+        Pair p = connect();
+        byte[] beforeB = snapshot(p.b().mr);
+        SendWr wr = new SendWr().set(31, op, SendFlags.SIGNALED, p.a().sge(HALF, 8))
+                .remote(p.b().va(64 + misalign), p.b().mr.rkey()).atomic(0, 1);
+        assertThatThrownBy(() -> p.a().qp.postSend(wr)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("aligned");
+        assertThat(p.a().qp.state()).isEqualTo(QpState.RTS);
+        assertNoCompletion(p.a().scq);
+        // the QP is still usable
+        wr.remoteAddr = p.b().va(64);
+        wr.wrId = 32;
+        p.a().qp.postSend(wr);
+        WorkCompletion wc = p.a().nextSend();
+        assertThat(wc.wrId).isEqualTo(32);
+        assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+        byte[] after = snapshot(p.b().mr);
+        Arrays.fill(after, 64, 72, (byte) 0);
+        Arrays.fill(beforeB, 64, 72, (byte) 0);
+        assertThat(after).isEqualTo(beforeB);
+    }
+
+    static Stream<Arguments> misalignedAtomics() {
+        return Stream.of(WrOpcode.ATOMIC_CMP_AND_SWP, WrOpcode.ATOMIC_FETCH_AND_ADD,
+                        WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD)
+                .flatMap(op -> Stream.of(1, 4, 7).map(m -> Arguments.of(op, m)));
+    }
+
+    @Test
+    void atomicWithLocalSgeOtherThan8BytesIsRejectedAtPostTime() {
+        Pair p = connect();
+        SendWr wr = new SendWr().set(33, WrOpcode.ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED, p.a().sge(HALF, 4))
+                .remote(p.b().va(64), p.b().mr.rkey()).atomic(1, 0);
+        assertThatThrownBy(() -> p.a().qp.postSend(wr)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("8 bytes");
+    }
+
+    // ---------------------------------------------------------------------- SGEs, inline, signaling
+
+    @Test
+    void multiSgeSendGathersAndReceiveScatters() {
+        Pair p = connect(new Cfg().mtu(Mtu.MTU_256));
+        MemoryRegion extra = p.a().extraMr(4096, ALL, 99);
+        Sge[] gather = {p.a().sge(100, 10), new Sge(extra.addr() + 7, 1500, extra.lkey()), p.a().sge(20_000, 3)};
+        int total = 1513;
+        byte[] msg = concat(bytes(p.a().mem(), 100, 10), bytes(extra.segment(), 7, 1500), bytes(p.a().mem(), 20_000, 3));
+        byte[] beforeB = snapshot(p.b().mr);
+        Sge[] scatter = {p.b().sge(HALF, 700), p.b().sge(HALF + 1000, 1), p.b().sge(HALF + 2000, 2000)};
+        p.b().qp.postRecv(new RecvWr().set(41, scatter));
+        p.a().qp.postSend(new SendWr().set(42, WrOpcode.SEND, SendFlags.SIGNALED, gather));
+
+        assertWc(p.a().nextSend(), 42, WcStatus.SUCCESS, WcOpcode.SEND, total, 0, p.a().qp);
+        assertWc(p.b().nextRecv(), 41, WcStatus.SUCCESS, WcOpcode.RECV, total, WC_GRH, p.b().qp);
+        byte[] expected = beforeB.clone();
+        System.arraycopy(msg, 0, expected, HALF, 700);
+        System.arraycopy(msg, 700, expected, HALF + 1000, 1);
+        System.arraycopy(msg, 701, expected, HALF + 2000, total - 701);
+        assertThat(snapshot(p.b().mr)).isEqualTo(expected);
+    }
+
+    @Test
+    void multiSgeWriteGathersAndReadScatters() {
+        Pair p = connect(new Cfg().mtu(Mtu.MTU_256));
+        Sge[] gather = {p.a().sge(0, 300), p.a().sge(1000, 1), p.a().sge(5000, 600), p.a().sge(9000, 99)};
+        byte[] msg = concat(bytes(p.a().mem(), 0, 300), bytes(p.a().mem(), 1000, 1), bytes(p.a().mem(), 5000, 600),
+                bytes(p.a().mem(), 9000, 99));
+        p.a().qp.postSend(new SendWr().set(43, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, gather)
+                .remote(p.b().va(333), p.b().mr.rkey()));
+        assertWc(p.a().nextSend(), 43, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, msg.length, 0, p.a().qp);
+        assertThat(bytes(p.b().mem(), 333, msg.length)).isEqualTo(msg);
+
+        byte[] beforeA = snapshot(p.a().mr);
+        Sge[] scatter = {p.a().sge(HALF, 255), p.a().sge(HALF + 4096, 2), p.a().sge(HALF + 8192, 743)};
+        p.a().qp.postSend(new SendWr().set(44, WrOpcode.RDMA_READ, SendFlags.SIGNALED, scatter)
+                .remote(p.b().va(333), p.b().mr.rkey()));
+        assertWc(p.a().nextSend(), 44, WcStatus.SUCCESS, WcOpcode.RDMA_READ, 1000, 0, p.a().qp);
+        byte[] expected = beforeA.clone();
+        System.arraycopy(msg, 0, expected, HALF, 255);
+        System.arraycopy(msg, 255, expected, HALF + 4096, 2);
+        System.arraycopy(msg, 257, expected, HALF + 8192, 743);
+        assertThat(snapshot(p.a().mr)).isEqualTo(expected);
+    }
+
+    @Test
+    void inlineSendCopiesDataAtPostTime() {
+        Pair p = connect();
+        byte[] original = bytes(p.a().mem(), 0, 60);
+        p.b().qp.postRecv(new RecvWr().set(51, p.b().sge(HALF, 64)));
+        p.a().qp.postSend(new SendWr().set(52, WrOpcode.SEND, SendFlags.SIGNALED | SendFlags.INLINE,
+                p.a().sge(0, 40), p.a().sge(40, 20)));
+        // the buffer may be reused as soon as post_send returns
+        p.a().mem().asSlice(0, 60).fill((byte) 0x5A);
+
+        assertWc(p.a().nextSend(), 52, WcStatus.SUCCESS, WcOpcode.SEND, 60, 0, p.a().qp);
+        assertWc(p.b().nextRecv(), 51, WcStatus.SUCCESS, WcOpcode.RECV, 60, WC_GRH, p.b().qp);
+        assertThat(bytes(p.b().mem(), HALF, 60)).isEqualTo(original);
+    }
+
+    @Test
+    void inlineWriteAndInlineLimit() {
+        Pair p = connect();
+        byte[] original = bytes(p.a().mem(), 0, 64);
+        p.a().qp.postSend(new SendWr().set(53, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED | SendFlags.INLINE,
+                p.a().sge(0, 64)).remote(p.b().va(HALF), p.b().mr.rkey()));
+        p.a().mem().asSlice(0, 64).fill((byte) 0);
+        assertWc(p.a().nextSend(), 53, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 64, 0, p.a().qp);
+        assertThat(bytes(p.b().mem(), HALF, 64)).isEqualTo(original);
+
+        SendWr tooBig = new SendWr().set(54, WrOpcode.SEND, SendFlags.SIGNALED | SendFlags.INLINE, p.a().sge(0, 65));
+        assertThatThrownBy(() -> p.a().qp.postSend(tooBig)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("max_inline_data");
+    }
+
+    @Test
+    void unsignaledWrsMakeNoCompletionButALaterSignaledOneDoes() {
+        Pair p = connect();
+        for (int i = 0; i < 5; i++) {
+            p.a().qp.postSend(new SendWr().set(60 + i, WrOpcode.RDMA_WRITE, 0, p.a().sge(1000L * i, 1000))
+                    .remote(p.b().va(HALF + 1000L * i), p.b().mr.rkey()));
+        }
+        p.a().qp.postSend(new SendWr().set(69, WrOpcode.RDMA_READ, SendFlags.SIGNALED, p.a().sge(HALF, 5000))
+                .remote(p.b().va(HALF), p.b().mr.rkey()));
+
+        assertWc(p.a().nextSend(), 69, WcStatus.SUCCESS, WcOpcode.RDMA_READ, 5000, 0, p.a().qp);
+        assertNoCompletion(p.a().scq);
+        // every unsignaled write was executed before the read (RC ordering)
+        assertThat(bytes(p.a().mem(), HALF, 5000)).isEqualTo(bytes(p.a().mem(), 0, 5000));
+    }
+
+    @Test
+    void sqSigAllSignalsEveryWr() {
+        Pair p = connect(new Cfg().sqSigAll(true));
+        p.a().qp.postSend(new SendWr().set(70, WrOpcode.RDMA_WRITE, 0, p.a().sge(0, 10))
+                .remote(p.b().va(0), p.b().mr.rkey()));
+        p.a().qp.postSend(new SendWr().set(71, WrOpcode.RDMA_WRITE, 0, p.a().sge(0, 10))
+                .remote(p.b().va(0), p.b().mr.rkey()));
+        assertThat(p.a().nextSend().wrId).isEqualTo(70);
+        assertThat(p.a().nextSend().wrId).isEqualTo(71);
+    }
+
+    // ---------------------------------------------------------------------- zero length (C9-88)
+
+    @Test
+    void zeroLengthWriteAndReadNeedNoRkey() {
+        Pair p = connect();
+        byte[] beforeA = snapshot(p.a().mr);
+        byte[] beforeB = snapshot(p.b().mr);
+        p.a().qp.postSend(new SendWr().set(81, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED).remote(0, 0));
+        p.a().qp.postSend(new SendWr().set(82, WrOpcode.RDMA_READ, SendFlags.SIGNALED).remote(0, 0));
+        // a zero-length SGE is not a transfer either; VA is not checked
+        p.a().qp.postSend(new SendWr().set(83, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, p.a().sge(0, 0))
+                .remote(-16L, 0));
+        p.a().qp.postSend(new SendWr().set(84, WrOpcode.RDMA_READ, SendFlags.SIGNALED, p.a().sge(HALF, 0))
+                .remote(-16L, 0));
+
+        assertWc(p.a().nextSend(), 81, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 0, 0, p.a().qp);
+        assertWc(p.a().nextSend(), 82, WcStatus.SUCCESS, WcOpcode.RDMA_READ, 0, 0, p.a().qp);
+        assertWc(p.a().nextSend(), 83, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 0, 0, p.a().qp);
+        assertWc(p.a().nextSend(), 84, WcStatus.SUCCESS, WcOpcode.RDMA_READ, 0, 0, p.a().qp);
+        assertThat(p.a().qp.state()).isEqualTo(QpState.RTS);
+        assertThat(p.b().qp.state()).isEqualTo(QpState.RTS);
+        assertThat(snapshot(p.a().mr)).isEqualTo(beforeA);
+        assertThat(snapshot(p.b().mr)).isEqualTo(beforeB);
+    }
+
+    @Test
+    void accessesEndingExactlyAtTheMrEndSucceed() {
+        // the other side of the one-byte-past-the-end cases below: [va, va + len) may touch the last byte
+        Pair p = connect();
+        p.a().qp.postSend(new SendWr().set(85, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, p.a().sge(0, 64))
+                .remote(p.b().va(MR_BYTES - 64), p.b().mr.rkey()));
+        p.a().qp.postSend(new SendWr().set(86, WrOpcode.RDMA_READ, SendFlags.SIGNALED, p.a().sge(HALF, 64))
+                .remote(p.b().va(MR_BYTES - 64), p.b().mr.rkey()));
+        p.a().qp.postSend(new SendWr().set(87, WrOpcode.ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                p.a().sge(HALF + 64, 8)).remote(p.b().va(MR_BYTES - 8), p.b().mr.rkey()).atomic(1, 0));
+        for (int id = 85; id <= 87; id++) {
+            WorkCompletion wc = p.a().nextSend();
+            assertThat(wc.wrId).isEqualTo(id);
+            assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.SUCCESS);
+        }
+        assertThat(bytes(p.a().mem(), HALF, 64)).isEqualTo(bytes(p.a().mem(), 0, 64));
+        assertThat(p.a().word(HALF + 64)).isEqualTo(p.a().mem().get(java.lang.foreign.ValueLayout.JAVA_LONG, 56));
+    }
+
+    // =====================================================================================
+    // Remote access errors (test_atomic.py / test_qpex.py *_invalid_*, rxe-facts §5.6, §6.3)
+    // =====================================================================================
+
+    /** The remote operation that fails. */
+    enum RemoteOp {
+        WRITE(WrOpcode.RDMA_WRITE, WcOpcode.RDMA_WRITE, Access.REMOTE_WRITE, 64),
+        WRITE_WITH_IMM(WrOpcode.RDMA_WRITE_WITH_IMM, WcOpcode.RDMA_WRITE, Access.REMOTE_WRITE, 64),
+        READ(WrOpcode.RDMA_READ, WcOpcode.RDMA_READ, Access.REMOTE_READ, 64),
+        CMP_SWAP(WrOpcode.ATOMIC_CMP_AND_SWP, WcOpcode.COMP_SWAP, Access.REMOTE_ATOMIC, 8),
+        FETCH_ADD(WrOpcode.ATOMIC_FETCH_AND_ADD, WcOpcode.FETCH_ADD, Access.REMOTE_ATOMIC, 8),
+        MASKED_CMP_SWAP(WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, WcOpcode.MASKED_COMP_SWAP, Access.REMOTE_ATOMIC, 8),
+        MASKED_FETCH_ADD(WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, WcOpcode.MASKED_FETCH_ADD, Access.REMOTE_ATOMIC, 8),
+        /** ATOMIC WRITE needs REMOTE_WRITE, not REMOTE_ATOMIC, on QP and MR (rxe-facts §6.3, §7.2). */
+        ATOMIC_WRITE(WrOpcode.ATOMIC_WRITE, WcOpcode.ATOMIC_WRITE, Access.REMOTE_WRITE, 8);
+
+        final WrOpcode wr;
+        final WcOpcode wc;
+        final int right;
+        final int len;
+
+        RemoteOp(WrOpcode wr, WcOpcode wc, int right, int len) {
+            this.wr = wr;
+            this.wc = wc;
+            this.right = right;
+            this.len = len;
+        }
+    }
+
+    /** What is wrong with the request. */
+    enum Fault {
+        /** An rkey that names no MR. */
+        BAD_RKEY,
+        /** A range that ends one byte past the MR (atomics: the aligned word just past it). */
+        ONE_BYTE_PAST_END,
+        /** A VA range that wraps past 2^64. */
+        VA_WRAP,
+        /** The MR lacks the right the operation needs. */
+        MR_ACCESS_MISSING,
+        /** The responder QP lacks the right (NAK 0x61, rxe-facts §6.3). */
+        QP_ACCESS_MISSING,
+        /** The rkey of a deregistered MR. */
+        DEREGISTERED_MR
+    }
+
+    static Stream<Arguments> remoteFaults() {
+        return Arrays.stream(RemoteOp.values()).flatMap(op -> Arrays.stream(Fault.values()).map(f -> Arguments.of(op, f)));
+    }
+
+    @ParameterizedTest(name = "{0} with {1}")
+    @MethodSource("remoteFaults")
+    @NotOnLossyNet(FATAL_NAK_LOST)
+    void remoteErrorFailsTheWrLeavesMemoryAndFlushes(RemoteOp op, Fault fault) {
+        Cfg cfg = new Cfg();
+        if (fault == Fault.QP_ACCESS_MISSING) {
+            cfg.qpAccessB(ALL & ~op.right);
+        }
+        Pair p = connect(cfg);
+        Side a = p.a();
+        Side b = p.b();
+        MemoryRegion target = b.mr;
+        long va = b.va(256);
+        int rkey = b.mr.rkey();
+        switch (fault) {
+            case BAD_RKEY -> rkey = b.mr.rkey() ^ 0x5A; // same index, wrong key byte
+            case ONE_BYTE_PAST_END -> va = op.len == 8 ? b.va(MR_BYTES) : b.va(MR_BYTES - op.len + 1);
+            case VA_WRAP -> va = op.len == 8 ? -8L : -16L;
+            case MR_ACCESS_MISSING -> {
+                target = b.extraMr(4096, ALL & ~op.right, 7);
+                va = target.addr() + 256;
+                rkey = target.rkey();
+            }
+            case DEREGISTERED_MR -> {
+                MemoryRegion gone = b.pd.allocMr(4096, ALL);
+                va = gone.addr() + 256;
+                rkey = gone.rkey();
+                gone.close();
+            }
+            default -> { }
+        }
+        byte[] beforeA = snapshot(a.mr);
+        byte[] beforeB = snapshot(b.mr);
+        byte[] beforeTarget = snapshot(target);
+        // a receive WQE at the responder: WRITE_WITH_IMM needs one, the others leave it to be flushed
+        b.qp.postRecv(new RecvWr().set(900, b.sge(HALF, 4096)));
+        b.qp.postRecv(new RecvWr().set(901, b.sge(HALF, 4096)));
+
+        SendWr bad = op == RemoteOp.ATOMIC_WRITE // its operand is in the WR: no SGE
+                ? new SendWr().set(100, op.wr, SendFlags.SIGNALED).remote(va, rkey)
+                : new SendWr().set(100, op.wr, SendFlags.SIGNALED, a.sge(HALF, op.len)).remote(va, rkey)
+                        .atomic(0, 0x77).masks(0x77, -1L);
+        bad.atomicWriteValue = 0x7777_7777_7777_7777L;
+        a.qp.postSend(bad);
+        // two valid WRs behind it, one unsignaled: both must be flushed, neither executed
+        a.qp.postSend(new SendWr().set(101, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, a.sge(0, 100))
+                .remote(b.va(0), b.mr.rkey()));
+        a.qp.postSend(new SendWr().set(102, WrOpcode.SEND, 0, a.sge(0, 100)));
+
+        boolean qpFault = fault == Fault.QP_ACCESS_MISSING;
+        WcStatus expected = qpFault ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_ACCESS_ERR;
+        WorkCompletion wc = a.nextSend();
+        assertThat(wc.wrId).isEqualTo(100);
+        assertThat(wc.status).as("%s", wc).isEqualTo(expected);
+        assertThat(wc.qpNum).isEqualTo(a.qp.qpNum());
+        assertThat(wc.vendorErr).as("NAK syndrome").isEqualTo(qpFault ? 0x61 : 0x62);
+        WorkCompletion f1 = a.nextSend();
+        WorkCompletion f2 = a.nextSend();
+        assertThat(List.of(f1.wrId, f2.wrId)).containsExactly(101L, 102L);
+        assertThat(List.of(f1.status, f2.status)).containsOnly(WcStatus.WR_FLUSH_ERR);
+        awaitState(a.qp, QpState.ERR);
+        awaitState(b.qp, QpState.ERR);
+
+        // the responder's receive WQEs: flushed, except that rxe completes the WQE a
+        // WRITE_WITH_IMM had already taken (CHK_RESOURCE comes before CHK_RKEY) with the error
+        WorkCompletion r1 = b.nextRecv();
+        WorkCompletion r2 = b.nextRecv();
+        assertThat(r1.wrId).isEqualTo(900);
+        assertThat(r2.wrId).isEqualTo(901);
+        WcStatus firstRecv = op == RemoteOp.WRITE_WITH_IMM && !qpFault ? WcStatus.REM_ACCESS_ERR : WcStatus.WR_FLUSH_ERR;
+        assertThat(r1.status).as("%s", r1).isEqualTo(firstRecv);
+        assertThat(r2.status).as("%s", r2).isEqualTo(WcStatus.WR_FLUSH_ERR);
+        assertNoCompletion(b.rcq);
+        assertNoCompletion(a.scq);
+
+        assertThat(snapshot(a.mr)).as("requester memory").isEqualTo(beforeA);
+        assertThat(snapshot(b.mr)).as("responder memory").isEqualTo(beforeB);
+        assertThat(snapshot(target)).as("target MR").isEqualTo(beforeTarget);
+
+        // later WRs on the failed QP complete with WR_FLUSH_ERR, signaled or not
+        a.qp.postSend(new SendWr().set(103, WrOpcode.RDMA_WRITE, 0, a.sge(0, 8)).remote(b.va(0), b.mr.rkey()));
+        WorkCompletion f3 = a.nextSend();
+        assertThat(f3.wrId).isEqualTo(103);
+        assertThat(f3.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
+        assertThat(snapshot(b.mr)).isEqualTo(beforeB);
+    }
+
+    // ---------------------------------------------------------------------- receive too small (§5.6)
+
+    @ParameterizedTest(name = "receive buffer too small, message of {0} bytes into {1}")
+    @MethodSource("tooSmall")
+    @NotOnLossyNet(FATAL_NAK_LOST)
+    void receiveBufferTooSmallIsInvalidRequestOnBothSides(int msgLen, int bufLen) {
+        Pair p = connect();
+        byte[] beforeA = snapshot(p.a().mr);
+        p.b().qp.postRecv(new RecvWr().set(300, p.b().sge(HALF, bufLen)));
+        p.b().qp.postRecv(new RecvWr().set(301, p.b().sge(HALF + 8192, 8192)));
+        p.a().qp.postSend(new SendWr().set(200, WrOpcode.SEND, SendFlags.SIGNALED, p.a().sge(0, msgLen)));
+        p.a().qp.postSend(new SendWr().set(201, WrOpcode.SEND, SendFlags.SIGNALED, p.a().sge(0, 10)));
+
+        WorkCompletion s = p.a().nextSend();
+        assertThat(s.wrId).isEqualTo(200);
+        assertThat(s.status).as("%s", s).isEqualTo(WcStatus.REM_INV_REQ_ERR);
+        WorkCompletion s2 = p.a().nextSend();
+        assertThat(s2.wrId).isEqualTo(201);
+        assertThat(s2.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
+        WorkCompletion r = p.b().nextRecv();
+        assertThat(r.wrId).isEqualTo(300);
+        // rxe reports the overflow as REM_INV_REQ_ERR, never LOC_LEN_ERR (rxe-facts §5.6, §10.6)
+        assertThat(r.status).as("%s", r).isEqualTo(WcStatus.REM_INV_REQ_ERR);
+        assertThat(r.qpNum).isEqualTo(p.b().qp.qpNum());
+        WorkCompletion r2 = p.b().nextRecv();
+        assertThat(r2.wrId).isEqualTo(301);
+        assertThat(r2.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
+        awaitState(p.a().qp, QpState.ERR);
+        awaitState(p.b().qp, QpState.ERR);
+        assertThat(snapshot(p.a().mr)).isEqualTo(beforeA);
+    }
+
+    static Stream<Arguments> tooSmall() {
+        return Stream.of(Arguments.of(200, 100), Arguments.of(1, 0), Arguments.of(3000, 1500),
+                Arguments.of(3000, 2999));
+    }
+
+    // ---------------------------------------------------------------------- RNR (§5.3, §5.6)
+
+    @ParameterizedTest(name = "{0} of {1} bytes waits out RNR NAKs with rnr_retry 7")
+    @MethodSource("rnrCases")
+    void rnrWithInfiniteRetryCompletesOnceAReceiveIsPosted(WrOpcode op, int len) {
+        Pair p = connect(new Cfg().rnrRetry(7).minRnrTimer(1));
+        long rnrBefore = devA.counter("rcvd_rnr_err");
+        p.a().qp.postSend(new SendWr().set(400, op, SendFlags.SIGNALED, p.a().sge(0, len))
+                .remote(p.b().va(HALF), p.b().mr.rkey()).imm(0x0BADCAFE));
+        // the responder has no receive WQE: wait until the requester has been told so
+        await(() -> devA.counter("rcvd_rnr_err") - rnrBefore >= 2, "two RNR NAKs at the requester");
+        assertNoCompletion(p.a().scq);
+        assertThat(p.a().qp.state()).isEqualTo(QpState.RTS);
+        assertThat(p.b().qp.state()).as("an RNR NAK leaves the responder up").isEqualTo(QpState.RTS);
+
+        p.b().qp.postRecv(new RecvWr().set(401, p.b().sge(HALF + 16_384, 16_384)));
+        assertWc(p.a().nextSend(), 400, WcStatus.SUCCESS, op == WrOpcode.SEND ? WcOpcode.SEND : WcOpcode.RDMA_WRITE,
+                len, op.hasImmediate() ? WC_WITH_IMM : 0, p.a().qp);
+        WorkCompletion r = p.b().nextRecv();
+        assertThat(r.status).isEqualTo(WcStatus.SUCCESS);
+        assertThat(r.wrId).isEqualTo(401);
+        assertThat(r.byteLen).isEqualTo(len);
+        long at = op == WrOpcode.SEND ? HALF + 16_384 : HALF;
+        assertThat(bytes(p.b().mem(), at, len)).isEqualTo(bytes(p.a().mem(), 0, len));
+        assertNoCompletion(p.b().rcq);
+    }
+
+    static Stream<Arguments> rnrCases() {
+        return Stream.of(Arguments.of(WrOpcode.SEND, 64), Arguments.of(WrOpcode.SEND, 3000),
+                Arguments.of(WrOpcode.RDMA_WRITE_WITH_IMM, 100), Arguments.of(WrOpcode.RDMA_WRITE_WITH_IMM, 3000));
+    }
+
+    @Test
+    void rnrKeepsLaterWrsInOrder() {
+        // WRs queued behind the RNR-NAKed SEND are sent too and answered by a PSN-sequence NAK;
+        // once a receive is posted everything completes, in posting order, exactly once
+        Pair p = connect(new Cfg().rnrRetry(7).minRnrTimer(1));
+        long rnrBefore = devA.counter("rcvd_rnr_err");
+        p.b().word(0, 100);
+        p.a().qp.postSend(new SendWr().set(420, WrOpcode.SEND, SendFlags.SIGNALED, p.a().sge(0, 2000)));
+        p.a().qp.postSend(new SendWr().set(421, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, p.a().sge(4096, 3000))
+                .remote(p.b().va(8192), p.b().mr.rkey()));
+        p.a().qp.postSend(new SendWr().set(422, WrOpcode.ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED, p.a().sge(HALF, 8))
+                .remote(p.b().va(0), p.b().mr.rkey()).atomic(5, 0));
+        p.a().qp.postSend(new SendWr().set(423, WrOpcode.RDMA_READ, SendFlags.SIGNALED, p.a().sge(HALF + 4096, 3000))
+                .remote(p.b().va(8192), p.b().mr.rkey()));
+        await(() -> devA.counter("rcvd_rnr_err") - rnrBefore >= 3, "three RNR NAKs at the requester");
+        assertNoCompletion(p.a().scq);
+        assertThat(p.b().word(0)).as("nothing behind the SEND executed yet").isEqualTo(100);
+        p.b().qp.postRecv(new RecvWr().set(424, p.b().sge(HALF, 4096)));
+        for (int id = 420; id <= 423; id++) {
+            WorkCompletion wc = p.a().nextSend();
+            assertThat(wc.wrId).isEqualTo(id);
+            assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.SUCCESS);
+        }
+        assertWc(p.b().nextRecv(), 424, WcStatus.SUCCESS, WcOpcode.RECV, 2000, WC_GRH, p.b().qp);
+        assertThat(bytes(p.b().mem(), HALF, 2000)).isEqualTo(bytes(p.a().mem(), 0, 2000));
+        assertThat(bytes(p.a().mem(), HALF + 4096, 3000)).isEqualTo(bytes(p.a().mem(), 4096, 3000));
+        assertThat(p.a().word(HALF)).isEqualTo(100);
+        assertThat(p.b().word(0)).as("the FETCH_ADD ran once").isEqualTo(105);
+    }
+
+    @ParameterizedTest(name = "rnr_retry {0}")
+    @ValueSource(ints = {0, 1, 3})
+    void rnrRetryExhaustedIsRnrRetryExcErr(int rnrRetry) {
+        Pair p = connect(new Cfg().rnrRetry(rnrRetry).minRnrTimer(1));
+        long rnrBefore = devA.counter("rcvd_rnr_err");
+        p.a().qp.postSend(new SendWr().set(410, WrOpcode.SEND, SendFlags.SIGNALED, p.a().sge(0, 64)));
+        p.a().qp.postSend(new SendWr().set(411, WrOpcode.RDMA_WRITE, 0, p.a().sge(0, 64))
+                .remote(p.b().va(0), p.b().mr.rkey()));
+        WorkCompletion wc = p.a().nextSend();
+        assertThat(wc.wrId).isEqualTo(410);
+        assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.RNR_RETRY_EXC_ERR);
+        WorkCompletion f = p.a().nextSend();
+        assertThat(f.wrId).isEqualTo(411);
+        assertThat(f.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
+        awaitState(p.a().qp, QpState.ERR);
+        // the first try plus rnr_retry retries, each answered by an RNR NAK
+        assertThat(devA.counter("rcvd_rnr_err") - rnrBefore).isEqualTo(rnrRetry + 1);
+        assertThat(p.b().qp.state()).isEqualTo(QpState.RTS);
+    }
+
+    // =====================================================================================
+    // QP states and modify_qp (§6.1, §6.8)
+    // =====================================================================================
+
+    @Test
+    void postSendBeforeRtsThrowsAndPostRecvNeedsInit() {
+        Side a = new Side(devA, new Cfg(), 1);
+        Side b = new Side(devB, new Cfg(), 2);
+        SendWr wr = new SendWr().set(1, WrOpcode.SEND, SendFlags.SIGNALED, a.sge(0, 8));
+        RecvWr rwr = new RecvWr().set(2, a.sge(HALF, 8));
+        assertThat(a.qp.state()).isEqualTo(QpState.RESET);
+        assertThatThrownBy(() -> a.qp.postSend(wr)).isInstanceOf(IllegalStateException.class).hasMessageContaining("RESET");
+        assertThatThrownBy(() -> a.qp.postRecv(rwr)).isInstanceOf(IllegalStateException.class).hasMessageContaining("RESET");
+
+        a.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ALL));
+        assertThatThrownBy(() -> a.qp.postSend(wr)).isInstanceOf(IllegalStateException.class).hasMessageContaining("INIT");
+        a.qp.postRecv(rwr); // allowed from INIT on
+
+        a.qp.modify(new QpAttr().state(QpState.RTR).av(devB.address()).pathMtu(Mtu.MTU_1024).destQpNum(b.qp.qpNum())
+                .rqPsn(0).maxDestRdAtomic(4).minRnrTimer(1));
+        assertThatThrownBy(() -> a.qp.postSend(wr)).isInstanceOf(IllegalStateException.class).hasMessageContaining("RTR");
+        assertNoCompletion(a.scq);
+        assertNoCompletion(a.rcq);
+    }
+
+    @Test
+    void postSendInErrCompletesWithFlushErr() {
+        Pair p = connect();
+        p.a().qp.modify(new QpAttr().state(QpState.ERR));
+        assertThat(p.a().qp.state()).isEqualTo(QpState.ERR);
+        p.a().qp.postSend(new SendWr().set(500, WrOpcode.SEND, 0, p.a().sge(0, 8)));
+        p.a().qp.postSend(new SendWr().set(501, WrOpcode.RDMA_READ, SendFlags.SIGNALED, p.a().sge(HALF, 8))
+                .remote(p.b().va(0), p.b().mr.rkey()));
+        WorkCompletion w1 = p.a().nextSend();
+        WorkCompletion w2 = p.a().nextSend();
+        assertThat(List.of(w1.wrId, w2.wrId)).containsExactly(500L, 501L);
+        assertThat(List.of(w1.status, w2.status)).containsOnly(WcStatus.WR_FLUSH_ERR);
+        assertThat(w1.qpNum).isEqualTo(p.a().qp.qpNum());
+    }
+
+    @Test
+    void postRecvInErrFlushesAndModifyToErrFlushesOutstandingReceives() {
+        Pair p = connect();
+        p.b().qp.postRecv(new RecvWr().set(600, p.b().sge(HALF, 64)));
+        p.b().qp.postRecv(new RecvWr().set(601, p.b().sge(HALF, 64)));
+        p.b().qp.modify(new QpAttr().state(QpState.ERR));
+        assertThat(p.b().nextRecv().wrId).isEqualTo(600);
+        assertThat(p.b().nextRecv().wrId).isEqualTo(601);
+        p.b().qp.postRecv(new RecvWr().set(602, p.b().sge(HALF, 64)));
+        WorkCompletion r = p.b().nextRecv();
+        assertThat(r.wrId).isEqualTo(602);
+        assertThat(r.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
+        assertThat(r.qpNum).isEqualTo(p.b().qp.qpNum());
+    }
+
+    @Test
+    void qpInErrDropsIncomingRequests() {
+        Pair p = connect();
+        byte[] beforeB = snapshot(p.b().mr);
+        p.b().qp.modify(new QpAttr().state(QpState.ERR));
+        // a's QP, reconnected with a ~1 ms ACK timeout and retry_cnt 1, gets neither execution
+        // nor an ACK: its WRITE fails with RETRY_EXC_ERR after one retry
+        p.a().qp.modify(new QpAttr().state(QpState.RESET));
+        Cfg cfg = new Cfg().timeout(8);
+        cfg.retryCnt = 1;
+        bringUp(p.a(), p.b(), ALL, cfg, cfg.psnA, cfg.psnB);
+        p.a().qp.postSend(new SendWr().set(700, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, p.a().sge(0, 64))
+                .remote(p.b().va(0), p.b().mr.rkey()));
+        WorkCompletion wc = p.a().nextSend();
+        assertThat(wc.status).isEqualTo(WcStatus.RETRY_EXC_ERR);
+        assertThat(snapshot(p.b().mr)).isEqualTo(beforeB);
+    }
+
+    static Stream<Arguments> illegalTransitions() {
+        return Stream.of(Arguments.of(QpState.RTS), Arguments.of(QpState.ERR), Arguments.of(QpState.RTR),
+                Arguments.of(QpState.SQD));
+    }
+
+    @ParameterizedTest(name = "RESET -> {0} is illegal")
+    @MethodSource("illegalTransitions")
+    void illegalTransitionFromResetThrowsNamingIt(QpState to) {
+        Side a = new Side(devA, new Cfg(), 1);
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(to)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("RESET").hasMessageContaining(to.name());
+        assertThat(a.qp.state()).isEqualTo(QpState.RESET);
+    }
+
+    @Test
+    void illegalTransitionFromInitToRtsThrows() {
+        Side a = new Side(devA, new Cfg(), 1);
+        a.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ALL));
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7)
+                .sqPsn(0).maxRdAtomic(1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("INIT").hasMessageContaining("RTS");
+        assertThat(a.qp.state()).isEqualTo(QpState.INIT);
+    }
+
+    @Test
+    void missingRequiredAttributeIsNamed() {
+        Side a = new Side(devA, new Cfg(), 1);
+        Side b = new Side(devB, new Cfg(), 2);
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ACCESS_FLAGS");
+        assertThat(a.qp.state()).isEqualTo(QpState.RESET);
+        a.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ALL));
+
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.RTR).av(devB.address()).pathMtu(Mtu.MTU_1024)
+                .rqPsn(0).maxDestRdAtomic(4).minRnrTimer(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("DEST_QPN");
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.RTR).pathMtu(Mtu.MTU_1024)
+                .destQpNum(b.qp.qpNum()).rqPsn(0).maxDestRdAtomic(4).minRnrTimer(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("AV");
+        assertThat(a.qp.state()).isEqualTo(QpState.INIT);
+        a.qp.modify(new QpAttr().state(QpState.RTR).av(devB.address()).pathMtu(Mtu.MTU_1024).destQpNum(b.qp.qpNum())
+                .rqPsn(0).maxDestRdAtomic(4).minRnrTimer(1));
+
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7)
+                .maxRdAtomic(1))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("SQ_PSN");
+        // an attribute the transition does not accept is named too
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7)
+                .maxRdAtomic(1).sqPsn(0).pathMtu(Mtu.MTU_256)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PATH_MTU");
+        assertThat(a.qp.state()).isEqualTo(QpState.RTR);
+    }
+
+    @Test
+    void outOfRangeAttributesAreRejected() {
+        Side a = new Side(devA, new Cfg(), 1);
+        a.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ALL));
+        a.qp.modify(new QpAttr().state(QpState.RTR).av(devB.address()).pathMtu(Mtu.MTU_1024).destQpNum(0x11)
+                .rqPsn(0).maxDestRdAtomic(4).minRnrTimer(1));
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.RTS).timeout(32).retryCnt(7).rnrRetry(7)
+                .sqPsn(0).maxRdAtomic(1))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeout");
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(8).rnrRetry(7)
+                .sqPsn(0).maxRdAtomic(1))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("retry_cnt");
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7)
+                .sqPsn(1 << 24).maxRdAtomic(1))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sq_psn");
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7)
+                .sqPsn(0).maxRdAtomic(129))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("max_rd_atomic");
+        assertThat(a.qp.state()).isEqualTo(QpState.RTR);
+    }
+
+    @Test
+    void queryReturnsWhatWasSet() {
+        Side a = new Side(devA, new Cfg(), 1);
+        Side b = new Side(devB, new Cfg(), 2);
+        int access = Access.LOCAL_WRITE | Access.REMOTE_READ;
+        a.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(access));
+        QpAttr q = a.qp.query();
+        assertThat(q.state()).isEqualTo(QpState.INIT);
+        assertThat(q.accessFlags()).isEqualTo(access);
+
+        a.qp.modify(new QpAttr().state(QpState.RTR).av(devB.address()).pathMtu(Mtu.MTU_2048).destQpNum(b.qp.qpNum())
+                .rqPsn(0xABCDEF).maxDestRdAtomic(8).minRnrTimer(12));
+        a.qp.modify(new QpAttr().state(QpState.RTS).timeout(17).retryCnt(5).rnrRetry(3).sqPsn(0x123456)
+                .maxRdAtomic(4));
+        q = a.qp.query();
+        assertThat(q.state()).isEqualTo(QpState.RTS);
+        assertThat(q.curState()).isEqualTo(QpState.RTS);
+        assertThat(q.accessFlags()).isEqualTo(access);
+        assertThat(q.pkeyIndex()).isZero();
+        assertThat(q.port()).isEqualTo(1);
+        assertThat(q.av()).isEqualTo(devB.address());
+        assertThat(q.pathMtu()).isEqualTo(Mtu.MTU_2048);
+        assertThat(q.destQpNum()).isEqualTo(b.qp.qpNum());
+        assertThat(q.rqPsn()).isEqualTo(0xABCDEF);
+        assertThat(q.sqPsn()).isEqualTo(0x123456);
+        assertThat(q.maxDestRdAtomic()).isEqualTo(8);
+        assertThat(q.maxRdAtomic()).isEqualTo(4);
+        assertThat(q.minRnrTimer()).isEqualTo(12);
+        assertThat(q.timeout()).isEqualTo(17);
+        assertThat(q.retryCnt()).isEqualTo(5);
+        assertThat(q.rnrRetry()).isEqualTo(3);
+
+        // RTS -> RTS with optional attributes
+        a.qp.modify(new QpAttr().state(QpState.RTS).minRnrTimer(3).accessFlags(ALL));
+        q = a.qp.query();
+        assertThat(q.minRnrTimer()).isEqualTo(3);
+        assertThat(q.accessFlags()).isEqualTo(ALL);
+    }
+
+    @Test
+    void rdAtomicDepthsAreRoundedUpToAPowerOfTwo() {
+        // rxe_qp_from_attr rounds max_rd_atomic and max_dest_rd_atomic up (rxe-facts §6.1)
+        Side a = new Side(devA, new Cfg(), 1);
+        a.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ALL));
+        a.qp.modify(new QpAttr().state(QpState.RTR).av(devB.address()).pathMtu(Mtu.MTU_1024).destQpNum(0x11)
+                .rqPsn(0).maxDestRdAtomic(5).minRnrTimer(1));
+        a.qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7).sqPsn(0).maxRdAtomic(3));
+        QpAttr q = a.qp.query();
+        assertThat(q.maxDestRdAtomic()).isEqualTo(8);
+        assertThat(q.maxRdAtomic()).isEqualTo(4);
+    }
+
+    @Test
+    void resetThenReconnectWorks() {
+        Pair p = connect();
+        p.a().qp.modify(new QpAttr().state(QpState.RESET));
+        p.b().qp.modify(new QpAttr().state(QpState.RESET));
+        assertThat(p.a().qp.state()).isEqualTo(QpState.RESET);
+        Cfg cfg = new Cfg().psnA(0x777).psnB(0x888);
+        bringUp(p.a(), p.b(), ALL, cfg, cfg.psnA, cfg.psnB);
+        bringUp(p.b(), p.a(), ALL, cfg, cfg.psnB, cfg.psnA);
+        p.a().qp.postSend(new SendWr().set(1, WrOpcode.RDMA_READ, SendFlags.SIGNALED, p.a().sge(HALF, 3000))
+                .remote(p.b().va(0), p.b().mr.rkey()));
+        assertWc(p.a().nextSend(), 1, WcStatus.SUCCESS, WcOpcode.RDMA_READ, 3000, 0, p.a().qp);
+        assertThat(bytes(p.a().mem(), HALF, 3000)).isEqualTo(bytes(p.b().mem(), 0, 3000));
+    }
+
+    // =====================================================================================
+    // Resource ownership (libibverbs EBUSY)
+    // =====================================================================================
+
+    @Test
+    void closingParentsWithLiveChildrenThrows() {
+        RdmaDevice dev = RdmaDevice.open(net.newTransport());
+        ProtectionDomain pd = dev.allocPd();
+        CompletionQueue cq = dev.createCq(16);
+        MemoryRegion mr = pd.allocMr(4096, ALL);
+        QueuePair qp = pd.createQp(QpInitAttr.rc(cq, cq));
+
+        assertThatThrownBy(dev::close).as("device with a live PD and CQ").isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(pd::close).as("PD with a live MR and QP").isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(cq::close).as("CQ used by a QP").isInstanceOf(IllegalStateException.class);
+        qp.close();
+        assertThatThrownBy(() -> qp.postSend(new SendWr())).as("destroyed QP").isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(pd::close).as("PD with a live MR").isInstanceOf(IllegalStateException.class);
+        mr.close();
+        cq.close();
+        assertThatThrownBy(dev::close).as("device with a live PD").isInstanceOf(IllegalStateException.class);
+        pd.close();
+        dev.close();
+        assertThatThrownBy(dev::allocPd).as("closed device").isInstanceOf(IllegalStateException.class);
+        // every close is idempotent
+        qp.close();
+        mr.close();
+        pd.close();
+        cq.close();
+        dev.close();
+    }
+
+    @Test
+    void pdWithOnlyALiveQpAndDeviceWithOnlyALiveCqCannotClose() {
+        RdmaDevice dev = RdmaDevice.open(net.newTransport());
+        ProtectionDomain pd = dev.allocPd();
+        CompletionQueue scq = dev.createCq(16);
+        CompletionQueue rcq = dev.createCq(16);
+        QueuePair qp = pd.createQp(QpInitAttr.rc(scq, rcq));
+        assertThatThrownBy(pd::close).as("PD with a live QP").isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(rcq::close).as("receive CQ of a QP").isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(scq::close).as("send CQ of a QP").isInstanceOf(IllegalStateException.class);
+        qp.close();
+        pd.close();
+        scq.close();
+        assertThatThrownBy(dev::close).as("device with a live CQ").isInstanceOf(IllegalStateException.class);
+        rcq.close();
+        dev.close();
+    }
+
+    // ---------------------------------------------------------------------- depth and windows
+
+    @ParameterizedTest(name = "max_rd_atomic {0}")
+    @ValueSource(ints = {1, 2, 16})
+    void moreReadsAndAtomicsThanMaxRdAtomicAllCompleteInOrder(int depth) {
+        Pair p = connect(new Cfg().maxRdAtomic(depth));
+        p.b().word(HALF, 0);
+        int n = 40;
+        for (int i = 0; i < n; i++) {
+            if (i % 2 == 0) {
+                p.a().qp.postSend(new SendWr().set(i, WrOpcode.RDMA_READ, SendFlags.SIGNALED,
+                        p.a().sge(HALF + 1000L * i, 1000)).remote(p.b().va(100L * i), p.b().mr.rkey()));
+            } else {
+                p.a().qp.postSend(new SendWr().set(i, WrOpcode.ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                        p.a().sge(HALF + 1000L * i, 8)).remote(p.b().va(HALF), p.b().mr.rkey()).atomic(1, 0));
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            WorkCompletion wc = p.a().nextSend();
+            assertThat(wc.wrId).isEqualTo(i);
+            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+        }
+        for (int i = 0; i < n; i += 2) {
+            assertThat(bytes(p.a().mem(), HALF + 1000L * i, 1000)).isEqualTo(bytes(p.b().mem(), 100L * i, 1000));
+            assertThat(p.a().word(HALF + 1000L * (i + 1))).isEqualTo(i / 2);
+        }
+        assertThat(p.b().word(HALF)).isEqualTo(n / 2);
+    }
+
+    @Test
+    void messagesLongerThanThePsnWindow() {
+        // 60000 bytes at MTU 256 = 235 packets, more than the 128 unacknowledged PSNs allowed
+        Pair p = connect(new Cfg().mtu(Mtu.MTU_256));
+        int len = 60_000;
+        p.b().qp.postRecv(new RecvWr().set(1, p.b().sge(HALF, len)));
+        p.a().qp.postSend(new SendWr().set(1, WrOpcode.SEND, SendFlags.SIGNALED, p.a().sge(0, len)));
+        p.a().qp.postSend(new SendWr().set(2, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, p.a().sge(1, len))
+                .remote(p.b().va(0), p.b().mr.rkey()));
+        p.a().qp.postSend(new SendWr().set(3, WrOpcode.RDMA_READ, SendFlags.SIGNALED, p.a().sge(HALF, len))
+                .remote(p.b().va(HALF), p.b().mr.rkey()));
+        assertWc(p.a().nextSend(), 1, WcStatus.SUCCESS, WcOpcode.SEND, len, 0, p.a().qp);
+        assertWc(p.a().nextSend(), 2, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, len, 0, p.a().qp);
+        assertWc(p.a().nextSend(), 3, WcStatus.SUCCESS, WcOpcode.RDMA_READ, len, 0, p.a().qp);
+        assertWc(p.b().nextRecv(), 1, WcStatus.SUCCESS, WcOpcode.RECV, len, WC_GRH, p.b().qp);
+        assertThat(bytes(p.b().mem(), 0, len)).isEqualTo(bytes(p.a().mem(), 1, len));
+        assertThat(bytes(p.a().mem(), HALF, len)).isEqualTo(bytes(p.a().mem(), 0, len));
+    }
+
+    @Test
+    void mrRegistrationRules() {
+        ProtectionDomain pd = closeLater(devA.allocPd());
+        // the core requires LOCAL_WRITE with REMOTE_WRITE or REMOTE_ATOMIC (rxe-facts §6.2)
+        assertThatThrownBy(() -> pd.allocMr(4096, Access.REMOTE_WRITE)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("LOCAL_WRITE");
+        assertThatThrownBy(() -> pd.allocMr(4096, Access.REMOTE_ATOMIC)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("LOCAL_WRITE");
+        assertThatThrownBy(() -> pd.allocMr(0, ALL)).isInstanceOf(IllegalArgumentException.class);
+        MemoryRegion ro = closeLater(pd.allocMr(4096, Access.REMOTE_READ));
+        assertThat(ro.lkey()).isEqualTo(ro.rkey());
+        assertThat(ro.rkey() >>> 8).as("MR index, never 0").isPositive();
+        assertThat(ro.addr() % ProtectionDomain.PAGE).isZero();
+        assertThat(ro.length()).isEqualTo(4096);
+        assertThat(ro.access()).isEqualTo(Access.REMOTE_READ);
+    }
+
+    @Test
+    void fullSendAndReceiveQueuesThrow() {
+        Pair p = connect();
+        // b drops everything, so none of a's WRs can complete and the SQ fills up
+        p.b().qp.modify(new QpAttr().state(QpState.ERR));
+        for (int i = 0; i < 256; i++) {
+            p.a().qp.postSend(new SendWr().set(i, WrOpcode.RDMA_WRITE, 0, p.a().sge(0, 8))
+                    .remote(p.b().va(0), p.b().mr.rkey()));
+        }
+        assertThatThrownBy(() -> p.a().qp.postSend(new SendWr().set(256, WrOpcode.RDMA_WRITE, 0, p.a().sge(0, 8))
+                .remote(p.b().va(0), p.b().mr.rkey()))).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("full");
+        for (int i = 0; i < 256; i++) {
+            p.a().qp.postRecv(new RecvWr().set(i, p.a().sge(HALF, 8)));
+        }
+        assertThatThrownBy(() -> p.a().qp.postRecv(new RecvWr().set(256, p.a().sge(HALF, 8))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("full");
+        // moving to ERR flushes all 256 + 256 WRs
+        p.a().qp.modify(new QpAttr().state(QpState.ERR));
+        for (int i = 0; i < 256; i++) {
+            WorkCompletion s = p.a().nextSend();
+            assertThat(s.wrId).isEqualTo(i);
+            assertThat(s.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
+            WorkCompletion r = p.a().nextRecv();
+            assertThat(r.wrId).isEqualTo(i);
+            assertThat(r.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
+        }
+    }
+
+    // =====================================================================================
+    // Masked atomics, ATOMIC WRITE and RDMA FLUSH (extensions.md §2–4, rxe-facts §7, §8)
+    // =====================================================================================
+
+    @Test
+    void maskedCompareAndSwapComparesAndSwapsOnlyMaskedBits() {
+        Pair p = connect();
+        p.b().word(64, 0x1111_2222_3333_4444L);
+        byte[] beforeB = snapshot(p.b().mr);
+        // compare only the low 16 bits (equal), swap only the high 16 bits
+        p.a().qp.postSend(new SendWr().set(51, WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, SendFlags.SIGNALED,
+                p.a().sge(HALF, 8)).remote(p.b().va(64), p.b().mr.rkey())
+                .atomic(0xFFFF_FFFF_FFFF_4444L, 0xAAAA_BBBB_CCCC_DDDDL).masks(0xFFFFL, 0xFFFF_0000_0000_0000L));
+        assertWc(p.a().nextSend(), 51, WcStatus.SUCCESS, WcOpcode.MASKED_COMP_SWAP, 8, 0, p.a().qp);
+        assertThat(p.a().word(HALF)).as("original returned").isEqualTo(0x1111_2222_3333_4444L);
+        assertThat(p.b().word(64)).isEqualTo(0xAAAA_2222_3333_4444L);
+        // a masked compare that differs in one masked bit: no change, original returned
+        p.a().qp.postSend(new SendWr().set(52, WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, SendFlags.SIGNALED,
+                p.a().sge(HALF + 8, 8)).remote(p.b().va(64), p.b().mr.rkey())
+                .atomic(0x0000_0000_0000_4445L, -1L).masks(0xFFFFL, -1L));
+        assertWc(p.a().nextSend(), 52, WcStatus.SUCCESS, WcOpcode.MASKED_COMP_SWAP, 8, 0, p.a().qp);
+        assertThat(p.a().word(HALF + 8)).isEqualTo(0xAAAA_2222_3333_4444L);
+        assertThat(p.b().word(64)).isEqualTo(0xAAAA_2222_3333_4444L);
+        // only the 8 target bytes changed
+        byte[] after = snapshot(p.b().mr);
+        Arrays.fill(after, 64, 72, (byte) 0);
+        Arrays.fill(beforeB, 64, 72, (byte) 0);
+        assertThat(after).isEqualTo(beforeB);
+        assertNoCompletion(p.a().scq);
+    }
+
+    @Test
+    void maskedFetchAndAddAddsFieldByFieldAndReturnsOriginal() {
+        Pair p = connect();
+        byte[] beforeB = snapshot(p.b().mr);
+        p.b().word(128, 0x01FF_7F80_00FF_FF01L);
+        // byte fields: each byte wraps on its own
+        p.a().qp.postSend(new SendWr().set(53, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                p.a().sge(HALF, 8)).remote(p.b().va(128), p.b().mr.rkey())
+                .atomic(0x0101_0101_0101_0101L, 0).masks(0x8080_8080_8080_8080L, 0));
+        assertWc(p.a().nextSend(), 53, WcStatus.SUCCESS, WcOpcode.MASKED_FETCH_ADD, 8, 0, p.a().qp);
+        assertThat(p.a().word(HALF)).as("original returned").isEqualTo(0x01FF_7F80_00FF_FF01L);
+        assertThat(p.b().word(128)).isEqualTo(0x0200_8081_0100_0002L);
+        // boundary 0: an ordinary 64-bit add with carries all the way up
+        p.a().qp.postSend(new SendWr().set(54, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                p.a().sge(HALF + 8, 8)).remote(p.b().va(128), p.b().mr.rkey()).atomic(0x00FF_7F7F_FF00_FFFEL, 0)
+                .masks(0, 0));
+        assertWc(p.a().nextSend(), 54, WcStatus.SUCCESS, WcOpcode.MASKED_FETCH_ADD, 8, 0, p.a().qp);
+        assertThat(p.a().word(HALF + 8)).isEqualTo(0x0200_8081_0100_0002L);
+        assertThat(p.b().word(128)).isEqualTo(0x0200_8081_0100_0002L + 0x00FF_7F7F_FF00_FFFEL);
+        // boundary all ones: XOR
+        long before = p.b().word(128);
+        p.a().qp.postSend(new SendWr().set(55, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                p.a().sge(HALF + 16, 8)).remote(p.b().va(128), p.b().mr.rkey()).atomic(-1L, 0).masks(-1L, 0));
+        assertWc(p.a().nextSend(), 55, WcStatus.SUCCESS, WcOpcode.MASKED_FETCH_ADD, 8, 0, p.a().qp);
+        assertThat(p.a().word(HALF + 16)).isEqualTo(before);
+        assertThat(p.b().word(128)).isEqualTo(~before);
+        byte[] after = snapshot(p.b().mr);
+        Arrays.fill(after, 128, 136, (byte) 0);
+        Arrays.fill(beforeB, 128, 136, (byte) 0);
+        assertThat(after).isEqualTo(beforeB);
+    }
+
+    @Test
+    void maskedFetchAndAddsFromSeveralQpsOnDisjointFieldsOfOneWordAreEachExact() {
+        // four QPs on device A, each connected to its own QP on device B; the four B QPs share one
+        // PD and one MR, and every A QP adds 1 to its own 16-bit field of the same remote word
+        int qps = 4;
+        int n = 600;
+        long start = 0xFFF0_FFF0_FFF0_FFF0L; // every field wraps during the test
+        long boundary = 0x8000_8000_8000_8000L;
+        Cfg cfg = new Cfg();
+        ProtectionDomain pdB = closeLater(devB.allocPd());
+        MemoryRegion shared = closeLater(pdB.allocMr(4096, ALL));
+        shared.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, 256, start);
+        List<Side> as = new ArrayList<>();
+        for (int k = 0; k < qps; k++) {
+            Side a = new Side(devA, cfg, 0xA00 + k);
+            Side b = new Side(devB, cfg, pdB, shared);
+            bringUp(a, b, cfg.qpAccessA, cfg, cfg.psnA + k, cfg.psnB + k);
+            bringUp(b, a, cfg.qpAccessB, cfg, cfg.psnB + k, cfg.psnA + k);
+            as.add(a);
+        }
+        long va = shared.addr() + 256;
+        int batch = 100;
+        for (int from = 0; from < n; from += batch) {
+            for (int i = from; i < from + batch; i++) { // interleave the QPs
+                for (int k = 0; k < qps; k++) {
+                    Side a = as.get(k);
+                    a.qp.postSend(new SendWr().set(i, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                            a.sge(HALF + 8L * i, 8)).remote(va, shared.rkey()).atomic(1L << (16 * k), 0)
+                            .masks(boundary, 0));
+                }
+            }
+            for (int i = from; i < from + batch; i++) {
+                for (int k = 0; k < qps; k++) {
+                    WorkCompletion wc = as.get(k).nextSend();
+                    assertWc(wc, i, WcStatus.SUCCESS, WcOpcode.MASKED_FETCH_ADD, 8, 0, as.get(k).qp);
+                }
+            }
+        }
+        long end = shared.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG, 256);
+        for (int k = 0; k < qps; k++) {
+            int shift = 16 * k;
+            assertThat((end >>> shift) & 0xFFFF).as("field %d", k).isEqualTo((0xFFF0L + n) & 0xFFFF);
+            // QP k alone changes field k, in posting order: its i-th original holds 0xFFF0 + i there
+            for (int i = 0; i < n; i++) {
+                long orig = as.get(k).word(HALF + 8L * i);
+                assertThat((orig >>> shift) & 0xFFFF).as("field %d of original %d", k, i)
+                        .isEqualTo((0xFFF0L + i) & 0xFFFF);
+            }
+        }
+    }
+
+    @Test
+    void atomicWriteStoresTheValueAsANativeLong() {
+        Pair p = connect();
+        byte[] beforeB = snapshot(p.b().mr);
+        long v = 0x0102_0304_0506_0708L;
+        SendWr wr = new SendWr().set(61, WrOpcode.ATOMIC_WRITE, SendFlags.SIGNALED).remote(p.b().va(200), p.b().mr.rkey());
+        wr.atomicWriteValue = v;
+        p.a().qp.postSend(wr);
+        assertWc(p.a().nextSend(), 61, WcStatus.SUCCESS, WcOpcode.ATOMIC_WRITE, 8, 0, p.a().qp);
+        assertThat(p.b().word(200)).isEqualTo(v);
+        byte[] after = snapshot(p.b().mr);
+        Arrays.fill(after, 200, 208, (byte) 0);
+        Arrays.fill(beforeB, 200, 208, (byte) 0);
+        assertThat(after).isEqualTo(beforeB);
+        assertNoCompletion(p.b().rcq); // like a WRITE, no receive is consumed
+        assertNoCompletion(p.a().scq);
+        // a second one at the very end of the MR, after a WRITE of the same QP
+        p.a().qp.postSend(new SendWr().set(62, WrOpcode.RDMA_WRITE, 0, p.a().sge(0, 64)).remote(p.b().va(1000),
+                p.b().mr.rkey()));
+        wr = new SendWr().set(63, WrOpcode.ATOMIC_WRITE, SendFlags.SIGNALED).remote(p.b().va(MR_BYTES - 8),
+                p.b().mr.rkey());
+        wr.atomicWriteValue = -2L;
+        p.a().qp.postSend(wr);
+        assertWc(p.a().nextSend(), 63, WcStatus.SUCCESS, WcOpcode.ATOMIC_WRITE, 8, 0, p.a().qp);
+        assertThat(p.b().word(MR_BYTES - 8)).isEqualTo(-2L);
+        assertThat(bytes(p.b().mem(), 1000, 64)).isEqualTo(bytes(p.a().mem(), 0, 64));
+    }
+
+    @ParameterizedTest(name = "ATOMIC_WRITE at remote offset +{0} fails with REM_INV_REQ_ERR")
+    @ValueSource(ints = {1, 4, 7})
+    @NotOnLossyNet(FATAL_NAK_LOST)
+    void misalignedAtomicWriteReachesTheWireAndIsAnInvalidRequest(int misalign) {
+        // unlike CAS/FAA, rxe4j leaves ATOMIC WRITE alignment to the responder (NAK 0x61, rxe-facts §7.2)
+        Pair p = connect();
+        byte[] beforeB = snapshot(p.b().mr);
+        recB.start();
+        SendWr wr = new SendWr().set(64, WrOpcode.ATOMIC_WRITE, SendFlags.SIGNALED)
+                .remote(p.b().va(64 + misalign), p.b().mr.rkey());
+        wr.atomicWriteValue = -1L;
+        p.a().qp.postSend(wr);
+        WorkCompletion wc = p.a().nextSend();
+        assertThat(wc.wrId).isEqualTo(64);
+        assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.REM_INV_REQ_ERR);
+        assertThat(wc.vendorErr).as("NAK syndrome").isEqualTo(0x61);
+        List<RecordingTransport.Sent> sent = recB.stop().stream()
+                .filter(s -> (((s.bytes()[5] & 0xFF) << 16) | ((s.bytes()[6] & 0xFF) << 8) | (s.bytes()[7] & 0xFF))
+                        == p.a().qp.qpNum()).toList();
+        assertThat(sent).as("the responder answered on the wire").isNotEmpty();
+        assertThat(sent.get(0).bytes()[0] & 0xFF).as("ACK opcode").isEqualTo(0x11);
+        assertThat(sent.get(0).bytes()[12] & 0xFF).as("AETH syndrome").isEqualTo(0x61);
+        awaitState(p.a().qp, QpState.ERR);
+        assertThat(snapshot(p.b().mr)).isEqualTo(beforeB);
+    }
+
+    // ---------------------------------------------------------------------- FLUSH (test_qpex.py)
+
+    static final int FLUSH_BOTH = Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
+
+    static Stream<Arguments> flushKinds() {
+        List<Arguments> l = new ArrayList<>();
+        for (int type : new int[] {Flush.GLOBAL, Flush.PERSISTENT, Flush.GLOBAL | Flush.PERSISTENT}) {
+            for (int level : new int[] {Flush.RANGE, Flush.MR}) {
+                for (int len : new int[] {0, 4096}) {
+                    l.add(Arguments.of(type, level, len));
+                }
+            }
+        }
+        return l.stream();
+    }
+
+    /** test_qp_ex_rc_flush: WRITE into a file-backed MR, then FLUSH it; the WC and the file agree. */
+    @ParameterizedTest(name = "FLUSH type {0} level {1} of {2} bytes")
+    @MethodSource("flushKinds")
+    void flushSucceeds(int type, int level, int len, @TempDir Path dir) throws Exception {
+        Pair p = connect(new Cfg().qpAccessB(ALL | FLUSH_BOTH));
+        int size = 16 * 1024;
+        Path file = dir.resolve("pmem-" + type + "-" + level + "-" + len);
+        MemoryRegion pm = closeLater(p.b().pd.registerFileMr(file, size, ALL | FLUSH_BOTH));
+        p.a().qp.postSend(new SendWr().set(70, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, p.a().sge(0, 4096))
+                .remote(pm.addr() + 4096, pm.rkey()));
+        assertWc(p.a().nextSend(), 70, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 4096, 0, p.a().qp);
+        p.a().qp.postSend(new SendWr().set(71, WrOpcode.FLUSH, SendFlags.SIGNALED).remote(pm.addr() + 4096,
+                pm.rkey()).flush(type, level, len));
+        assertWc(p.a().nextSend(), 71, WcStatus.SUCCESS, WcOpcode.FLUSH, len, 0, p.a().qp);
+        assertThat(p.a().qp.state()).isEqualTo(QpState.RTS);
+        assertThat(p.b().qp.state()).isEqualTo(QpState.RTS);
+        byte[] onFile = Files.readAllBytes(file);
+        assertThat(onFile).hasSize(size);
+        assertThat(Arrays.copyOfRange(onFile, 4096, 8192)).isEqualTo(bytes(p.a().mem(), 0, 4096));
+        // the QP keeps working
+        p.a().qp.postSend(new SendWr().set(72, WrOpcode.RDMA_READ, SendFlags.SIGNALED, p.a().sge(HALF, 64))
+                .remote(pm.addr() + 4096, pm.rkey()));
+        assertWc(p.a().nextSend(), 72, WcStatus.SUCCESS, WcOpcode.RDMA_READ, 64, 0, p.a().qp);
+    }
+
+    @Test
+    void flushGlobalOnOrdinaryMemory() {
+        Pair p = connect(new Cfg().qpAccessB(ALL | Access.FLUSH_GLOBAL).mrAccess(ALL | Access.FLUSH_GLOBAL));
+        for (int level : new int[] {Flush.RANGE, Flush.MR}) {
+            p.a().qp.postSend(new SendWr().set(73 + level, WrOpcode.FLUSH, SendFlags.SIGNALED)
+                    .remote(p.b().va(MR_BYTES - 64), p.b().mr.rkey()).flush(Flush.GLOBAL, level, 64));
+            assertWc(p.a().nextSend(), 73 + level, WcStatus.SUCCESS, WcOpcode.FLUSH, 64, 0, p.a().qp);
+        }
+    }
+
+    /** test_qp_ex_rc_flush_type_violate: QP allows both types, the MR only GLOBAL; PERSISTENT → REM_ACCESS_ERR. */
+    @Test
+    @NotOnLossyNet(FATAL_NAK_LOST)
+    void flushTypeViolationIsRemoteAccessError(@TempDir Path dir) {
+        Pair p = connect(new Cfg().qpAccessB(ALL | FLUSH_BOTH));
+        MemoryRegion pm = closeLater(p.b().pd.registerFileMr(dir.resolve("global-only"), 8192,
+                ALL | Access.FLUSH_GLOBAL));
+        p.a().qp.postSend(new SendWr().set(75, WrOpcode.FLUSH, SendFlags.SIGNALED).remote(pm.addr(), pm.rkey())
+                .flush(Flush.PERSISTENT, Flush.RANGE, 64));
+        WorkCompletion wc = p.a().nextSend();
+        assertThat(wc.wrId).isEqualTo(75);
+        assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.vendorErr).isEqualTo(0x62);
+        awaitState(p.a().qp, QpState.ERR);
+        awaitState(p.b().qp, QpState.ERR);
+    }
+
+    @Test
+    @NotOnLossyNet(FATAL_NAK_LOST)
+    void flushWithoutQpFlushGlobalIsInvalidRequest() {
+        Pair p = connect(new Cfg().mrAccess(ALL | Access.FLUSH_GLOBAL)); // QP: ALL, no FLUSH_GLOBAL
+        p.a().qp.postSend(new SendWr().set(76, WrOpcode.FLUSH, SendFlags.SIGNALED).remote(p.b().va(0),
+                p.b().mr.rkey()).flush(Flush.GLOBAL, Flush.RANGE, 64));
+        WorkCompletion wc = p.a().nextSend();
+        assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.REM_INV_REQ_ERR);
+        assertThat(wc.vendorErr).isEqualTo(0x61);
+        awaitState(p.a().qp, QpState.ERR);
+    }
+
+    @ParameterizedTest(name = "FLUSH range [{0}, +{1}) outside the MR")
+    @MethodSource("flushOutOfRange")
+    @NotOnLossyNet(FATAL_NAK_LOST)
+    void flushRangeOutsideTheMrIsRemoteAccessError(long off, long len) {
+        Pair p = connect(new Cfg().qpAccessB(ALL | Access.FLUSH_GLOBAL).mrAccess(ALL | Access.FLUSH_GLOBAL));
+        p.a().qp.postSend(new SendWr().set(77, WrOpcode.FLUSH, SendFlags.SIGNALED).remote(p.b().va(off),
+                p.b().mr.rkey()).flush(Flush.GLOBAL, Flush.RANGE, len));
+        WorkCompletion wc = p.a().nextSend();
+        assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.vendorErr).isEqualTo(0x62);
+        awaitState(p.a().qp, QpState.ERR);
+    }
+
+    static Stream<Arguments> flushOutOfRange() {
+        return Stream.of(Arguments.of((long) MR_BYTES - 8, 64L), Arguments.of((long) MR_BYTES, 1L),
+                Arguments.of(-4096L, 64L), Arguments.of(0L, (long) MR_BYTES + 1));
+    }
+
+    @Test
+    void flushPersistentCannotBeRegisteredOnOrdinaryMemory() {
+        ProtectionDomain pd = closeLater(devA.allocPd());
+        assertThatThrownBy(() -> pd.allocMr(4096, ALL | Access.FLUSH_PERSISTENT))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("FLUSH_PERSISTENT");
+        // FLUSH_GLOBAL alone is fine on ordinary memory
+        MemoryRegion g = closeLater(pd.allocMr(4096, ALL | Access.FLUSH_GLOBAL));
+        assertThat(g.access()).isEqualTo(ALL | Access.FLUSH_GLOBAL);
+    }
+
+    @Test
+    void deviceReportsMaskedAtomicsAtomicWriteAndFlush() {
+        for (RdmaDevice d : new RdmaDevice[] {devA, devB}) {
+            DeviceAttr attr = d.queryDevice();
+            assertThat(attr.atomicCap()).isEqualTo(DeviceCap.ATOMIC_HCA);
+            assertThat(attr.maskedAtomicCap()).isEqualTo(DeviceCap.ATOMIC_HCA).isEqualTo(1);
+            assertThat(attr.deviceCapFlagsEx() & DeviceCap.FLUSH_GLOBAL).isEqualTo(1L << 38);
+            assertThat(attr.deviceCapFlagsEx() & DeviceCap.FLUSH_PERSISTENT).isEqualTo(1L << 39);
+            assertThat(attr.deviceCapFlagsEx() & DeviceCap.ATOMIC_WRITE).isEqualTo(1L << 40);
+        }
+    }
+
+    // ---------------------------------------------------------------------- utilities
+
+    static byte[] concat(byte[]... parts) {
+        int n = 0;
+        for (byte[] p : parts) {
+            n += p.length;
+        }
+        byte[] out = new byte[n];
+        int at = 0;
+        for (byte[] p : parts) {
+            System.arraycopy(p, 0, out, at, p.length);
+            at += p.length;
+        }
+        return out;
+    }
+}

@@ -1,0 +1,206 @@
+package io.rxe4j.verbs.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.RecvWr;
+import io.rxe4j.verbs.SendFlags;
+import io.rxe4j.verbs.SendWr;
+import io.rxe4j.verbs.Sge;
+import io.rxe4j.verbs.WcOpcode;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.verbs.WorkCompletion;
+import io.rxe4j.verbs.WrOpcode;
+import io.rxe4j.verbs.reliability.VirtualRcPair.Params;
+import io.rxe4j.verbs.reliability.VirtualRcPair.Pkt;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** Deterministic virtual-time loss scenarios ({@code rxe-facts.md} §5). */
+class LossRecoveryTest {
+    private static final int OP_WRITE_MIDDLE = 0x07;
+    private static final int OP_READ_REQUEST = 0x0C;
+    private static final int OP_READ_RESPONSE_MIDDLE = 0x0E;
+    private static final int OP_ACK = 0x11;
+    private static final int OP_ATOMIC_ACK = 0x12;
+    private static final int OP_FETCH_ADD = 0x14;
+
+    private static void fill(MemorySegment seg, long off, int len, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        for (int i = 0; i < len; i++) {
+            seg.set(ValueLayout.JAVA_BYTE, off + i, (byte) r.nextInt());
+        }
+    }
+
+    /** (a) The ATOMIC ACK of a FETCH_AND_ADD is lost once: retransmit on timeout, responder replays. */
+    @Test
+    void lostAtomicAckIsReplayedFromTheResponderResource() {
+        try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults())) {
+            long original = 0x0123_4567_89AB_CDEFL;
+            p.b.mr.segment().set(ValueLayout.JAVA_LONG, 64, original);
+            int[] atomicAcks = {0};
+            p.dropper = pkt -> !pkt.fromA() && pkt.opcode() == OP_ATOMIC_ACK && atomicAcks[0]++ == 0;
+            SendWr wr = new SendWr().set(1, WrOpcode.ATOMIC_FETCH_AND_ADD, SendFlags.SIGNALED,
+                    new Sge(p.a.mr.addr(), 8, p.a.mr.lkey())).remote(p.b.mr.addr() + 64, p.b.mr.rkey());
+            wr.compareAdd = 5;
+            long t0 = p.vs.nanoTime();
+            p.a.qp.postSend(wr);
+            WorkCompletion wc = p.next(p.a);
+            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(wc.opcode).isEqualTo(WcOpcode.FETCH_ADD);
+            assertThat(wc.wrId).isEqualTo(1);
+            // ACK timeout 4.096 us * 2^14 = 67.1 ms must have passed before the retransmit
+            assertThat(p.vs.nanoTime() - t0).isGreaterThanOrEqualTo(4096L << 14);
+            assertThat(p.a.mr.segment().get(ValueLayout.JAVA_LONG, 0)).as("returned original").isEqualTo(original);
+            assertThat(p.b.mr.segment().get(ValueLayout.JAVA_LONG, 64)).as("added exactly once")
+                    .isEqualTo(original + 5);
+            assertThat(p.sent(true, OP_FETCH_ADD)).hasSize(2);
+            assertThat(p.sent(true, OP_FETCH_ADD).get(1).psn()).isEqualTo(p.sent(true, OP_FETCH_ADD).get(0).psn());
+            assertThat(p.sent(false, OP_ATOMIC_ACK)).hasSize(2);
+            assertThat(p.b.dev.counter("duplicate_request")).isEqualTo(1);
+            assertThat(p.a.dev.counter("retransmit_timeouts")).isEqualTo(1);
+            assertThat(p.a.qp.state()).isEqualTo(QpState.RTS);
+        }
+    }
+
+    /** (b) The 2nd of 4 READ response packets is lost: at the gap the requester re-requests only the tail. */
+    @Test
+    void lostReadResponseReRequestsOnlyTheTail() {
+        try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults())) {
+            fill(p.b.mr.segment(), 0, 1024, 11);
+            boolean[] dropped = {false};
+            p.dropper = pkt -> {
+                if (!pkt.fromA() && pkt.opcode() == OP_READ_RESPONSE_MIDDLE && !dropped[0]) {
+                    dropped[0] = true;
+                    return true;
+                }
+                return false;
+            };
+            long va = p.b.mr.addr();
+            SendWr wr = new SendWr().set(2, WrOpcode.RDMA_READ, SendFlags.SIGNALED,
+                    new Sge(p.a.mr.addr() + 4096, 1024, p.a.mr.lkey())).remote(va, p.b.mr.rkey());
+            p.a.qp.postSend(wr);
+            WorkCompletion wc = p.next(p.a);
+            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_READ);
+            assertThat(wc.byteLen).isEqualTo(1024);
+            assertThat(p.a.mr.segment().asSlice(4096, 1024).mismatch(p.b.mr.segment().asSlice(0, 1024)))
+                    .isEqualTo(-1);
+            var reqs = p.sent(true, OP_READ_REQUEST);
+            assertThat(reqs).hasSize(2);
+            assertThat(reqs.get(0).rethVa()).isEqualTo(va);
+            assertThat(reqs.get(0).rethLen()).isEqualTo(1024);
+            assertThat(reqs.get(1).rethVa()).as("re-request VA").isEqualTo(va + 256);
+            assertThat(reqs.get(1).rethLen()).as("re-request length").isEqualTo(768);
+            assertThat(reqs.get(1).psn()).isEqualTo((reqs.get(0).psn() + 1) & 0xFFFFFF);
+            // the gap (response 3 arrived while 2 was expected) re-requests the tail at once (extensions §6),
+            // without waiting for the local ACK timeout
+            assertThat(p.a.dev.counter("retransmit_timeouts")).isZero();
+            assertThat(p.a.dev.counter("completer_retry_err")).isEqualTo(1);
+            assertThat(p.vs.nanoTime()).as("no timeout elapsed").isLessThan(4096L << 14);
+        }
+    }
+
+    /** (c) A middle WRITE packet is lost: PSN-sequence NAK, resend from that packet. */
+    @Test
+    void lostMiddleWritePacketIsRecoveredBySequenceNak() {
+        try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults())) {
+            fill(p.a.mr.segment(), 0, 1024, 12);
+            boolean[] dropped = {false};
+            p.dropper = pkt -> {
+                if (pkt.fromA() && pkt.opcode() == OP_WRITE_MIDDLE && !dropped[0]) {
+                    dropped[0] = true;
+                    return true;
+                }
+                return false;
+            };
+            SendWr wr = new SendWr().set(3, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                    new Sge(p.a.mr.addr(), 1024, p.a.mr.lkey())).remote(p.b.mr.addr() + 2048, p.b.mr.rkey());
+            p.a.qp.postSend(wr);
+            WorkCompletion wc = p.next(p.a);
+            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_WRITE);
+            assertThat(p.b.mr.segment().asSlice(2048, 1024).mismatch(p.a.mr.segment().asSlice(0, 1024)))
+                    .isEqualTo(-1);
+            assertThat(p.a.dev.counter("rcvd_seq_err")).isEqualTo(1);
+            assertThat(p.a.dev.counter("retransmit_timeouts")).as("recovered by NAK, not timeout").isZero();
+            Pkt lost = p.log.stream().filter(Pkt::dropped).findFirst().orElseThrow();
+            assertThat(lost.psn()).isEqualTo(0x101);
+            // the resend starts at the lost PSN: no packet before it is sent twice
+            var fromA = p.log.stream().filter(Pkt::fromA).map(Pkt::psn).toList();
+            assertThat(fromA).containsExactly(0x100, 0x101, 0x102, 0x103, 0x101, 0x102, 0x103);
+            var naks = p.sent(false, OP_ACK);
+            assertThat(naks).isNotEmpty();
+            assertThat(p.b.dev.counter("out_of_seq_request")).isGreaterThanOrEqualTo(1);
+        }
+    }
+
+    /** (d) retry_cnt 0 and every packet to the responder lost: RETRY_EXC_ERR, QP in ERR, later WRs flushed. */
+    @Test
+    void retryCountZeroFailsWithRetryExceeded() {
+        try (VirtualRcPair p = new VirtualRcPair(8192, new Params(Mtu.MTU_256, 10, 0, 0x100, 0x200))) {
+            p.dropper = pkt -> pkt.fromA();
+            SendWr w1 = new SendWr().set(10, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                    new Sge(p.a.mr.addr(), 512, p.a.mr.lkey())).remote(p.b.mr.addr(), p.b.mr.rkey());
+            SendWr w2 = new SendWr().set(11, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                    new Sge(p.a.mr.addr(), 64, p.a.mr.lkey())).remote(p.b.mr.addr(), p.b.mr.rkey());
+            p.a.qp.postSend(w1);
+            p.a.qp.postSend(w2);
+            WorkCompletion wc = p.next(p.a);
+            assertThat(wc.wrId).isEqualTo(10);
+            assertThat(wc.status).isEqualTo(WcStatus.RETRY_EXC_ERR);
+            assertThat(p.a.qp.state()).isEqualTo(QpState.ERR);
+            wc = p.next(p.a);
+            assertThat(wc.wrId).isEqualTo(11);
+            assertThat(wc.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
+            // a WR posted in ERR is flushed too
+            SendWr w3 = new SendWr().set(12, WrOpcode.SEND, SendFlags.SIGNALED,
+                    new Sge(p.a.mr.addr(), 8, p.a.mr.lkey()));
+            p.a.qp.postSend(w3);
+            wc = p.next(p.a);
+            assertThat(wc.wrId).isEqualTo(12);
+            assertThat(wc.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
+            assertThat(p.a.dev.counter("retry_exceeded_err")).isEqualTo(1);
+            assertThat(p.log.stream().filter(Pkt::fromA).allMatch(Pkt::dropped)).isTrue();
+            assertThat(p.b.dev.counter("rcvd_pkts")).isZero();
+            assertThat(p.quiet(p.a, 1_000_000_000L)).as("nothing more completes").isTrue();
+        }
+    }
+
+    /** (e) A 4-packet SEND starting at PSN 0xFFFFFE crosses the 2^24 wrap. */
+    @Test
+    void sendAcrossPsnWrap() {
+        try (VirtualRcPair p = new VirtualRcPair(8192, new Params(Mtu.MTU_256, 14, 7, 0xFFFFFE, 0x200))) {
+            fill(p.a.mr.segment(), 0, 1024, 13);
+            p.b.qp.postRecv(new RecvWr().set(77, new Sge(p.b.mr.addr() + 4096, 2048, p.b.mr.lkey())));
+            for (int i = 0; i < 2; i++) {
+                SendWr wr = new SendWr().set(20 + i, WrOpcode.SEND, SendFlags.SIGNALED,
+                        new Sge(p.a.mr.addr(), 1024, p.a.mr.lkey()));
+                if (i == 1) {
+                    p.b.qp.postRecv(new RecvWr().set(78, new Sge(p.b.mr.addr() + 6144, 1024, p.b.mr.lkey())));
+                }
+                p.a.qp.postSend(wr);
+                WorkCompletion wc = p.next(p.a);
+                assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+                assertThat(wc.wrId).isEqualTo(20 + i);
+                WorkCompletion rwc = p.next(p.b);
+                assertThat(rwc.status).isEqualTo(WcStatus.SUCCESS);
+                assertThat(rwc.opcode).isEqualTo(WcOpcode.RECV);
+                assertThat(rwc.byteLen).isEqualTo(1024);
+            }
+            assertThat(p.b.mr.segment().asSlice(4096, 1024).mismatch(p.a.mr.segment().asSlice(0, 1024)))
+                    .isEqualTo(-1);
+            assertThat(p.b.mr.segment().asSlice(6144, 1024).mismatch(p.a.mr.segment().asSlice(0, 1024)))
+                    .isEqualTo(-1);
+            var psns = p.log.stream().filter(Pkt::fromA).map(Pkt::psn).toList();
+            assertThat(psns).containsExactly(0xFFFFFE, 0xFFFFFF, 0x000000, 0x000001, 0x000002, 0x000003, 0x000004,
+                    0x000005);
+            assertThat(p.a.dev.counter("retransmit_timeouts")).isZero();
+            assertThat(p.a.dev.counter("rcvd_seq_err")).isZero();
+            assertThat(p.b.dev.counter("duplicate_request")).isZero();
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package io.rxe4j.core.qp;
+
+import io.rxe4j.verbs.SendWr;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.verbs.WrOpcode;
+
+/**
+ * A send queue entry: a copy of the posted {@link SendWr} plus the requester/completer progress.
+ * Preallocated per SQ slot and reused; only the device loop reads it after posting.
+ */
+final class SendWqe {
+    enum State { POSTED, PROCESSING, PENDING, DONE }
+
+    // --- copied from the WR at post time ---
+    long wrId;
+    WrOpcode opcode;
+    int sendFlags;
+    int numSge;
+    final long[] sgeAddr;
+    final int[] sgeLength;
+    final int[] sgeLkey;
+    int immData;
+    long remoteAddr;
+    int rkey;
+    long compareAdd;
+    long swap;
+    long compareAddMask;
+    long swapMask;
+    long atomicWriteValue;
+    int flushType;
+    int flushLevel;
+    /** Total message length in bytes (ATOMIC_WRITE 8; FLUSH the flush length). */
+    long length;
+    /** Inline payload (IBV_SEND_INLINE), copied at post time, or null. */
+    byte[] inline;
+    int inlineLength;
+
+    /** The hidden OPFN request in the reserved slot: no credit, no CQE ({@code tid-opfn-facts.md} §1.2). */
+    boolean opfn;
+
+    // --- TID RDMA READ and WRITE (tid-opfn-facts §5, §6; decided at post time) ---
+    /**
+     * Carried as TID RDMA: an RDMA_READ as TID READ (one READ_REQ per segment of {@link #segLen}
+     * bytes), an RDMA_WRITE as TID WRITE (one WRITE_REQ, one verbs PSN per segment).
+     */
+    boolean tid;
+    /** Segment length in bytes (the peer's max_len, at most the message). */
+    int segLen;
+    /** Segments of the message. */
+    int totalSegs;
+    /** Packets (verbs PSNs) per full segment. */
+    int pktsPerSeg;
+    /** Segments whose READ_REQ went out since the last rewind ({@code cur_seg}). */
+    int curSeg;
+    /** Segments completed ({@code comp_seg}). */
+    int compSeg;
+    /** Segments given flow sequence numbers and TID entries ({@code setup_head}). */
+    int setupHead;
+    /** max_rd_atomic credits held: one per segment sent and not completed. */
+    int segCredits;
+    /** TID WRITE: its WRITE_REQ went out at least once (its PSNs are assigned). */
+    boolean tidStarted;
+    /** TID WRITE: WRITE_RESPs received ({@code comp_seg} at the requester); their segments may send data. */
+    int respSeg;
+    /** TID WRITE: segments whose data went out completely ({@code cur_seg}). */
+    int dataSeg;
+    /** TID WRITE: segments TID-ACKed ({@code ack_seg}); the WQE completes when all are. */
+    int ackSeg;
+    /** The software flows, a ring of {@link TidSegment#RING} (allocated the first time the slot carries TID). */
+    TidSegment[] segs;
+
+    // --- progress ---
+    State state;
+    /** PSN of the first packet (READ: of the current request, after a rewind). */
+    int firstPsn;
+    /** PSN of the last packet (READ: last expected response). */
+    int lastPsn;
+    /** Bytes of the message sent so far (SEND/WRITE). */
+    long sentBytes;
+    /** READ: bytes of response data received and placed so far. */
+    long readBytes;
+    /** Holds a max_rd_atomic credit. */
+    boolean creditHeld;
+    /** A local error found while sending it; its completion status when the QP is flushed. */
+    WcStatus failStatus;
+
+    SendWqe(int maxSge, int maxInline) {
+        sgeAddr = new long[maxSge];
+        sgeLength = new int[maxSge];
+        sgeLkey = new int[maxSge];
+        inline = maxInline > 0 ? new byte[maxInline] : null;
+    }
+
+    /**
+     * rxe's {@code WR_ATOMIC_OR_READ_MASK}: a WQE only its own response completes (a later ACK
+     * means that response was lost), and that IB_SEND_FENCE waits for.
+     */
+    boolean isReadOrAtomic() {
+        return opcode == WrOpcode.RDMA_READ || opcode.isAtomic();
+    }
+
+    /**
+     * Resets the progress of a slot just filled at post time: POSTED, nothing sent, read or held.
+     *
+     * @param hidden the hidden OPFN request (reserved slot, no credit, no CQE)
+     */
+    void posted(boolean hidden) {
+        opfn = hidden;
+        state = State.POSTED;
+        sentBytes = 0;
+        readBytes = 0;
+        creditHeld = false;
+        failStatus = null;
+        firstPsn = 0;
+        lastPsn = 0;
+    }
+
+    /** @return a TID RDMA WRITE */
+    boolean isTidWrite() {
+        return tid && opcode == WrOpcode.RDMA_WRITE;
+    }
+
+    /** @return a TID RDMA READ */
+    boolean isTidRead() {
+        return tid && opcode == WrOpcode.RDMA_READ;
+    }
+
+    /** Takes a max_rd_atomic credit: READ, atomics and ATOMIC_WRITE ({@code rxe-facts.md} §5.7). */
+    boolean needsCredit() {
+        return !opfn && !tid && (isReadOrAtomic() || opcode == WrOpcode.ATOMIC_WRITE); // TID: per segment
+    }
+}

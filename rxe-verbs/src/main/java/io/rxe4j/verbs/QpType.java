@@ -1,0 +1,22 @@
+package io.rxe4j.verbs;
+
+/** QP transport types ({@code enum ibv_qp_type}). Only {@link #RC} is implemented. */
+public enum QpType {
+    /** IBV_QPT_RC = 2. */
+    RC(2),
+    /** IBV_QPT_UC = 3 (not implemented yet). */
+    UC(3),
+    /** IBV_QPT_UD = 4 (not implemented yet). */
+    UD(4);
+
+    private final int value;
+
+    QpType(int value) {
+        this.value = value;
+    }
+
+    /** @return the rdma-core numeric value */
+    public int value() {
+        return value;
+    }
+}

@@ -1,0 +1,42 @@
+package io.rxe4j.verbs.spi;
+
+import io.netty.buffer.ByteBuf;
+import java.net.InetSocketAddress;
+
+/**
+ * Receives RoCEv2 packets from a {@link Transport}. Called on the device's {@link Scheduler} loop.
+ */
+@FunctionalInterface
+public interface PacketReceiver {
+
+    /**
+     * Handles one received UDP payload (BTH through ICRC).
+     *
+     * @param packet the UDP payload; readable bytes are the packet. The transport releases it
+     *     after this method returns; a callee that keeps it longer (e.g. to process it after an
+     *     earlier packet) must {@link ByteBuf#retain()} it and release it itself later, and must not
+     *     change its reader or writer index.
+     * @param sender the (IP, UDP port) the datagram came from
+     * @param recipient the local (IP, UDP port) it was sent to, as the ICRC needs it
+     */
+    void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient);
+
+    /**
+     * Handles one received UDP payload that the network marked CE (Congestion Experienced: the ECN
+     * bits of its IP header were 11, RoCEv2 ECN). A transport that can see the mark (the in-JVM
+     * fabric's link model) calls this instead of {@link #onPacket(ByteBuf, InetSocketAddress,
+     * InetSocketAddress)}; the default ignores the mark.
+     *
+     * @param ceMarked whether the packet arrived marked CE
+     */
+    default void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient, boolean ceMarked) {
+        onPacket(packet, sender, recipient);
+    }
+
+    /**
+     * Called on the loop when the transport, after {@link Transport#isWritable()} returned
+     * {@code false}, can take packets again (its queued output fell below its low-water mark).
+     * The default does nothing.
+     */
+    default void onWritable() {}
+}

@@ -1,0 +1,81 @@
+package io.rxe4j.verbs.spi;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.net.InetSocketAddress;
+
+/**
+ * Moves RoCEv2 UDP payloads (BTH through ICRC) between devices. A transport does no protocol
+ * logic: bytes in, bytes out, addresses.
+ *
+ * <p>Each transport owns the event loop ({@link #scheduler()}) that the device bound to it runs
+ * on; received packets are delivered on that loop, and {@link #send} / {@link #flush} must be
+ * called on it.
+ */
+public interface Transport extends AutoCloseable {
+
+    /** @return the concrete local (IP, UDP port) packets are sent from and received on. */
+    InetSocketAddress localAddress();
+
+    /** @return the loop that delivers packets and on which the device runs. */
+    Scheduler scheduler();
+
+    /** @return the allocator for outgoing packets (pooled). */
+    ByteBufAllocator allocator();
+
+    /**
+     * Starts delivering received packets to {@code receiver}. Called once.
+     *
+     * @throws IllegalStateException if already started
+     */
+    void start(PacketReceiver receiver);
+
+    /**
+     * Queues one packet to {@code peer}. Ownership of {@code packet} passes to the transport,
+     * which releases it. Must be called on {@link #scheduler()}'s loop. The packet may be held
+     * until {@link #flush()}.
+     */
+    void send(ByteBuf packet, InetSocketAddress peer);
+
+    /**
+     * Whether the transport can take more packets now. A transport with a bounded output queue
+     * (e.g. a socket whose send buffer is full and whose own queue passed its high-water mark)
+     * returns {@code false}; the device then stops producing packets until {@link
+     * PacketReceiver#onWritable()} is called. Packets passed to {@link #send} while not writable
+     * are still accepted (queued), so a caller may finish the packet it is building. Loop only.
+     *
+     * @return {@code true} by default (an unbounded or in-memory transport)
+     */
+    default boolean isWritable() {
+        return true;
+    }
+
+    /**
+     * How many bytes a device should keep in flight towards one peer at most, so that neither this
+     * side's nor (for a like-configured peer) the other side's socket buffers overflow: for UDP, a
+     * quarter of the smaller of the granted {@code SO_RCVBUF} and {@code SO_SNDBUF} (the kernel charges
+     * about twice a datagram's payload to the buffer; the rest is headroom). The device's per-peer
+     * budget uses it unless configured ({@code DeviceConfig.peerBudgetBytes}).
+     *
+     * @return bytes; {@link Long#MAX_VALUE} (the default) when the transport has no such limit
+     */
+    default long inFlightBudgetHint() {
+        return Long.MAX_VALUE;
+    }
+
+    /**
+     * @return datagrams the transport's receive queue dropped because it was full (e.g. a UDP socket's
+     *     receive buffer: the per-socket drop count of {@code /proc/net/udp}), since it was opened;
+     *     0 when the transport cannot tell. Any thread.
+     */
+    default long receiveQueueDrops() {
+        return 0;
+    }
+
+    /** Pushes queued packets to the network. Must be called on the loop. */
+    void flush();
+
+    /** Stops the transport and releases its resources. Idempotent. */
+    @Override
+    void close();
+}
