@@ -138,6 +138,7 @@ public final class ProtectionDomain implements AutoCloseable {
         QueuePair qp = new QueuePair(this, init, device.core.createQp(core, init.sendCq().core, init.recvCq().core,
                 init.caps(), init.sqSigAll()));
         qps.add(qp);
+        device.qpsByNum.put(qp.qpNum(), qp);
         init.sendCq().users.incrementAndGet();
         init.recvCq().users.incrementAndGet();
         return qp;

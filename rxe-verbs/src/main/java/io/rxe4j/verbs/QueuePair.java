@@ -48,23 +48,132 @@ public final class QueuePair implements AutoCloseable {
     /**
      * {@code ibv_post_send}. The WR is copied; it may be reused at once.
      *
-     * @throws IllegalStateException if the QP is not in RTS (or SQD/ERR), or the SQ is full
+     * @throws QueueFullException if the send queue is full (ENOMEM; see {@link #tryPostSend})
+     * @throws IllegalStateException if the QP is not in RTS (or SQD/ERR)
      * @throws IllegalArgumentException for an invalid WR (named, like {@code bad_wr})
      */
     public void postSend(SendWr wr) {
+        if (!tryPostSend(wr)) {
+            throw new QueueFullException("send queue full (" + init.caps().maxSendWr() + " WRs outstanding) on QP 0x"
+                    + Integer.toHexString(core.qpn()));
+        }
+    }
+
+    /**
+     * {@code ibv_post_send} that reports a full send queue by returning false: no exception, no
+     * allocation, so a producer can spin or back off on it cheaply.
+     *
+     * @return true if posted, false if the send queue is full (the WR was not posted)
+     * @throws IllegalStateException if the QP is not in RTS (or SQD/ERR)
+     * @throws IllegalArgumentException for an invalid WR
+     */
+    public boolean tryPostSend(SendWr wr) {
         checkOpen();
-        core.postSend(wr);
+        if (wr == null) {
+            throw new IllegalArgumentException("send WR is null");
+        }
+        return core.tryPostSend(wr);
+    }
+
+    /**
+     * {@code ibv_post_send} of a list: posts {@code wrs} in order and stops at the first that
+     * cannot be posted, reporting it as {@code bad_wr}.
+     *
+     * @throws BadWrException naming the first WR not posted (its index and wr_id) and why; those
+     *     before it were posted
+     */
+    public void postSend(java.util.List<SendWr> wrs) {
+        for (int i = 0; i < wrs.size(); i++) {
+            SendWr wr = wrs.get(i);
+            if (wr == null) {
+                throw new BadWrException(i, 0, new IllegalArgumentException("work request [" + i + "] is null"));
+            }
+            try {
+                postSend(wr);
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                throw new BadWrException(i, wr.wrId, e);
+            }
+        }
+    }
+
+    /**
+     * Posts {@code wr} and returns a future completed by its completion (a one-off convenience; the
+     * WR is posted signaled). The QP's send CQ is switched to dispatch mode (see {@link
+     * CompletionQueue#onCompletion}) on first use, so it can no longer be polled. The future
+     * completes normally with a copy of the completion on success, and exceptionally with a
+     * {@link WorkCompletionException} for any other status (a {@link WcStatus#WR_FLUSH_ERR} too),
+     * or with an {@link IllegalStateException} if the QP is destroyed first.
+     *
+     * @throws IllegalArgumentException for an invalid WR, or a wr_id that already has a pending
+     *     future on this QP
+     * @throws IllegalStateException if the QP is not in RTS or the send CQ reports to a completion
+     *     channel
+     * @throws QueueFullException if the send queue is full
+     */
+    public java.util.concurrent.CompletableFuture<WorkCompletion> postSendAsync(SendWr wr) {
+        checkOpen();
+        CompletionQueue cq = init.sendCq();
+        cq.enableDispatch();
+        java.util.concurrent.CompletableFuture<WorkCompletion> f = cq.registerFuture(core.qpn(), wr.wrId);
+        int flags = wr.sendFlags;
+        wr.sendFlags = flags | SendFlags.SIGNALED;
+        try {
+            postSend(wr);
+        } catch (RuntimeException e) {
+            cq.unregisterFuture(core.qpn(), wr.wrId);
+            throw e;
+        } finally {
+            wr.sendFlags = flags;
+        }
+        return f;
     }
 
     /**
      * {@code ibv_post_recv}. The WR is copied; it may be reused at once.
      *
-     * @throws IllegalStateException if the QP is in RESET or the RQ is full
+     * @throws QueueFullException if the receive queue is full (see {@link #tryPostRecv})
+     * @throws IllegalStateException if the QP is in RESET
      * @throws IllegalArgumentException for an invalid WR
      */
     public void postRecv(RecvWr wr) {
+        if (!tryPostRecv(wr)) {
+            throw new QueueFullException("receive queue full (" + init.caps().maxRecvWr() + " WRs outstanding) on QP 0x"
+                    + Integer.toHexString(core.qpn()));
+        }
+    }
+
+    /**
+     * {@code ibv_post_recv} that reports a full receive queue by returning false.
+     *
+     * @return true if posted, false if the receive queue is full
+     * @throws IllegalStateException if the QP is in RESET
+     * @throws IllegalArgumentException for an invalid WR
+     */
+    public boolean tryPostRecv(RecvWr wr) {
         checkOpen();
-        core.postRecv(wr);
+        if (wr == null) {
+            throw new IllegalArgumentException("receive WR is null");
+        }
+        return core.tryPostRecv(wr);
+    }
+
+    /**
+     * {@code ibv_post_recv} of a list, stopping at the first WR that cannot be posted.
+     *
+     * @throws BadWrException naming the first WR not posted and why; those before it were posted
+     */
+    public void postRecv(java.util.List<RecvWr> wrs) {
+        for (int i = 0; i < wrs.size(); i++) {
+            RecvWr wr = wrs.get(i);
+            if (wr == null) {
+                throw new BadWrException(i, 0, new IllegalArgumentException("work request [" + i + "] is null"));
+            }
+            try {
+                postRecv(wr);
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                throw new BadWrException(i, wr.wrId, e);
+            }
+        }
     }
 
     /**
@@ -129,6 +238,8 @@ public final class QueuePair implements AutoCloseable {
         closed = true;
         pd.device.core.destroyQp(core);
         pd.qps.remove(this);
+        pd.device.qpsByNum.remove(core.qpn(), this);
+        init.sendCq().failFutures(this);
         init.sendCq().users.decrementAndGet();
         init.recvCq().users.decrementAndGet();
     }

@@ -17,10 +17,20 @@ public final class RdmaDevice implements AutoCloseable {
     final RxeDevice core;
     final Set<ProtectionDomain> pds = ConcurrentHashMap.newKeySet();
     final Set<CompletionQueue> cqs = ConcurrentHashMap.newKeySet();
+    /** The API handle of every live QP by QPN, to name it in events. */
+    final Map<Integer, QueuePair> qpsByNum = new ConcurrentHashMap<>();
+    final EventDispatcher events;
     private volatile boolean closed;
 
     private RdmaDevice(RxeDevice core) {
         this.core = core;
+        this.events = new EventDispatcher("rxe4j-events-" + core.address());
+        core.qpEvents((qp, reason) -> {
+            QueuePair h = qpsByNum.get(qp.qpn());
+            if (h != null) {
+                events.raise(new AsyncEvent(AsyncEventType.QP_FATAL, h, null, reason));
+            }
+        });
     }
 
     /**
@@ -108,6 +118,73 @@ public final class RdmaDevice implements AutoCloseable {
         return cq;
     }
 
+    /**
+     * Creates a completion queue that reports completion events to {@code channel} ({@code
+     * ibv_create_cq} with a {@code comp_channel}): arm it with {@link CompletionQueue#reqNotify}
+     * and wait with {@link CompletionChannel#getCqEvent}.
+     *
+     * @param cqe capacity in completions, 1..{@link DeviceAttr#maxCqe()}
+     * @param channel a channel of this device
+     * @throws IllegalArgumentException if {@code cqe} is out of range or the channel belongs to
+     *     another device
+     */
+    public CompletionQueue createCq(int cqe, CompletionChannel channel) {
+        if (channel == null || channel.device != this) {
+            throw new IllegalArgumentException("completion channel " + channel + " does not belong to " + this);
+        }
+        channel.checkOpen();
+        CompletionQueue cq = createCq(cqe);
+        cq.attach(channel);
+        return cq;
+    }
+
+    /**
+     * Creates a completion channel ({@code ibv_create_comp_channel}): a queue of completion
+     * events that threads can block on, shared by any number of CQs.
+     */
+    public CompletionChannel createCompletionChannel() {
+        checkOpen();
+        return new CompletionChannel(this);
+    }
+
+    /**
+     * Adds a listener for asynchronous events (QP fatal, CQ overflow, connections established and
+     * ended; see {@link AsyncEventType}). Listeners run on the device's event thread, one event at
+     * a time, in the order the events were raised; they must not block for long. An exception a
+     * listener throws is logged and does not stop the others.
+     *
+     * @throws IllegalArgumentException if {@code listener} is null
+     */
+    public void addAsyncEventListener(java.util.function.Consumer<AsyncEvent> listener) {
+        if (listener == null) {
+            throw new IllegalArgumentException("listener is null");
+        }
+        events.addListener(listener);
+    }
+
+    /** Removes a listener added with {@link #addAsyncEventListener}. @return whether it was registered */
+    public boolean removeAsyncEventListener(java.util.function.Consumer<AsyncEvent> listener) {
+        return events.removeListener(listener);
+    }
+
+    /**
+     * Takes the oldest asynchronous event not taken yet ({@code ibv_get_async_event}), waiting up
+     * to {@code timeout}. Every event is queued here as well as given to the listeners; the queue
+     * keeps the last 1024 events (older ones are dropped and counted in {@link
+     * #droppedAsyncEvents()}).
+     *
+     * @return the event, or null if none arrived in time
+     * @throws InterruptedException if the thread is interrupted while waiting
+     */
+    public AsyncEvent getAsyncEvent(java.time.Duration timeout) throws InterruptedException {
+        return events.take(timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    /** @return how many asynchronous events were dropped because nobody took them (see {@link #getAsyncEvent}) */
+    public long droppedAsyncEvents() {
+        return events.dropped();
+    }
+
     void checkOpen() {
         if (closed) {
             throw new IllegalStateException("device " + core.address() + " is closed");
@@ -130,6 +207,7 @@ public final class RdmaDevice implements AutoCloseable {
         }
         closed = true;
         core.close();
+        events.shutdown();
     }
 
     @Override

@@ -42,6 +42,13 @@ public final class SendWr {
     public int flushLevel;
     /** FLUSH: bytes to flush from {@link #remoteAddr} (level RANGE), unsigned 32-bit on the wire. */
     public long flushLength;
+    /**
+     * Inline data from memory that need not be registered (heap {@code byte[]} or any segment), or
+     * null: when set, the WR carries these bytes instead of its SGEs (which must be unused,
+     * {@code numSge} 0), as with {@link SendFlags#INLINE}. The bytes are copied at post time, up
+     * to the QP's {@code max_inline_data}. SEND and RDMA WRITE (with or without immediate) only.
+     */
+    public java.lang.foreign.MemorySegment inlineData;
 
     /** Creates an empty WR. */
     public SendWr() {}
@@ -64,6 +71,150 @@ public final class SendWr {
         flushType = 0;
         flushLevel = 0;
         flushLength = 0;
+        inlineData = null;
+        return this;
+    }
+
+    // ---- one typed setter per operation: each clears the other fields first ----
+
+    /** A SEND of the bytes the SGEs gather ({@code IBV_WR_SEND}). @return this */
+    public SendWr send(long wrId, Sge... sges) {
+        return reset().set(wrId, WrOpcode.SEND, 0, sges);
+    }
+
+    /** A SEND with 32-bit immediate data ({@code IBV_WR_SEND_WITH_IMM}). @return this */
+    public SendWr sendWithImm(long wrId, int immData, Sge... sges) {
+        return reset().set(wrId, WrOpcode.SEND_WITH_IMM, 0, sges).imm(immData);
+    }
+
+    /**
+     * An RDMA WRITE of the bytes the SGEs gather to the peer's {@code remoteAddr} ({@code
+     * IBV_WR_RDMA_WRITE}).
+     *
+     * @param remoteAddr the peer MR's virtual address (bytes)
+     * @param rkey the peer MR's remote key
+     * @return this
+     */
+    public SendWr rdmaWrite(long wrId, long remoteAddr, int rkey, Sge... sges) {
+        return reset().set(wrId, WrOpcode.RDMA_WRITE, 0, sges).remote(remoteAddr, rkey);
+    }
+
+    /** An RDMA WRITE that also consumes a receive WQE at the peer ({@code IBV_WR_RDMA_WRITE_WITH_IMM}). @return this */
+    public SendWr rdmaWriteWithImm(long wrId, long remoteAddr, int rkey, int immData, Sge... sges) {
+        return reset().set(wrId, WrOpcode.RDMA_WRITE_WITH_IMM, 0, sges).remote(remoteAddr, rkey).imm(immData);
+    }
+
+    /** An RDMA READ of the peer's bytes at {@code remoteAddr} into the SGEs ({@code IBV_WR_RDMA_READ}). @return this */
+    public SendWr rdmaRead(long wrId, long remoteAddr, int rkey, Sge... sges) {
+        return reset().set(wrId, WrOpcode.RDMA_READ, 0, sges).remote(remoteAddr, rkey);
+    }
+
+    /**
+     * A 64-bit COMPARE_SWAP at the peer's 8-byte aligned {@code remoteAddr}; the original value
+     * lands in {@code result} (8 bytes, LOCAL_WRITE) ({@code IBV_WR_ATOMIC_CMP_AND_SWP}).
+     *
+     * @return this
+     */
+    public SendWr compareAndSwap(long wrId, long remoteAddr, int rkey, long compare, long swap, Sge result) {
+        return reset().set(wrId, WrOpcode.ATOMIC_CMP_AND_SWP, 0, result).remote(remoteAddr, rkey).atomic(compare, swap);
+    }
+
+    /**
+     * A 64-bit FETCH_AND_ADD at the peer's 8-byte aligned {@code remoteAddr}; the original value
+     * lands in {@code result} ({@code IBV_WR_ATOMIC_FETCH_AND_ADD}).
+     *
+     * @return this
+     */
+    public SendWr fetchAndAdd(long wrId, long remoteAddr, int rkey, long add, Sge result) {
+        return reset().set(wrId, WrOpcode.ATOMIC_FETCH_AND_ADD, 0, result).remote(remoteAddr, rkey).atomic(add, 0);
+    }
+
+    /**
+     * A masked COMPARE_SWAP: the bits of {@code compareMask} are compared, the bits of {@code
+     * swapMask} swapped ({@code IBV_EXP_WR_EXT_MASKED_ATOMIC_CMP_AND_SWP}; rxe4j peers only, opcode
+     * 0xF0, {@code docs/extended-ops.md}).
+     *
+     * @return this
+     */
+    public SendWr maskedCompareAndSwap(long wrId, long remoteAddr, int rkey, long compare, long compareMask,
+            long swap, long swapMask, Sge result) {
+        return reset().set(wrId, WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, 0, result).remote(remoteAddr, rkey)
+                .atomic(compare, swap).masks(compareMask, swapMask);
+    }
+
+    /**
+     * A field-wise FETCH_AND_ADD: {@code add} is added to each field of the 64-bit word, a set bit
+     * of {@code fieldBoundary} marking the most significant bit of a field (carries stop there;
+     * {@code IBV_EXP_WR_EXT_MASKED_ATOMIC_FETCH_AND_ADD}; rxe4j peers only, opcode 0xF1).
+     *
+     * @return this
+     */
+    public SendWr maskedFetchAndAdd(long wrId, long remoteAddr, int rkey, long add, long fieldBoundary, Sge result) {
+        return reset().set(wrId, WrOpcode.MASKED_ATOMIC_FETCH_AND_ADD, 0, result).remote(remoteAddr, rkey)
+                .atomic(add, 0).masks(fieldBoundary, 0);
+    }
+
+    /**
+     * An ATOMIC WRITE of 8 bytes to the peer's 8-byte aligned {@code remoteAddr}, placed after
+     * every earlier WRITE of the QP is visible (release order; {@code IBV_WR_ATOMIC_WRITE}, opcode
+     * 0x1D). {@code value}'s native-order bytes go on the wire unchanged.
+     *
+     * @return this
+     */
+    public SendWr atomicWrite(long wrId, long remoteAddr, int rkey, long value) {
+        SendWr w = reset().set(wrId, WrOpcode.ATOMIC_WRITE, 0).remote(remoteAddr, rkey);
+        w.atomicWriteValue = value;
+        return w;
+    }
+
+    /**
+     * An RDMA FLUSH of {@code length} bytes at the peer's {@code remoteAddr} ({@code
+     * IBV_WR_FLUSH}, opcode 0x1C): completes once the data written before it is globally visible
+     * ({@link Flush#GLOBAL}) and/or persistent ({@link Flush#PERSISTENT}, file-backed MRs).
+     *
+     * @param type {@link Flush#GLOBAL} and/or {@link Flush#PERSISTENT}
+     * @param level {@link Flush#RANGE} (this range) or {@link Flush#MR} (the whole MR)
+     * @param length bytes, 0..2^32-1 (level RANGE)
+     * @return this
+     */
+    public SendWr flush(long wrId, long remoteAddr, int rkey, int type, int level, long length) {
+        return reset().set(wrId, WrOpcode.FLUSH, 0).remote(remoteAddr, rkey).flush(type, level, length);
+    }
+
+    /** Adds {@link SendFlags#SIGNALED}: a successful completion produces a CQE. @return this */
+    public SendWr signaled() {
+        sendFlags |= SendFlags.SIGNALED;
+        return this;
+    }
+
+    /** Adds {@link SendFlags#SOLICITED}: the peer's solicited-only armed CQ fires. @return this */
+    public SendWr solicited() {
+        sendFlags |= SendFlags.SOLICITED;
+        return this;
+    }
+
+    /** Adds {@link SendFlags#FENCE}. @return this */
+    public SendWr fence() {
+        sendFlags |= SendFlags.FENCE;
+        return this;
+    }
+
+    /**
+     * Carries {@code data} as inline data (copied at post time; no MR needed): sets {@link
+     * #inlineData} and {@link SendFlags#INLINE}, and clears the SGEs.
+     *
+     * @return this
+     */
+    public SendWr inline(byte[] data) {
+        return inline(java.lang.foreign.MemorySegment.ofArray(data));
+    }
+
+    /** As {@link #inline(byte[])}, from any memory segment (heap or native). @return this */
+    public SendWr inline(java.lang.foreign.MemorySegment data) {
+        this.inlineData = data;
+        this.sendFlags |= SendFlags.INLINE;
+        this.sgList = new Sge[0];
+        this.numSge = 0;
         return this;
     }
 
@@ -114,6 +265,9 @@ public final class SendWr {
 
     /** @return total bytes of the used SGEs */
     public long totalLength() {
+        if (inlineData != null) {
+            return inlineData.byteSize();
+        }
         long n = 0;
         for (int i = 0; i < numSge; i++) {
             n += Integer.toUnsignedLong(sgList[i].length);

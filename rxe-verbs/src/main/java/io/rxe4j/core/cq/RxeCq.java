@@ -48,6 +48,29 @@ public final class RxeCq {
     private final java.util.concurrent.atomic.AtomicInteger waiterCount = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean overflowed;
 
+    /** {@link #reqNotify} modes held in {@link #armed}; the larger value wins when both are asked for. */
+    private static final int DISARMED = 0;
+    private static final int ARMED_SOLICITED = 1;
+    private static final int ARMED_NEXT = 2;
+    /**
+     * The notification request ({@code ibv_req_notify_cq}): written by any thread, read and
+     * cleared by the producer with a CAS when it fires, so each arming gives at most one event.
+     */
+    private final java.util.concurrent.atomic.AtomicInteger armed = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile Events events;
+
+    /**
+     * Where a CQ reports its events. Called on the device's event loop: implementations hand the
+     * event to another thread and return at once.
+     */
+    public interface Events {
+        /** The CQ was armed and a completion that matches the arming was pushed ({@code ibv_get_cq_event}). */
+        void completionEvent(RxeCq cq);
+
+        /** The first push that found the ring full ({@code IBV_EVENT_CQ_ERR}). */
+        void overflow(RxeCq cq);
+    }
+
     /**
      * @param handle device-unique CQ number
      * @param cqe capacity in completions, {@code >= 1}
@@ -86,10 +109,27 @@ public final class RxeCq {
      */
     public boolean push(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int wcFlags,
             int immData, int vendorErr) {
+        return push(wrId, status, opcode, byteLen, qpNum, wcFlags, immData, vendorErr, false);
+    }
+
+    /**
+     * As {@link #push(long, WcStatus, WcOpcode, int, int, int, int, int)}, for a completion that
+     * may be solicited: a receive completion of a message whose last packet had the BTH SE bit.
+     *
+     * @param solicited whether the completion satisfies a solicited-only arming
+     */
+    public boolean push(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int wcFlags,
+            int immData, int vendorErr, boolean solicited) {
         long t = (long) TAIL.getOpaque(this);
         long h = (long) HEAD.getAcquire(this);
         if (t - h >= slots.length) {
-            overflowed = true;
+            if (!overflowed) {
+                overflowed = true;
+                Events e = events;
+                if (e != null) {
+                    e.overflow(this);
+                }
+            }
             return false;
         }
         WorkCompletion wc = slots[(int) (t % slots.length)];
@@ -110,7 +150,42 @@ public final class RxeCq {
                 LockSupport.unpark(w);
             }
         }
+        int a = armed.get();
+        if (a != DISARMED && (a == ARMED_NEXT || solicited || status != WcStatus.SUCCESS)
+                && armed.compareAndSet(a, DISARMED)) {
+            Events e = events;
+            if (e != null) {
+                e.completionEvent(this);
+            }
+        }
         return true;
+    }
+
+    /**
+     * Arms the CQ for one completion event ({@code ibv_req_notify_cq}): the next completion pushed
+     * after this call, or with {@code solicitedOnly} the next solicited receive completion or
+     * unsuccessful completion (IBTA 11.4.2.2; rdma_rxe does not count unsuccessful ones), fires
+     * {@link Events#completionEvent} once. Arming for the next completion supersedes a
+     * solicited-only arming. Completions already in the ring do not fire the event; the return
+     * value says whether there are any ({@code IB_CQ_REPORT_MISSED_EVENTS}), so the caller can
+     * poll them instead of waiting.
+     *
+     * @return whether completions were already waiting when the CQ was armed
+     */
+    public boolean reqNotify(boolean solicitedOnly) {
+        int mode = solicitedOnly ? ARMED_SOLICITED : ARMED_NEXT;
+        armed.accumulateAndGet(mode, Math::max); // a full fence before the check below
+        return size() != 0;
+    }
+
+    /** @return whether the CQ is armed (a snapshot) */
+    public boolean isArmed() {
+        return armed.get() != DISARMED;
+    }
+
+    /** Sets where this CQ reports events (null: nowhere). */
+    public void events(Events events) {
+        this.events = events;
     }
 
     /**

@@ -453,6 +453,26 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         }
         qpFailureLog.warn(scheduler.nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on " + address
                 + " enters ERR: " + reason, null);
+        QpEvents e = qpEvents;
+        if (e != null) {
+            e.qpFatal(qp, reason);
+        }
+    }
+
+    private volatile QpEvents qpEvents;
+
+    /**
+     * Where the device reports that a QP entered ERR on its own ({@code IBV_EVENT_QP_FATAL}).
+     * Called on the event loop: implementations hand the event to another thread and return.
+     */
+    public interface QpEvents {
+        /** @param reason why, as {@link RxeQp#errorReason()} will say */
+        void qpFatal(RxeQp qp, String reason);
+    }
+
+    /** Sets where QP events go (null: nowhere but the WARN log). */
+    public void qpEvents(QpEvents events) {
+        this.qpEvents = events;
     }
 
     /**

@@ -332,7 +332,8 @@ final class Responder {
             msn = Psn.next(msn);
             long wrId = r.wrId;
             qp.consumeRecv(); // free the slot first (see RxeQp.completeSend)
-            if (!qp.completeRecv(wrId, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, flags, imm)) {
+            if (!qp.completeRecv(wrId, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, flags, imm,
+                    Bth.se(pkt.buf(), pkt.bthIndex()))) {
                 qp.moveToError("receive CQ overflow");
                 return;
             }
@@ -398,7 +399,8 @@ final class Responder {
                 long wrId = r.wrId;
                 qp.consumeRecv();
                 if (!qp.completeRecv(wrId, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeLength,
-                        WorkCompletion.WC_GRH | WorkCompletion.WC_WITH_IMM, imm)) {
+                        WorkCompletion.WC_GRH | WorkCompletion.WC_WITH_IMM, imm,
+                        Bth.se(pkt.buf(), pkt.bthIndex()))) {
                     qp.moveToError("receive CQ overflow");
                     return;
                 }

@@ -406,6 +406,19 @@ public final class RxeQp {
      *     data larger than max_inline_data (each named, like {@code bad_wr})
      */
     public void postSend(SendWr wr) {
+        if (!tryPostSend(wr)) {
+            throw new IllegalStateException("send queue full (" + caps.maxSendWr()
+                    + " WRs outstanding) on QP 0x" + Integer.toHexString(qpn));
+        }
+    }
+
+    /**
+     * As {@link #postSend}, but a full send queue returns false instead of throwing (no
+     * allocation on that path).
+     *
+     * @return false if the send queue is full; the WR was not posted
+     */
+    public boolean tryPostSend(SendWr wr) {
         QpState s = state;
         if (s == QpState.RESET || s == QpState.INIT || s == QpState.RTR) {
             throw new IllegalStateException("post_send requires the QP in RTS (or SQD/ERR), QP 0x"
@@ -416,13 +429,13 @@ public final class RxeQp {
             long prod = (long) SQ_PROD.getOpaque(this);
             long comp = (long) SQ_COMP.getAcquire(this);
             if (prod - comp - reservedInUse >= caps.maxSendWr()) {
-                throw new IllegalStateException("send queue full (" + caps.maxSendWr()
-                        + " WRs outstanding) on QP 0x" + Integer.toHexString(qpn));
+                return false;
             }
             fill(sq[(int) (prod % sq.length)], wr);
             SQ_PROD.setRelease(this, prod + 1);
         }
         kick();
+        return true;
     }
 
     /**
@@ -496,6 +509,20 @@ public final class RxeQp {
             }
             default -> throw new IllegalArgumentException("WR opcode " + op + " is not supported on an RC QP");
         }
+        if (wr.inlineData != null) {
+            if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM && op != WrOpcode.RDMA_WRITE
+                    && op != WrOpcode.RDMA_WRITE_WITH_IMM) {
+                throw new IllegalArgumentException("inline data is allowed with SEND and RDMA WRITE only, not " + op);
+            }
+            if (wr.numSge != 0) {
+                throw new IllegalArgumentException("a WR with inlineData takes no SGEs, got num_sge " + wr.numSge);
+            }
+            if (wr.inlineData.byteSize() > caps.maxInlineData()) {
+                throw new IllegalArgumentException("inline data " + wr.inlineData.byteSize()
+                        + " bytes exceeds max_inline_data " + caps.maxInlineData());
+            }
+            return;
+        }
         if (wr.numSge < 0 || wr.numSge > caps.maxSendSge() || wr.numSge > wr.sgList.length) {
             throw new IllegalArgumentException("num_sge " + wr.numSge + " exceeds max_send_sge " + caps.maxSendSge()
                     + " or the SGE array (" + wr.sgList.length + ")");
@@ -567,9 +594,18 @@ public final class RxeQp {
         w.flushType = wr.flushType;
         w.flushLevel = wr.flushLevel;
         long total = 0;
-        boolean inline = (wr.sendFlags & SendFlags.INLINE) != 0;
+        boolean inline = (wr.sendFlags & SendFlags.INLINE) != 0 || wr.inlineData != null;
         w.inlineLength = 0;
         w.numSge = inline ? 0 : wr.numSge;
+        if (wr.inlineData != null) { // checked by validateSend: numSge 0, within max_inline_data
+            int n = (int) wr.inlineData.byteSize();
+            if (n > 0) {
+                MemorySegment.copy(wr.inlineData, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, w.inline, 0, n);
+            }
+            w.inlineLength = n;
+            w.sendFlags |= SendFlags.INLINE;
+            total = n;
+        }
         for (int i = 0; i < wr.numSge; i++) {
             Sge sge = wr.sgList[i];
             if (inline) {
@@ -618,6 +654,18 @@ public final class RxeQp {
      *     or an MR without LOCAL_WRITE
      */
     public void postRecv(RecvWr wr) {
+        if (!tryPostRecv(wr)) {
+            throw new IllegalStateException("receive queue full (" + rq.length + " WRs outstanding) on QP 0x"
+                    + Integer.toHexString(qpn));
+        }
+    }
+
+    /**
+     * As {@link #postRecv}, but a full receive queue returns false instead of throwing.
+     *
+     * @return false if the receive queue is full; the WR was not posted
+     */
+    public boolean tryPostRecv(RecvWr wr) {
         if (state == QpState.RESET) {
             throw new IllegalStateException("post_recv requires the QP in INIT or later, QP 0x"
                     + Integer.toHexString(qpn) + " is in RESET");
@@ -649,8 +697,7 @@ public final class RxeQp {
             long prod = (long) RQ_PROD.getOpaque(this);
             long cons = (long) RQ_CONS.getAcquire(this);
             if (prod - cons >= rq.length) {
-                throw new IllegalStateException("receive queue full (" + rq.length + " WRs outstanding) on QP 0x"
-                        + Integer.toHexString(qpn));
+                return false;
             }
             RecvWqe w = rq[(int) (prod % rq.length)];
             w.wrId = wr.wrId;
@@ -666,6 +713,7 @@ public final class RxeQp {
         if (state == QpState.ERR) {
             kick();
         }
+        return true;
     }
 
     // =====================================================================================
@@ -800,7 +848,16 @@ public final class RxeQp {
      * @return false if the CQ overflowed
      */
     boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm) {
-        if (!recvCq.push(wrId, status, opcode, byteLen, qpn, flags, imm, 0)) {
+        return completeRecv(wrId, status, opcode, byteLen, flags, imm, false);
+    }
+
+    /**
+     * As {@link #completeRecv(long, WcStatus, WcOpcode, int, int, int)}; {@code solicited} is the
+     * SE bit of the message's last packet (for a solicited-only armed CQ).
+     */
+    boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm,
+            boolean solicited) {
+        if (!recvCq.push(wrId, status, opcode, byteLen, qpn, flags, imm, 0, solicited)) {
             counters.cqOverflow++;
             return false;
         }

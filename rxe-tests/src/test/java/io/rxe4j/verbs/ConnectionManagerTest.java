@@ -1,0 +1,296 @@
+package io.rxe4j.verbs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rxe4j.net.inproc.InJvmFabric;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The connection manager: connect/accept with private data, MTU and depth negotiation, reject,
+ * refused/unreachable/half-open peers, a malformed peer, disconnect seen by both sides, and a peer
+ * whose TCP connection dies.
+ */
+class ConnectionManagerTest {
+    private static final InetSocketAddress ANY_LOOPBACK = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+
+    private InJvmFabric fabric;
+    private Side server;
+    private Side client;
+    private RdmaListener listener;
+
+    static final class Side implements AutoCloseable {
+        final RdmaDevice dev;
+        final ProtectionDomain pd;
+        final CompletionQueue cq;
+        final MemoryRegion mr;
+        final List<AsyncEvent> events = new CopyOnWriteArrayList<>();
+
+        Side(InJvmFabric fabric, String ip) {
+            dev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress(ip, 4791)));
+            dev.addAsyncEventListener(events::add);
+            pd = dev.allocPd();
+            cq = dev.createCq(256);
+            mr = pd.allocMr(1 << 16, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+        }
+
+        AsyncEvent awaitEvent(AsyncEventType type) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (System.nanoTime() < deadline) {
+                AsyncEvent e = dev.getAsyncEvent(Duration.ofMillis(100));
+                if (e != null && e.type() == type) {
+                    return e;
+                }
+            }
+            throw new AssertionError("no " + type + " event within 10 s; listener saw " + events);
+        }
+
+        WorkCompletion next() {
+            WorkCompletion[] wc = {new WorkCompletion()};
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (cq.poll(wc) == 0) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("no completion within 10 s");
+                }
+                cq.await(TimeUnit.MILLISECONDS.toNanos(50));
+            }
+            return wc[0];
+        }
+
+        @Override
+        public void close() {
+            mr.close();
+            cq.close();
+            pd.close();
+            dev.close();
+        }
+    }
+
+    @BeforeEach
+    void setUp() throws Exception {
+        fabric = new InJvmFabric();
+        server = new Side(fabric, "10.0.0.1");
+        client = new Side(fabric, "10.0.0.2");
+        listener = RdmaListener.listen(ANY_LOOPBACK, 4, Duration.ofMillis(300));
+    }
+
+    @AfterEach
+    void tearDown() {
+        listener.close();
+        server.close();
+        client.close();
+    }
+
+    private static byte[] advertise(MemoryRegion mr) {
+        return ByteBuffer.allocate(20).putInt(mr.rkey()).putLong(mr.addr()).putLong(mr.length()).array();
+    }
+
+    @Test
+    void connectAndAcceptBringBothQpsToRtsWithPrivateDataAndTheSmallerMtuAndDepths() throws Exception {
+        CompletableFuture<RdmaConnection> accepted = CompletableFuture.supplyAsync(() -> {
+            try {
+                ConnectRequest req = listener.getRequest(Duration.ofSeconds(10));
+                assertThat(req.privateData()).containsExactly(1, 2, 3);
+                assertThat(req.peerPathMtu()).isEqualTo(Mtu.MTU_4096);
+                return req.accept(server.pd, server.cq, server.cq, ConnectionParams.defaults()
+                        .withPathMtu(Mtu.MTU_2048).withInitiatorDepth(4).withPrivateData(advertise(server.mr)));
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        try (RdmaConnection c = RdmaConnection.connect(client.pd, client.cq, client.cq, listener.localAddress(),
+                ConnectionParams.defaults().withPathMtu(Mtu.MTU_4096).withResponderResources(2)
+                        .withPrivateData(new byte[] {1, 2, 3}));
+                RdmaConnection s = accepted.get(10, TimeUnit.SECONDS)) {
+            assertThat(c.qp().state()).isEqualTo(QpState.RTS);
+            assertThat(s.qp().state()).isEqualTo(QpState.RTS);
+            assertThat(c.pathMtu()).isEqualTo(Mtu.MTU_2048);
+            assertThat(s.pathMtu()).isEqualTo(Mtu.MTU_2048);
+            assertThat(c.remoteQpNum()).isEqualTo(s.qp().qpNum());
+            assertThat(s.remoteQpNum()).isEqualTo(c.qp().qpNum());
+            assertThat(c.remoteAddress()).isEqualTo(server.dev.address());
+            QpAttr cq = c.qp().query();
+            QpAttr sq = s.qp().query();
+            assertThat(cq.pathMtu).isEqualTo(Mtu.MTU_2048);
+            assertThat(cq.timeout).isEqualTo(17);
+            assertThat(cq.retryCnt).isEqualTo(7);
+            assertThat(cq.maxRdAtomic).as("client initiator 16, server responder 16").isEqualTo(16);
+            assertThat(cq.maxDestRdAtomic).as("client responder 2, server initiator 4").isEqualTo(2);
+            assertThat(sq.maxRdAtomic).as("server initiator 4, client responder 2").isEqualTo(2);
+            assertThat(sq.sqPsn).isEqualTo(cq.rqPsn);
+            assertThat(cq.sqPsn).isEqualTo(sq.rqPsn);
+
+            // the client WRITEs into the buffer the server advertised in its private data
+            ByteBuffer adv = ByteBuffer.wrap(c.remotePrivateData());
+            int rkey = adv.getInt();
+            long va = adv.getLong();
+            assertThat(adv.getLong()).isEqualTo(1 << 16);
+            client.mr.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 0xFEEDFACECAFEBEEFL);
+            c.qp().postSend(new SendWr().rdmaWrite(1, va + 8, rkey, new Sge(client.mr.addr(), 8, client.mr.lkey()))
+                    .signaled());
+            WorkCompletion wc = client.next();
+            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(server.mr.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 8)).isEqualTo(0xFEEDFACECAFEBEEFL);
+            assertThat(client.awaitEvent(AsyncEventType.ESTABLISHED).qp()).isSameAs(c.qp());
+            assertThat(server.awaitEvent(AsyncEventType.ESTABLISHED).qp()).isSameAs(s.qp());
+        }
+    }
+
+    @Test
+    void disconnectMovesBothQpsToErrAndBothSidesSeeIt() throws Exception {
+        CompletableFuture<RdmaConnection> accepted = acceptAsync();
+        RdmaConnection c = RdmaConnection.connect(client.pd, client.cq, listener.localAddress());
+        RdmaConnection s = accepted.get(10, TimeUnit.SECONDS);
+        try {
+            s.qp().postRecv(new RecvWr().set(77, new Sge(server.mr.addr(), 64, server.mr.lkey())));
+            c.disconnect();
+            assertThat(c.isConnected()).isFalse();
+            assertThat(c.qp().state()).isEqualTo(QpState.ERR);
+            assertThat(s.awaitDisconnect(Duration.ofSeconds(10))).isTrue();
+            assertThat(s.disconnectReason()).isEqualTo("the peer disconnected");
+            assertThat(s.qp().state()).isEqualTo(QpState.ERR);
+            WorkCompletion flushed = server.next();
+            assertThat(flushed.wrId).isEqualTo(77);
+            assertThat(flushed.status).isEqualTo(WcStatus.WR_FLUSH_ERR);
+            assertThat(server.awaitEvent(AsyncEventType.DISCONNECTED).qp()).isSameAs(s.qp());
+            assertThat(client.awaitEvent(AsyncEventType.DISCONNECTED).reason()).contains("this side disconnected");
+            c.disconnect(); // idempotent
+        } finally {
+            c.close();
+            s.close();
+        }
+    }
+
+    @Test
+    void aPeerWhoseTcpConnectionDiesIsDisconnected() throws Exception {
+        // a hand-made client: REQ, then RTU, then the socket just closes (the process died)
+        try (QueuePair fake = client.pd.createQp(QpInitAttr.rc(client.cq, client.cq))) {
+            CompletableFuture<RdmaConnection> accepted = acceptAsync();
+            Socket sock = new Socket();
+            sock.connect(listener.localAddress());
+            DataOutputStream out = new DataOutputStream(sock.getOutputStream());
+            DataInputStream in = new DataInputStream(sock.getInputStream());
+            new CmMessage(CmMessage.Type.REQ, fake.qpNum(), 5, Mtu.MTU_1024, 16, 16, client.dev.address(), new byte[0])
+                    .write(out);
+            assertThat(CmMessage.read(in).type()).isEqualTo(CmMessage.Type.REP);
+            CmMessage.control(CmMessage.Type.RTU).write(out);
+            RdmaConnection s = accepted.get(10, TimeUnit.SECONDS);
+            try {
+                sock.close();
+                assertThat(s.awaitDisconnect(Duration.ofSeconds(10))).isTrue();
+                assertThat(s.disconnectReason()).contains("lost");
+                assertThat(s.qp().state()).isEqualTo(QpState.ERR);
+            } finally {
+                s.close();
+            }
+        }
+    }
+
+    @Test
+    void aRejectedRequestFailsTheConnectWithTheServersPrivateDataAndLeavesNoQp() throws Exception {
+        CompletableFuture<Void> rejected = CompletableFuture.runAsync(() -> {
+            try {
+                listener.getRequest(Duration.ofSeconds(10)).reject(new byte[] {9, 9});
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, client.cq, listener.localAddress()))
+                .isInstanceOfSatisfying(RdmaCmException.class, e -> {
+                    assertThat(e.reason()).isEqualTo(RdmaCmException.Reason.REJECTED);
+                    assertThat(e.privateData()).containsExactly(9, 9);
+                });
+        rejected.get(10, TimeUnit.SECONDS);
+        assertThat(client.pd.qps).as("the failed connect destroyed its QP").isEmpty();
+    }
+
+    @Test
+    void nothingListeningIsRefused() throws Exception {
+        int port;
+        try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = ss.getLocalPort();
+        }
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, client.cq,
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), port)))
+                .isInstanceOfSatisfying(RdmaCmException.class,
+                        e -> assertThat(e.reason()).isEqualTo(RdmaCmException.Reason.REFUSED));
+    }
+
+    @Test
+    void aServerThatAcceptsTcpButNeverAnswersTimesOutAndTheQpIsDestroyed() throws Exception {
+        try (ServerSocket mute = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            assertThatThrownBy(() -> RdmaConnection.connect(client.pd, client.cq, client.cq,
+                    (InetSocketAddress) mute.getLocalSocketAddress(),
+                    ConnectionParams.defaults().withTimeout(Duration.ofMillis(300))))
+                    .isInstanceOfSatisfying(RdmaCmException.class,
+                            e -> assertThat(e.reason()).isEqualTo(RdmaCmException.Reason.TIMEOUT));
+        }
+        assertThat(client.pd.qps).as("the failed connect destroyed its QP").isEmpty();
+    }
+
+    @Test
+    void aClientThatSendsNothingOrGarbageIsDroppedAndCounted() throws Exception {
+        try (Socket silent = new Socket()) {
+            silent.connect(listener.localAddress());
+            assertThat(silent.getInputStream().read()).as("closed by the listener after 300 ms").isEqualTo(-1);
+        }
+        try (Socket garbage = new Socket()) {
+            garbage.connect(listener.localAddress());
+            garbage.getOutputStream().write("GET / HTTP/1.0\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            assertThat(garbage.getInputStream().read()).isEqualTo(-1);
+        }
+        assertThat(listener.droppedConnections()).isEqualTo(2);
+        assertThat(listener.getRequest(Duration.ZERO)).isNull();
+    }
+
+    @Test
+    void aClientThatNeverConfirmsFailsTheAcceptAndTheServerQpIsDestroyed() throws Exception {
+        try (QueuePair fake = client.pd.createQp(QpInitAttr.rc(client.cq, client.cq));
+                Socket sock = new Socket()) {
+            sock.connect(listener.localAddress());
+            new CmMessage(CmMessage.Type.REQ, fake.qpNum(), 5, Mtu.MTU_1024, 16, 16, client.dev.address(), new byte[0])
+                    .write(new DataOutputStream(sock.getOutputStream()));
+            ConnectRequest req = listener.getRequest(Duration.ofSeconds(10));
+            assertThatThrownBy(() -> req.accept(server.pd, server.cq, server.cq,
+                    ConnectionParams.defaults().withTimeout(Duration.ofMillis(300))))
+                    .isInstanceOfSatisfying(RdmaCmException.class,
+                            e -> assertThat(e.reason()).isEqualTo(RdmaCmException.Reason.TIMEOUT));
+            assertThatThrownBy(() -> req.reject(new byte[0])).isInstanceOf(IllegalStateException.class);
+        }
+        assertThat(server.pd.qps).as("the failed accept destroyed its QP").isEmpty();
+    }
+
+    @Test
+    void badParametersAreRefusedWithTheirValue() {
+        assertThatThrownBy(() -> ConnectionParams.defaults().withRetryCnt(8))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("retryCnt must be 0..7, got 8");
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, client.cq, client.cq, listener.localAddress(),
+                ConnectionParams.defaults().withPrivateData(new byte[57])))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("56 bytes");
+    }
+
+    private CompletableFuture<RdmaConnection> acceptAsync() {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return listener.accept(server.pd, server.cq, server.cq, ConnectionParams.defaults());
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+    }
+}

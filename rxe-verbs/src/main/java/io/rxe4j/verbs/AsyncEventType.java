@@ -1,0 +1,33 @@
+package io.rxe4j.verbs;
+
+/**
+ * What an {@link AsyncEvent} reports: the asynchronous events of libibverbs ({@code enum
+ * ibv_event_type}) that an rxe4j device raises, and the connection events of librdmacm ({@code enum
+ * rdma_cm_event_type}) that the connection manager raises.
+ */
+public enum AsyncEventType {
+    /**
+     * A QP entered ERR on its own ({@code IBV_EVENT_QP_FATAL}): a retry count exhausted (the peer is
+     * unreachable or dead), a fatal NAK received or sent, a CQ overflow, an internal error. The
+     * event's reason is the QP's {@link QueuePair#errorReason()}. Not raised by {@code modify} to
+     * ERR or by a disconnect.
+     */
+    QP_FATAL,
+    /**
+     * A CQ ran out of room ({@code IBV_EVENT_CQ_ERR}); raised once per CQ. The QP whose completion
+     * did not fit also enters ERR ({@link #QP_FATAL}).
+     */
+    CQ_ERR,
+    /**
+     * A connection made by {@link RdmaConnection#connect} or {@link ConnectRequest#accept} is up:
+     * the QP is in RTS ({@code RDMA_CM_EVENT_ESTABLISHED}).
+     */
+    ESTABLISHED,
+    /**
+     * A connection ended ({@code RDMA_CM_EVENT_DISCONNECTED}): this side or the peer called {@link
+     * RdmaConnection#disconnect()}, or the connection manager's TCP connection to the peer was lost
+     * (the peer process died or the network failed). The QP has been moved to ERR, so outstanding
+     * work requests complete with WR_FLUSH_ERR.
+     */
+    DISCONNECTED
+}

@@ -1,0 +1,390 @@
+package io.rxe4j.verbs;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A reliable connection made by the connection manager: an RC {@link QueuePair} in RTS towards one
+ * peer, and the TCP connection the two sides used to set it up, kept open to carry the
+ * disconnect ({@code rdma_cm_id} of librdmacm, {@code RdmaEndpoint} of DiSNI). Thread-safe.
+ *
+ * <p>A client connects with {@link #connect}; a server {@linkplain RdmaListener#listen listens},
+ * then {@linkplain RdmaListener#accept accepts}. The two sides exchange, over TCP (rxe4j's own
+ * protocol, in the roles of the IB CM's REQ, REP and RTU; see {@code docs/verbs.md}): QPN, a random
+ * initial PSN, the largest path MTU each accepts (the smaller wins), the UDP address of each
+ * device, their READ/atomic depths, and up to 56 bytes (connect) or 196 bytes (accept) of private
+ * data, for example the rkey, address and length of a buffer. The QP is created with {@link
+ * ConnectionParams}, whose defaults are safe between freshly started JVMs.
+ *
+ * <p>{@link #disconnect()} (or {@link #close()}) moves this side's QP to ERR, tells the peer, and
+ * the peer's QP moves to ERR too ({@code rdma_disconnect}); outstanding work requests on both
+ * sides complete with WR_FLUSH_ERR. Both devices raise {@link AsyncEventType#DISCONNECTED}. If the
+ * peer's process dies, its TCP connection closes and this side disconnects the same way.
+ */
+public final class RdmaConnection implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaConnection.class);
+    /** How long {@link #disconnect()} waits for the peer to confirm (DREP). */
+    private static final long DREP_WAIT_MILLIS = 1000;
+
+    private final RdmaDevice device;
+    private final QueuePair qp;
+    private final Socket socket;
+    private final DataInputStream in;
+    private final DataOutputStream out;
+    private final InetSocketAddress remoteUdp;
+    private final int remoteQpn;
+    private final Mtu pathMtu;
+    private final byte[] remotePrivateData;
+    private final AtomicBoolean connected = new AtomicBoolean(true);
+    private final CountDownLatch drep = new CountDownLatch(1);
+    private final CountDownLatch ended = new CountDownLatch(1);
+    private volatile String endReason;
+
+    private RdmaConnection(RdmaDevice device, QueuePair qp, Socket socket, DataInputStream in, DataOutputStream out,
+            CmMessage peer, Mtu pathMtu) {
+        this.device = device;
+        this.qp = qp;
+        this.socket = socket;
+        this.in = in;
+        this.out = out;
+        this.remoteUdp = peer.udp();
+        this.remoteQpn = peer.qpn();
+        this.pathMtu = pathMtu;
+        this.remotePrivateData = peer.privateData();
+    }
+
+    /**
+     * Connects to a server's {@link RdmaListener} with the default {@link ConnectionParams}, one CQ
+     * for sends and receives.
+     *
+     * @see #connect(ProtectionDomain, CompletionQueue, CompletionQueue, InetSocketAddress, ConnectionParams)
+     */
+    public static RdmaConnection connect(ProtectionDomain pd, CompletionQueue cq, InetSocketAddress server)
+            throws RdmaCmException {
+        return connect(pd, cq, cq, server, ConnectionParams.defaults());
+    }
+
+    /**
+     * Connects to a server's {@link RdmaListener} ({@code rdma_connect}): creates an RC QP in
+     * {@code pd} with {@code params}, exchanges the connection data over TCP and returns with the
+     * QP in RTS. The server's QP is in RTS when this returns (it moved there on our RTU), so work
+     * may be posted at once on either side.
+     *
+     * @param server the listener's TCP address
+     * @throws RdmaCmException REFUSED (nothing listens), UNREACHABLE, TIMEOUT (no answer within
+     *     {@link ConnectionParams#timeout()}), REJECTED (with the server's private data) or
+     *     PROTOCOL; the QP is destroyed then
+     * @throws IllegalArgumentException for more than 56 bytes of private data, or CQs of another
+     *     device than {@code pd}'s
+     */
+    public static RdmaConnection connect(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+            InetSocketAddress server, ConnectionParams params) throws RdmaCmException {
+        if (params.privateDataUnsafe().length > ConnectionParams.MAX_CONNECT_PRIVATE_DATA) {
+            throw new IllegalArgumentException("a connect request carries at most "
+                    + ConnectionParams.MAX_CONNECT_PRIVATE_DATA + " bytes of private data, got "
+                    + params.privateDataUnsafe().length);
+        }
+        long deadline = System.nanoTime() + params.timeout().toNanos();
+        Socket s = new Socket();
+        try {
+            s.connect(server, millisLeft(deadline, server));
+        } catch (ConnectException e) {
+            closeQuietly(s);
+            throw new RdmaCmException(RdmaCmException.Reason.REFUSED, "nothing listens at " + server, e);
+        } catch (SocketTimeoutException e) {
+            closeQuietly(s);
+            throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "no TCP connection to " + server + " within "
+                    + params.timeout(), e);
+        } catch (IOException | IllegalArgumentException e) {
+            closeQuietly(s);
+            throw new RdmaCmException(RdmaCmException.Reason.UNREACHABLE, "cannot reach " + server + ": " + e, e);
+        }
+        QueuePair qp = null;
+        try {
+            s.setTcpNoDelay(true);
+            s.setSoTimeout(millisLeft(deadline, server));
+            DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(s.getInputStream()));
+            DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream()));
+            qp = pd.createQp(new QpInitAttr(sendCq, recvCq, params.caps(), QpType.RC, params.sqSigAll()));
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
+            int psn = ThreadLocalRandom.current().nextInt(1 << 24);
+            new CmMessage(CmMessage.Type.REQ, qp.qpNum(), psn, params.pathMtu(), params.initiatorDepth(),
+                    params.responderResources(), pd.device().address(), params.privateDataUnsafe()).write(out);
+            CmMessage rep = readAnswer(in, server);
+            if (rep.type() == CmMessage.Type.REJ) {
+                throw new RdmaCmException(RdmaCmException.Reason.REJECTED, "the server at " + server
+                        + " rejected the connection", null, rep.privateData());
+            }
+            if (rep.type() != CmMessage.Type.REP) {
+                throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "expected REP or REJ from " + server
+                        + ", got " + rep.type(), null);
+            }
+            Mtu mtu = smaller(params.pathMtu(), rep.mtu());
+            toRts(qp, params, rep, mtu, psn);
+            CmMessage.control(CmMessage.Type.RTU).write(out);
+            s.setSoTimeout(0);
+            RdmaConnection c = new RdmaConnection(pd.device(), qp, s, in, out, rep, mtu);
+            c.start();
+            return c;
+        } catch (SocketTimeoutException e) {
+            cleanUp(qp, s);
+            throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "the server at " + server
+                    + " did not answer within " + params.timeout(), e);
+        } catch (RdmaCmException e) {
+            cleanUp(qp, s);
+            throw e;
+        } catch (IOException e) {
+            cleanUp(qp, s);
+            throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "connection to " + server + " failed: " + e, e);
+        } catch (RuntimeException e) {
+            cleanUp(qp, s);
+            throw e;
+        }
+    }
+
+    /** Server side of the exchange, after the REQ was read: see {@link ConnectRequest#accept}. */
+    static RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+            ConnectionParams params, Socket s, DataInputStream in, DataOutputStream out, CmMessage req)
+            throws RdmaCmException {
+        long deadline = System.nanoTime() + params.timeout().toNanos();
+        InetSocketAddress peer = (InetSocketAddress) s.getRemoteSocketAddress();
+        QueuePair qp = null;
+        try {
+            qp = pd.createQp(new QpInitAttr(sendCq, recvCq, params.caps(), QpType.RC, params.sqSigAll()));
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
+            Mtu mtu = smaller(params.pathMtu(), req.mtu());
+            int psn = ThreadLocalRandom.current().nextInt(1 << 24);
+            qp.modify(new QpAttr().state(QpState.RTR).av(req.udp()).pathMtu(mtu).destQpNum(req.qpn())
+                    .rqPsn(req.psn()).maxDestRdAtomic(Math.min(params.responderResources(), req.initiatorDepth()))
+                    .minRnrTimer(params.minRnrTimer()));
+            new CmMessage(CmMessage.Type.REP, qp.qpNum(), psn, mtu, params.initiatorDepth(),
+                    params.responderResources(), pd.device().address(), params.privateDataUnsafe()).write(out);
+            s.setSoTimeout(millisLeft(deadline, peer));
+            CmMessage rtu = readAnswer(in, peer);
+            if (rtu.type() != CmMessage.Type.RTU) {
+                throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "expected RTU from " + peer + ", got "
+                        + rtu.type(), null);
+            }
+            qp.modify(new QpAttr().state(QpState.RTS).timeout(params.ackTimeout()).retryCnt(params.retryCnt())
+                    .rnrRetry(params.rnrRetry()).sqPsn(psn)
+                    .maxRdAtomic(Math.min(params.initiatorDepth(), req.responderResources())));
+            s.setSoTimeout(0);
+            RdmaConnection c = new RdmaConnection(pd.device(), qp, s, in, out, req, mtu);
+            c.start();
+            return c;
+        } catch (SocketTimeoutException e) {
+            cleanUp(qp, s);
+            throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "the client at " + peer
+                    + " did not confirm (RTU) within " + params.timeout(), e);
+        } catch (RdmaCmException e) {
+            cleanUp(qp, s);
+            throw e;
+        } catch (IOException e) {
+            cleanUp(qp, s);
+            throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "connection from " + peer + " failed: " + e, e);
+        } catch (RuntimeException e) {
+            cleanUp(qp, s);
+            throw e;
+        }
+    }
+
+    private static void toRts(QueuePair qp, ConnectionParams p, CmMessage peer, Mtu mtu, int psn) {
+        qp.modify(new QpAttr().state(QpState.RTR).av(peer.udp()).pathMtu(mtu).destQpNum(peer.qpn())
+                .rqPsn(peer.psn()).maxDestRdAtomic(Math.min(p.responderResources(), peer.initiatorDepth()))
+                .minRnrTimer(p.minRnrTimer()));
+        qp.modify(new QpAttr().state(QpState.RTS).timeout(p.ackTimeout()).retryCnt(p.retryCnt())
+                .rnrRetry(p.rnrRetry()).sqPsn(psn).maxRdAtomic(Math.min(p.initiatorDepth(), peer.responderResources())));
+    }
+
+    private static CmMessage readAnswer(DataInputStream in, InetSocketAddress peer) throws IOException {
+        try {
+            return CmMessage.read(in);
+        } catch (EOFException e) {
+            throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, peer + " closed the connection during the"
+                    + " exchange", e);
+        }
+    }
+
+    private static Mtu smaller(Mtu a, Mtu b) {
+        return a.bytes() <= b.bytes() ? a : b;
+    }
+
+    private static int millisLeft(long deadline, InetSocketAddress peer) throws SocketTimeoutException {
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        if (left <= 0) {
+            throw new SocketTimeoutException("deadline passed for " + peer);
+        }
+        return (int) Math.min(Integer.MAX_VALUE, left);
+    }
+
+    private static void cleanUp(QueuePair qp, Socket s) {
+        if (qp != null) {
+            qp.close();
+        }
+        closeQuietly(s);
+    }
+
+    static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException e) {
+            LOG.debug("closing {}", s, e);
+        }
+    }
+
+    private void start() {
+        Thread.ofVirtual().name("rxe4j-cm-" + qp.qpNum()).start(this::readLoop);
+        device.events.raise(new AsyncEvent(AsyncEventType.ESTABLISHED, qp, null, "QP 0x"
+                + Integer.toHexString(qp.qpNum()) + " connected to QP 0x" + Integer.toHexString(remoteQpn) + " at "
+                + remoteUdp + ", path MTU " + pathMtu.bytes()));
+    }
+
+    /** The TCP connection's reader: the peer's DREQ or DREP, or the end of the connection. */
+    private void readLoop() {
+        try {
+            while (true) {
+                CmMessage m = CmMessage.read(in);
+                switch (m.type()) {
+                    case DREQ -> {
+                        sendQuietly(CmMessage.Type.DREP);
+                        if (connected.compareAndSet(true, false)) {
+                            end("the peer disconnected");
+                        }
+                        drep.countDown();
+                        return;
+                    }
+                    case DREP -> {
+                        drep.countDown();
+                        return;
+                    }
+                    default -> throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "unexpected " + m.type()
+                            + " on an established connection", null);
+                }
+            }
+        } catch (IOException e) {
+            drep.countDown();
+            if (connected.compareAndSet(true, false)) {
+                end(e instanceof EOFException ? "the connection to the peer was lost (peer process gone?)"
+                        : "the connection to the peer failed: " + e.getMessage());
+            }
+        }
+    }
+
+    private void sendQuietly(CmMessage.Type type) {
+        try {
+            synchronized (out) {
+                CmMessage.control(type).write(out);
+            }
+        } catch (IOException e) {
+            LOG.debug("sending {} to {}", type, remoteUdp, e);
+        }
+    }
+
+    /** This side's QP to ERR, the socket closed, the event raised; once. */
+    private void end(String reason) {
+        endReason = reason;
+        try {
+            qp.modify(new QpAttr().state(QpState.ERR));
+        } catch (IllegalStateException e) {
+            LOG.debug("QP of {} already destroyed", this, e);
+        }
+        closeQuietly(socket);
+        device.events.raise(new AsyncEvent(AsyncEventType.DISCONNECTED, qp, null, "QP 0x"
+                + Integer.toHexString(qp.qpNum()) + ": " + reason));
+        ended.countDown();
+    }
+
+    /**
+     * Disconnects ({@code rdma_disconnect}): moves the QP to ERR (outstanding work requests
+     * complete with WR_FLUSH_ERR), tells the peer, whose QP moves to ERR too, and waits up to a
+     * second for its confirmation. Idempotent; the QP stays allocated until {@link #close()}.
+     */
+    public void disconnect() {
+        if (!connected.compareAndSet(true, false)) {
+            return;
+        }
+        try {
+            qp.modify(new QpAttr().state(QpState.ERR));
+        } catch (IllegalStateException e) {
+            LOG.debug("QP of {} already destroyed", this, e);
+        }
+        sendQuietly(CmMessage.Type.DREQ);
+        try {
+            drep.await(DREP_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        end("this side disconnected");
+    }
+
+    /**
+     * Waits until the connection ends (either side disconnects, or the TCP connection is lost).
+     *
+     * @return whether it ended within {@code timeout}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public boolean awaitDisconnect(Duration timeout) throws InterruptedException {
+        return ended.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /** @return whether the connection is up (neither side has disconnected and TCP is open) */
+    public boolean isConnected() {
+        return connected.get();
+    }
+
+    /** @return why the connection ended, or null while it is up */
+    public String disconnectReason() {
+        return endReason;
+    }
+
+    /** @return the connected QP (owned by this connection: {@link #close()} destroys it) */
+    public QueuePair qp() {
+        return qp;
+    }
+
+    /** @return the private data the peer sent with its connect request or accept (a copy) */
+    public byte[] remotePrivateData() {
+        return remotePrivateData.clone();
+    }
+
+    /** @return the peer device's UDP address (the QP's address vector) */
+    public InetSocketAddress remoteAddress() {
+        return remoteUdp;
+    }
+
+    /** @return the peer's QP number */
+    public int remoteQpNum() {
+        return remoteQpn;
+    }
+
+    /** @return the path MTU the two sides agreed on */
+    public Mtu pathMtu() {
+        return pathMtu;
+    }
+
+    /** Disconnects (if connected) and destroys the QP. Idempotent. */
+    @Override
+    public void close() {
+        disconnect();
+        qp.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaConnection{QP 0x" + Integer.toHexString(qp.qpNum()) + " -> QP 0x" + Integer.toHexString(remoteQpn)
+                + " at " + remoteUdp + (connected.get() ? "" : ", disconnected") + '}';
+    }
+}

@@ -1,0 +1,206 @@
+package io.rxe4j.verbs;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The server side of the connection manager ({@code rdma_listen} and {@code rdma_get_request}):
+ * a TCP listener whose clients {@linkplain RdmaConnection#connect connect} RC QPs. Thread-safe.
+ *
+ * <pre>{@code
+ * try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress("10.0.0.1", 7471))) {
+ *     RdmaConnection conn = listener.accept(pd, cq, cq, ConnectionParams.defaults());
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <p>Each TCP connection is read on its own virtual thread until its connect request (REQ)
+ * arrives; a client that sends nothing within the request timeout, or sends something else, is
+ * dropped and counted ({@link #droppedConnections()}). At most {@code backlog} requests wait to be
+ * taken; further clients are rejected (an empty REJ) rather than queued without bound.
+ */
+public final class RdmaListener implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaListener.class);
+    /** Requests waiting to be taken, by default. */
+    public static final int DEFAULT_BACKLOG = 64;
+
+    private final ServerSocket server;
+    private final BlockingQueue<ConnectRequest> requests;
+    private final Duration requestTimeout;
+    private final AtomicLong dropped = new AtomicLong();
+    private volatile boolean closed;
+
+    private RdmaListener(ServerSocket server, int backlog, Duration requestTimeout) {
+        this.server = server;
+        this.requests = new ArrayBlockingQueue<>(backlog);
+        this.requestTimeout = requestTimeout;
+    }
+
+    /**
+     * Listens on {@code address} with a backlog of {@value #DEFAULT_BACKLOG} and a 10 s request timeout.
+     *
+     * @param address the TCP address to bind; port 0 picks a free port ({@link #localAddress()})
+     * @throws IOException if the address cannot be bound (in use, not local)
+     */
+    public static RdmaListener listen(InetSocketAddress address) throws IOException {
+        return listen(address, DEFAULT_BACKLOG, Duration.ofSeconds(10));
+    }
+
+    /**
+     * Listens on {@code address}.
+     *
+     * @param backlog connect requests that may wait to be taken, 1..4096
+     * @param requestTimeout how long a new TCP connection may take to send its connect request
+     * @throws IOException if the address cannot be bound
+     * @throws IllegalArgumentException for a backlog out of range or a non-positive timeout
+     */
+    public static RdmaListener listen(InetSocketAddress address, int backlog, Duration requestTimeout)
+            throws IOException {
+        if (backlog < 1 || backlog > 4096) {
+            throw new IllegalArgumentException("backlog must be 1..4096, got " + backlog);
+        }
+        if (requestTimeout == null || requestTimeout.isNegative() || requestTimeout.isZero()) {
+            throw new IllegalArgumentException("request timeout must be positive, got " + requestTimeout);
+        }
+        ServerSocket ss = new ServerSocket();
+        ss.setReuseAddress(true);
+        ss.bind(address, backlog);
+        RdmaListener l = new RdmaListener(ss, backlog, requestTimeout);
+        Thread.ofVirtual().name("rxe4j-cm-listen-" + ss.getLocalPort()).start(l::acceptLoop);
+        return l;
+    }
+
+    /** @return the bound TCP address (with the real port when 0 was asked for) */
+    public InetSocketAddress localAddress() {
+        return (InetSocketAddress) server.getLocalSocketAddress();
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            Socket s;
+            try {
+                s = server.accept();
+            } catch (IOException e) {
+                if (!closed) {
+                    LOG.warn("connection manager listener on {} failed; it stops accepting", localAddress(), e);
+                }
+                return;
+            }
+            Thread.ofVirtual().name("rxe4j-cm-req-" + s.getRemoteSocketAddress()).start(() -> readRequest(s));
+        }
+    }
+
+    private void readRequest(Socket s) {
+        try {
+            s.setTcpNoDelay(true);
+            s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, requestTimeout.toMillis()));
+            DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(s.getInputStream()));
+            DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream()));
+            CmMessage m = CmMessage.read(in);
+            if (m.type() != CmMessage.Type.REQ) {
+                throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "expected REQ, got " + m.type(), null);
+            }
+            s.setSoTimeout(0);
+            ConnectRequest r = new ConnectRequest(s, in, out, m);
+            if (closed || !requests.offer(r)) {
+                dropped.incrementAndGet();
+                LOG.warn("connection manager on {}: {} rejected: {}", localAddress(), r,
+                        closed ? "the listener is closed" : "backlog of " + (requests.size()) + " requests full");
+                r.reject(new byte[0]);
+            }
+        } catch (SocketTimeoutException e) {
+            drop(s, "sent no connect request within " + requestTimeout);
+        } catch (EOFException e) {
+            drop(s, "closed before sending a connect request");
+        } catch (IOException e) {
+            drop(s, e.getMessage());
+        }
+    }
+
+    private void drop(Socket s, String why) {
+        dropped.incrementAndGet();
+        LOG.warn("connection manager on {}: dropped the TCP connection from {}: {}", localAddress(),
+                s.getRemoteSocketAddress(), why);
+        RdmaConnection.closeQuietly(s);
+    }
+
+    /**
+     * Takes the next connect request ({@code rdma_get_request}), waiting up to {@code timeout}.
+     *
+     * @return the request, or null if none arrived in time
+     * @throws RdmaCmException CLOSED if the listener is closed
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public ConnectRequest getRequest(Duration timeout) throws RdmaCmException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            if (closed) {
+                throw new RdmaCmException(RdmaCmException.Reason.CLOSED, "listener on " + localAddress()
+                        + " is closed", null);
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return null;
+            }
+            // wake up now and then to notice close()
+            ConnectRequest r = requests.poll(Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)), TimeUnit.NANOSECONDS);
+            if (r != null) {
+                return r;
+            }
+        }
+    }
+
+    /**
+     * Takes the next connect request, waiting as long as needed, and accepts it ({@code
+     * rdma_get_request} + {@code rdma_accept}).
+     *
+     * @throws RdmaCmException CLOSED if the listener is closed, or as {@link ConnectRequest#accept}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+            ConnectionParams params) throws RdmaCmException, InterruptedException {
+        ConnectRequest r;
+        do {
+            r = getRequest(Duration.ofDays(1));
+        } while (r == null);
+        return r.accept(pd, sendCq, recvCq, params);
+    }
+
+    /** @return TCP connections dropped: no or a bad connect request, or a full backlog */
+    public long droppedConnections() {
+        return dropped.get();
+    }
+
+    /** Stops listening; requests not taken yet are rejected. Established connections are not affected. Idempotent. */
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            server.close();
+        } catch (IOException e) {
+            LOG.debug("closing listener", e);
+        }
+        ConnectRequest r;
+        while ((r = requests.poll()) != null) {
+            r.reject(new byte[0]);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaListener{" + localAddress() + (closed ? ", closed" : "") + '}';
+    }
+}
