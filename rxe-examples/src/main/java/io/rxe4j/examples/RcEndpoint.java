@@ -1,30 +1,32 @@
 package io.rxe4j.examples;
 
-import io.rxe4j.verbs.Access;
-import io.rxe4j.verbs.Mtu;
-import io.rxe4j.verbs.QpAttr;
-import io.rxe4j.verbs.QpState;
-import io.rxe4j.verbs.spi.Transport;
-import io.rxe4j.verbs.WorkCompletion;
 import io.rxe4j.net.fault.Direction;
 import io.rxe4j.net.fault.FaultAction;
 import io.rxe4j.net.fault.FaultInjectingTransport;
 import io.rxe4j.net.fault.FaultSpec;
 import io.rxe4j.net.udp.UdpTransport;
+import io.rxe4j.verbs.Access;
 import io.rxe4j.verbs.CompletionQueue;
+import io.rxe4j.verbs.ConnectionParams;
+import io.rxe4j.verbs.DeviceConfig;
 import io.rxe4j.verbs.MemoryRegion;
+import io.rxe4j.verbs.Mtu;
 import io.rxe4j.verbs.ProtectionDomain;
-import io.rxe4j.verbs.QpInitAttr;
 import io.rxe4j.verbs.QueuePair;
+import io.rxe4j.verbs.RdmaCmException;
+import io.rxe4j.verbs.RdmaConnection;
 import io.rxe4j.verbs.RdmaDevice;
+import io.rxe4j.verbs.RdmaListener;
+import io.rxe4j.verbs.WorkCompletion;
+import io.rxe4j.verbs.spi.Transport;
 import java.net.InetSocketAddress;
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One side of the demo: a device on UDP, a PD, one CQ, one MR and one RC QP, and the
- * RESET → INIT → RTR → RTS sequence of {@code ibv_rc_pingpong}; optionally a second,
- * persistent MR backed by a memory-mapped file ({@link #registerPmem}).
+ * One side of the demo: a device on UDP, a PD, one CQ, one MR, and an RC QP that the connection
+ * manager creates and connects ({@link #connect} or {@link #accept}), advertising the MR (and,
+ * optionally, a second, persistent MR backed by a memory-mapped file, {@link #registerPmem}) as
+ * private data.
  */
 public final class RcEndpoint implements AutoCloseable {
     /**
@@ -47,19 +49,18 @@ public final class RcEndpoint implements AutoCloseable {
     final ProtectionDomain pd;
     final CompletionQueue cq;
     final MemoryRegion mr;
-    final QueuePair qp;
-    final int psn;
     /** The fault injector wrapping the UDP transport, or null when no fault spec was given. */
     final FaultInjectingTransport faults;
     MemoryRegion pmem;
+    private RdmaConnection conn;
     private final WorkCompletion[] wc = {new WorkCompletion()};
 
     /**
      * @param udp the (IP, UDP port) to bind; port 0 picks one
      * @param mrBytes MR size in bytes
      */
-    public RcEndpoint(InetSocketAddress udp, long mrBytes, long seed) {
-        this(udp, mrBytes, seed, null, 0);
+    public RcEndpoint(InetSocketAddress udp, long mrBytes) {
+        this(udp, mrBytes, null, 0);
     }
 
     /**
@@ -70,24 +71,21 @@ public final class RcEndpoint implements AutoCloseable {
      * @param faultSeed seed of the fault injector's random choices
      * @throws IllegalArgumentException for a malformed fault spec
      */
-    public RcEndpoint(InetSocketAddress udp, long mrBytes, long seed, String faultSpec, long faultSeed) {
+    public RcEndpoint(InetSocketAddress udp, long mrBytes, String faultSpec, long faultSeed) {
         var rules = faultSpec == null || faultSpec.isBlank() ? null : FaultSpec.parse(faultSpec); // fail before binding
         Transport transport = UdpTransport.bind(udp);
         faults = rules == null ? null : new FaultInjectingTransport(transport, faultSeed, rules);
         // OPFN and TID RDMA on (docs/tid-rdma.md): two rxe4j endpoints negotiate TID RDMA on their
         // first packets when the path MTU is 4096, and large aligned READs/WRITEs are carried as TID
-        device = RdmaDevice.open(faults != null ? faults : transport,
-                io.rxe4j.verbs.DeviceConfig.defaults().withTidRdma());
+        device = RdmaDevice.open(faults != null ? faults : transport, DeviceConfig.defaults().withTidRdma());
         pd = device.allocPd();
         cq = device.createCq(4096);
         mr = pd.allocMr(mrBytes, MR_ACCESS);
-        qp = pd.createQp(QpInitAttr.rc(cq, cq));
-        psn = new SplittableRandom(seed).nextInt(1 << 24);
     }
 
     /**
      * Registers the first {@code length} bytes of {@code file} (created or grown as needed) as a
-     * persistent MR with {@link #PMEM_ACCESS}; {@link #info()} then advertises it too.
+     * persistent MR with {@link #PMEM_ACCESS}; {@link #advert()} then advertises it too.
      *
      * @return the MR, closed with this endpoint
      * @throws IllegalStateException if one is already registered
@@ -105,20 +103,20 @@ public final class RcEndpoint implements AutoCloseable {
         return pmem;
     }
 
-    /** @return what the peer needs to reach us and our MR(s) */
-    public ConnectionInfo info() {
-        return pmem == null
-                ? new ConnectionInfo(device.address(), qp.qpNum(), psn, mr.rkey(), mr.addr(), mr.length())
-                : new ConnectionInfo(device.address(), qp.qpNum(), psn, mr.rkey(), mr.addr(), mr.length(),
-                        pmem.rkey(), pmem.addr(), pmem.length());
+    /** @return the buffers the peer may use: our MR and, if registered, our persistent MR */
+    public BufferAdvert advert() {
+        return pmem == null ? new BufferAdvert(mr.rkey(), mr.addr(), mr.length())
+                : new BufferAdvert(mr.rkey(), mr.addr(), mr.length(), pmem.rkey(), pmem.addr(), pmem.length());
+    }
+
+    /** @return the device's UDP address */
+    public InetSocketAddress address() {
+        return device.address();
     }
 
     /**
-     * The examples' local ACK timeout: 4.096 µs × 2^17 ≈ 537 ms. rc_pingpong's 14 (≈ 67 ms) is
-     * fine between warm processes, but a freshly started JVM took about 110 ms to answer its first
-     * packet here (classes loaded and code run interpreted on first use; measured with tcpdump on
-     * loopback), which cost one retransmission of a whole 64-packet window; 17 leaves room for that
-     * and still detects a dead peer within (1 + 7) × 537 ms ≈ 4.3 s.
+     * The examples' local ACK timeout: 17, the connection manager's default (≈ 537 ms; see {@link
+     * ConnectionParams}): it survives a freshly started JVM's first answer.
      */
     public static final int DEFAULT_ACK_TIMEOUT = 17;
 
@@ -138,23 +136,49 @@ public final class RcEndpoint implements AutoCloseable {
         return requested != null ? requested : faults ? FAULTS_ACK_TIMEOUT : DEFAULT_ACK_TIMEOUT;
     }
 
-    /** Moves the QP to RTS towards {@code peer} at path MTU {@code mtu}, local ACK timeout {@link #DEFAULT_ACK_TIMEOUT}. */
-    public void connect(ConnectionInfo peer, Mtu mtu) {
-        connect(peer, mtu, DEFAULT_ACK_TIMEOUT);
+    /** The connection parameters: the defaults, with this path MTU, ACK timeout, access and our advert. */
+    private ConnectionParams params(Mtu mtu, int ackTimeout) {
+        return ConnectionParams.defaults().withPathMtu(mtu).withAckTimeout(ackTimeout).withAccessFlags(ACCESS)
+                .withPrivateData(advert().toBytes());
     }
 
     /**
-     * Moves the QP to RTS towards {@code peer} at path MTU {@code mtu}, with retry_cnt 7 (seven
-     * retries, then RETRY_EXC_ERR) and rnr_retry 7 (infinite).
+     * Connects to a server's listener with the connection manager ({@link RdmaConnection#connect}),
+     * advertising our buffers; {@code beforeConnect} may post receives on the new QP first.
      *
-     * @param ackTimeout the local ACK timeout attribute, 0..31 (4.096 µs × 2^ackTimeout; 0 = none)
+     * @return the server's buffers
+     * @throws RdmaCmException if the connection cannot be made
      */
-    public void connect(ConnectionInfo peer, Mtu mtu, int ackTimeout) {
-        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ACCESS));
-        qp.modify(new QpAttr().state(QpState.RTR).av(peer.address()).pathMtu(mtu).destQpNum(peer.qpn())
-                .rqPsn(peer.psn()).maxDestRdAtomic(16).minRnrTimer(12));
-        qp.modify(new QpAttr().state(QpState.RTS).timeout(ackTimeout).retryCnt(7).rnrRetry(7).sqPsn(psn)
-                .maxRdAtomic(16));
+    public BufferAdvert connect(InetSocketAddress server, Mtu mtu, int ackTimeout,
+            java.util.function.Consumer<QueuePair> beforeConnect) throws RdmaCmException {
+        conn = RdmaConnection.connect(pd, cq, cq, server, params(mtu, ackTimeout), beforeConnect);
+        return BufferAdvert.parse(conn.remotePrivateData());
+    }
+
+    /**
+     * Accepts the next client of {@code listener}, advertising our buffers; {@code beforeAccept}
+     * may post receives on the new QP first.
+     *
+     * @return the client's buffers
+     * @throws RdmaCmException if the connection cannot be made
+     * @throws InterruptedException if interrupted while waiting for a client
+     */
+    public BufferAdvert accept(RdmaListener listener, Mtu mtu, int ackTimeout,
+            java.util.function.Consumer<QueuePair> beforeAccept) throws RdmaCmException, InterruptedException {
+        conn = listener.accept(pd, cq, cq, params(mtu, ackTimeout), beforeAccept);
+        return BufferAdvert.parse(conn.remotePrivateData());
+    }
+
+    /** @return the connection, or null before {@link #connect} / {@link #accept} */
+    public RdmaConnection connection() {
+        return conn;
+    }
+
+    private QueuePair qp() {
+        if (conn == null) {
+            throw new IllegalStateException("not connected yet");
+        }
+        return conn.qp();
     }
 
     /**
@@ -178,17 +202,17 @@ public final class RcEndpoint implements AutoCloseable {
 
     /** {@code ibv_post_recv}. */
     public void postRecv(io.rxe4j.verbs.RecvWr wr) {
-        qp.postRecv(wr);
+        qp().postRecv(wr);
     }
 
     /** {@code ibv_post_send}. */
     public void postSend(io.rxe4j.verbs.SendWr wr) {
-        qp.postSend(wr);
+        qp().postSend(wr);
     }
 
     /** @return the TID RDMA parameters the peer sent through OPFN, or null while TID RDMA is off */
     public io.rxe4j.verbs.TidRdmaParams tidRdma() {
-        return qp.tidRdma();
+        return qp().tidRdma();
     }
 
     /** @return the value of device counter {@code name} (0 if it is zero or unknown) */
@@ -242,7 +266,9 @@ public final class RcEndpoint implements AutoCloseable {
 
     @Override
     public void close() {
-        qp.close();
+        if (conn != null) {
+            conn.close();
+        }
         if (pmem != null) {
             pmem.close();
         }

@@ -65,8 +65,18 @@ public final class ConnectRequest {
      */
     public RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
             ConnectionParams params) throws RdmaCmException {
+        return accept(pd, sendCq, recvCq, params, qp -> { });
+    }
+
+    /**
+     * As {@link #accept(ProtectionDomain, CompletionQueue, CompletionQueue, ConnectionParams)},
+     * calling {@code beforeAccept} with the new QP in INIT before the client is answered: post the
+     * receive work requests the client's first SENDs need there.
+     */
+    public RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+            ConnectionParams params, java.util.function.Consumer<QueuePair> beforeAccept) throws RdmaCmException {
         answer();
-        return RdmaConnection.accept(pd, sendCq, recvCq, params, socket, in, out, req);
+        return RdmaConnection.accept(pd, sendCq, recvCq, params, socket, in, out, req, beforeAccept);
     }
 
     /** Accepts with the default {@link ConnectionParams} and one CQ. @see #accept(ProtectionDomain, CompletionQueue, CompletionQueue, ConnectionParams) */

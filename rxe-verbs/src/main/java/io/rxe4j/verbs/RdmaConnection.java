@@ -92,6 +92,18 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public static RdmaConnection connect(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
             InetSocketAddress server, ConnectionParams params) throws RdmaCmException {
+        return connect(pd, sendCq, recvCq, server, params, qp -> { });
+    }
+
+    /**
+     * As {@link #connect(ProtectionDomain, CompletionQueue, CompletionQueue, InetSocketAddress,
+     * ConnectionParams)}, calling {@code beforeConnect} with the new QP in INIT before the request is
+     * sent: post the receive work requests the peer's first SENDs need there (as an application of
+     * librdmacm posts receives between {@code rdma_create_qp} and {@code rdma_connect}).
+     */
+    public static RdmaConnection connect(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+            InetSocketAddress server, ConnectionParams params, java.util.function.Consumer<QueuePair> beforeConnect)
+            throws RdmaCmException {
         if (params.privateDataUnsafe().length > ConnectionParams.MAX_CONNECT_PRIVATE_DATA) {
             throw new IllegalArgumentException("a connect request carries at most "
                     + ConnectionParams.MAX_CONNECT_PRIVATE_DATA + " bytes of private data, got "
@@ -120,6 +132,7 @@ public final class RdmaConnection implements AutoCloseable {
             DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream()));
             qp = pd.createQp(new QpInitAttr(sendCq, recvCq, params.caps(), QpType.RC, params.sqSigAll()));
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
+            beforeConnect.accept(qp);
             int psn = ThreadLocalRandom.current().nextInt(1 << 24);
             new CmMessage(CmMessage.Type.REQ, qp.qpNum(), psn, params.pathMtu(), params.initiatorDepth(),
                     params.responderResources(), pd.device().address(), params.privateDataUnsafe()).write(out);
@@ -157,14 +170,15 @@ public final class RdmaConnection implements AutoCloseable {
 
     /** Server side of the exchange, after the REQ was read: see {@link ConnectRequest#accept}. */
     static RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
-            ConnectionParams params, Socket s, DataInputStream in, DataOutputStream out, CmMessage req)
-            throws RdmaCmException {
+            ConnectionParams params, Socket s, DataInputStream in, DataOutputStream out, CmMessage req,
+            java.util.function.Consumer<QueuePair> beforeAccept) throws RdmaCmException {
         long deadline = System.nanoTime() + params.timeout().toNanos();
         InetSocketAddress peer = (InetSocketAddress) s.getRemoteSocketAddress();
         QueuePair qp = null;
         try {
             qp = pd.createQp(new QpInitAttr(sendCq, recvCq, params.caps(), QpType.RC, params.sqSigAll()));
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
+            beforeAccept.accept(qp);
             Mtu mtu = smaller(params.pathMtu(), req.mtu());
             int psn = ThreadLocalRandom.current().nextInt(1 << 24);
             qp.modify(new QpAttr().state(QpState.RTR).av(req.udp()).pathMtu(mtu).destQpNum(req.qpn())

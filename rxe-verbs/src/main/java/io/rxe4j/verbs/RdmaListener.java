@@ -172,11 +172,23 @@ public final class RdmaListener implements AutoCloseable {
      */
     public RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
             ConnectionParams params) throws RdmaCmException, InterruptedException {
+        return accept(pd, sendCq, recvCq, params, qp -> { });
+    }
+
+    /**
+     * As {@link #accept(ProtectionDomain, CompletionQueue, CompletionQueue, ConnectionParams)},
+     * with a hook that posts receives on the new QP before the client is answered (see {@link
+     * ConnectRequest#accept(ProtectionDomain, CompletionQueue, CompletionQueue, ConnectionParams,
+     * java.util.function.Consumer)}).
+     */
+    public RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+            ConnectionParams params, java.util.function.Consumer<QueuePair> beforeAccept)
+            throws RdmaCmException, InterruptedException {
         ConnectRequest r;
         do {
             r = getRequest(Duration.ofDays(1));
         } while (r == null);
-        return r.accept(pd, sendCq, recvCq, params);
+        return r.accept(pd, sendCq, recvCq, params, beforeAccept);
     }
 
     /** @return TCP connections dropped: no or a bad connect request, or a full backlog */

@@ -1,6 +1,8 @@
 package io.rxe4j.examples.demo;
 
 import static io.rxe4j.examples.demo.DemoLayout.ATOMIC_WRITE_OFF;
+import static io.rxe4j.examples.demo.DemoLayout.CTRL_LEN;
+import static io.rxe4j.examples.demo.DemoLayout.CTRL_OFF;
 import static io.rxe4j.examples.demo.DemoLayout.BULK;
 import static io.rxe4j.examples.demo.DemoLayout.BULK_SEED;
 import static io.rxe4j.examples.demo.DemoLayout.CAS_OFF;
@@ -25,6 +27,7 @@ import static io.rxe4j.examples.demo.DemoLayout.WRITE_OFF;
 
 import io.rxe4j.verbs.Flush;
 import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.RecvWr;
 import io.rxe4j.verbs.SendFlags;
 import io.rxe4j.verbs.SendWr;
 import io.rxe4j.verbs.Sge;
@@ -32,14 +35,12 @@ import io.rxe4j.verbs.WcOpcode;
 import io.rxe4j.verbs.WcStatus;
 import io.rxe4j.verbs.WorkCompletion;
 import io.rxe4j.verbs.WrOpcode;
-import io.rxe4j.examples.Bootstrap;
-import io.rxe4j.examples.ConnectionInfo;
+import io.rxe4j.examples.BufferAdvert;
 import io.rxe4j.examples.RcEndpoint;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -90,7 +91,7 @@ public final class DemoClient implements Callable<Integer> {
     private final List<Row> rows = new ArrayList<>();
     private final List<String> failures = new ArrayList<>();
     private RcEndpoint ep;
-    private ConnectionInfo peer;
+    private BufferAdvert peer;
     /** The server's TID RDMA parameters once OPFN negotiated them, else null. */
     private io.rxe4j.verbs.TidRdmaParams tid;
 
@@ -101,29 +102,26 @@ public final class DemoClient implements Callable<Integer> {
             throw new IllegalArgumentException("--connect must be host:port, got " + connect);
         }
         InetAddress ip = InetAddress.getByName(bind);
-        try (RcEndpoint e = new RcEndpoint(new InetSocketAddress(ip, 0), MR_BYTES, 1, faults,
-                faultSeed * 31 + 1);
-                Bootstrap boot = new Bootstrap(new Socket(connect.substring(0, colon),
-                        Integer.parseInt(connect.substring(colon + 1))))) {
+        try (RcEndpoint e = new RcEndpoint(new InetSocketAddress(ip, 0), MR_BYTES, faults, faultSeed * 31 + 1)) {
             ep = e;
             if (ep.injectsFaults()) {
                 System.out.println("fault injection: " + faults + " (seed " + faultSeed + ")");
             }
-            peer = boot.exchange(ep.info());
-            ep.connect(peer, Mtu.ofBytes(mtu), ackTimeout());
-            String ready = boot.receive();
-            if (!ready.equals("READY")) {
-                throw new IllegalStateException("expected READY from the server, got " + ready);
-            }
+            // the connection manager creates and connects the QP; the receive for the server's
+            // verdict is posted before the server is asked
+            peer = ep.connect(new InetSocketAddress(connect.substring(0, colon),
+                    Integer.parseInt(connect.substring(colon + 1))), Mtu.ofBytes(mtu), ackTimeout(),
+                    qp -> qp.postRecv(new RecvWr().set(VERDICT_WR, new Sge(ep.addr() + CTRL_OFF, CTRL_LEN, ep.lkey()))));
+            System.out.println("connected: " + ep.connection());
             runOperations();
             runExtendedOperations();
-            boot.send("DONE");
-            String verdict = boot.receive();
+            String verdict = exchangeDone();
             rows.add(new Row("server-side checks", 3, 0, verdict.equals("OK") ? "OK" : "FAIL", 0));
             if (!verdict.equals("OK")) {
                 failures.add("server: " + verdict);
             }
             printTable();
+            ep.connection().disconnect();
             System.out.println("client counters: " + ep.counters());
             if (ep.injectsFaults()) {
                 System.out.println("client faults injected: " + ep.faultCounts());
@@ -135,6 +133,31 @@ public final class DemoClient implements Callable<Integer> {
         }
         System.out.println("FAILED: " + failures);
         return 1;
+    }
+
+    /** wr_id of the receive for the server's verdict. */
+    private static final long VERDICT_WR = 90;
+
+    /**
+     * SENDs "DONE" (inline from a byte array: no MR needed) and waits for the server's verdict, a
+     * SEND into the receive posted at connect time; the two completions may come in either order.
+     */
+    private String exchangeDone() {
+        ep.postSend(new SendWr().send(91).inline("DONE".getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+                .signaled());
+        String verdict = null;
+        for (int i = 0; i < 2; i++) {
+            WorkCompletion wc = ep.awaitCompletion(120);
+            if (wc.status != WcStatus.SUCCESS) {
+                return "(control message failed: " + wc + ")";
+            }
+            if (wc.wrId == VERDICT_WR) {
+                byte[] b = new byte[wc.byteLen];
+                MemorySegment.copy(ep.segment(), ValueLayout.JAVA_BYTE, CTRL_OFF, b, 0, b.length);
+                verdict = new String(b, java.nio.charset.StandardCharsets.UTF_8);
+            }
+        }
+        return verdict != null ? verdict : "(no verdict received)";
     }
 
     private void runOperations() {

@@ -17,6 +17,10 @@ final class DemoLayout {
     static final long CAS_OFF = MR_BYTES - 16;
     static final long FAA_OFF = MR_BYTES - 8;
     static final long SCRATCH_OFF = MR_BYTES - 4096;
+    /** Control messages (the client's DONE, the server's verdict), sent as SENDs: receive buffer. */
+    static final long CTRL_OFF = MR_BYTES - 8192;
+    /** Control message buffer size, bytes; the server sends its verdict from CTRL_OFF + CTRL_LEN. */
+    static final int CTRL_LEN = 2048;
     /** Words of the masked atomics and the ATOMIC WRITE (server MR, 8-byte aligned). */
     static final long MASKED_CAS_OFF = MR_BYTES - 40;
     static final long MASKED_FAA_OFF = MR_BYTES - 32;

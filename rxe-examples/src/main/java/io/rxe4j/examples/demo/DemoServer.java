@@ -1,5 +1,7 @@
 package io.rxe4j.examples.demo;
 
+import static io.rxe4j.examples.demo.DemoLayout.CTRL_LEN;
+import static io.rxe4j.examples.demo.DemoLayout.CTRL_OFF;
 import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_LEN;
 import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_OFF;
 import static io.rxe4j.examples.demo.DemoLayout.IMM_WRITE_SEED;
@@ -16,19 +18,18 @@ import static io.rxe4j.examples.demo.DemoLayout.SEND_SEED;
 import static io.rxe4j.examples.demo.DemoLayout.WRITE_IMM;
 
 import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.RdmaListener;
 import io.rxe4j.verbs.RecvWr;
+import io.rxe4j.verbs.SendWr;
 import io.rxe4j.verbs.Sge;
 import io.rxe4j.verbs.WcOpcode;
 import io.rxe4j.verbs.WcStatus;
 import io.rxe4j.verbs.WorkCompletion;
-import io.rxe4j.examples.Bootstrap;
-import io.rxe4j.examples.ConnectionInfo;
 import io.rxe4j.examples.RcEndpoint;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -103,43 +104,71 @@ public final class DemoServer implements Callable<Integer> {
 
     private Integer serve(Path file) throws Exception {
         InetAddress ip = InetAddress.getByName(bind);
-        try (RcEndpoint ep = new RcEndpoint(new InetSocketAddress(ip, udpPort), MR_BYTES, 2, faults,
+        try (RcEndpoint ep = new RcEndpoint(new InetSocketAddress(ip, udpPort), MR_BYTES, faults,
                         faultSeed * 31 + 2);
-                ServerSocket ss = new ServerSocket(tcpPort, 1, ip)) {
+                RdmaListener listener = RdmaListener.listen(new InetSocketAddress(ip, tcpPort))) {
             ep.registerPmem(file, PMEM_BYTES);
             if (ep.injectsFaults()) {
                 System.out.println("fault injection: " + faults + " (seed " + faultSeed + ")");
             }
             System.out.println("persistent MR: " + PMEM_BYTES + " bytes of " + file);
-            System.out.println("LISTENING " + ss.getLocalPort());
+            System.out.println("LISTENING " + listener.localAddress().getPort());
             System.out.flush();
-            try (Bootstrap boot = new Bootstrap(ss.accept())) {
-                ConnectionInfo peer = boot.exchange(ep.info());
-                ep.connect(peer, Mtu.ofBytes(mtu), ackTimeout());
-                long base = ep.info().va();
-                int lkey = ep.info().rkey();
-                // receive WQEs are consumed in order: first by the client's WRITE_WITH_IMM (which
-                // needs no buffer), then by its SEND_WITH_IMM
-                ep.postRecv(new RecvWr().set(2, new Sge(base + RECV_OFF + RECV_LEN, 16, lkey)));
-                ep.postRecv(new RecvWr().set(1, new Sge(base + RECV_OFF, RECV_LEN, lkey)));
-                boot.send("READY");
-                String done = boot.receive();
-                List<String> failures = new ArrayList<>();
-                if (!done.equals("DONE")) {
-                    failures.add("expected DONE, got " + done);
-                }
-                checkReceives(ep, failures);
-                checkPmem(ep.pmem().segment(), file, failures);
-                boot.send(failures.isEmpty() ? "OK" : "FAIL " + String.join("; ", failures));
-                System.out.println(failures.isEmpty() ? "server checks passed: SEND_WITH_IMM and WRITE_WITH_IMM received, "
-                        + "flushed block found in the persistent MR and its file"
-                        : "server checks FAILED: " + failures);
-                System.out.println("server counters: " + ep.counters());
-                if (ep.injectsFaults()) {
-                    System.out.println("server faults injected: " + ep.faultCounts());
-                }
-                return failures.isEmpty() ? 0 : 1;
+            long base = ep.addr();
+            int lkey = ep.lkey();
+            // the connection manager creates the QP; its receives are posted before the client is
+            // answered, and consumed in order: first by the client's WRITE_WITH_IMM (which needs no
+            // buffer), then by its SEND_WITH_IMM, then by its DONE message
+            ep.accept(listener, Mtu.ofBytes(mtu), ackTimeout(), qp -> {
+                qp.postRecv(new RecvWr().set(2, new Sge(base + RECV_OFF + RECV_LEN, 16, lkey)));
+                qp.postRecv(new RecvWr().set(1, new Sge(base + RECV_OFF, RECV_LEN, lkey)));
+                qp.postRecv(new RecvWr().set(3, new Sge(base + CTRL_OFF, CTRL_LEN, lkey)));
+            });
+            System.out.println("connected: " + ep.connection());
+            List<String> failures = new ArrayList<>();
+            checkReceives(ep, failures);
+            String done = receiveControl(ep);
+            if (!done.equals("DONE")) {
+                failures.add("expected DONE, got " + done);
             }
+            checkPmem(ep.pmem().segment(), file, failures);
+            sendVerdict(ep, failures.isEmpty() ? "OK" : "FAIL " + String.join("; ", failures));
+            System.out.println(failures.isEmpty() ? "server checks passed: SEND_WITH_IMM and WRITE_WITH_IMM received, "
+                    + "flushed block found in the persistent MR and its file"
+                    : "server checks FAILED: " + failures);
+            // the client disconnects once it has read the verdict
+            if (!ep.connection().awaitDisconnect(java.time.Duration.ofSeconds(60))) {
+                failures.add("the client did not disconnect");
+            }
+            System.out.println("server: " + ep.connection().disconnectReason());
+            System.out.println("server counters: " + ep.counters());
+            if (ep.injectsFaults()) {
+                System.out.println("server faults injected: " + ep.faultCounts());
+            }
+            return failures.isEmpty() ? 0 : 1;
+        }
+    }
+
+    /** Waits for the client's control message (receive WR 3) and returns its text. */
+    private static String receiveControl(RcEndpoint ep) {
+        WorkCompletion wc = ep.awaitCompletion(60);
+        if (wc.status != WcStatus.SUCCESS || wc.wrId != 3 || wc.opcode != WcOpcode.RECV) {
+            return "(control receive failed: " + wc + ")";
+        }
+        byte[] b = new byte[wc.byteLen];
+        MemorySegment.copy(ep.segment(), java.lang.foreign.ValueLayout.JAVA_BYTE, CTRL_OFF, b, 0, b.length);
+        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** SENDs the verdict (from the MR: it may exceed the inline limit) and waits for its completion. */
+    private static void sendVerdict(RcEndpoint ep, String verdict) {
+        byte[] b = verdict.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        int n = Math.min(b.length, CTRL_LEN);
+        MemorySegment.copy(b, 0, ep.segment(), java.lang.foreign.ValueLayout.JAVA_BYTE, CTRL_OFF + CTRL_LEN, n);
+        ep.postSend(new SendWr().send(4, new Sge(ep.addr() + CTRL_OFF + CTRL_LEN, n, ep.lkey())).signaled());
+        WorkCompletion wc = ep.awaitCompletion(60);
+        if (wc.status != WcStatus.SUCCESS) {
+            System.out.println("verdict SEND failed: " + wc);
         }
     }
 

@@ -15,7 +15,12 @@ import io.rxe4j.verbs.WcOpcode;
 import io.rxe4j.verbs.WcStatus;
 import io.rxe4j.verbs.WorkCompletion;
 import io.rxe4j.verbs.WrOpcode;
-import io.rxe4j.examples.ConnectionInfo;
+import io.rxe4j.examples.BufferAdvert;
+import io.rxe4j.verbs.ConnectionParams;
+import io.rxe4j.verbs.RdmaCmException;
+import io.rxe4j.verbs.RdmaConnection;
+import io.rxe4j.verbs.RdmaListener;
+import java.net.InetSocketAddress;
 import io.rxe4j.verbs.CompletionQueue;
 import io.rxe4j.verbs.MemoryRegion;
 import io.rxe4j.verbs.ProtectionDomain;
@@ -39,13 +44,16 @@ final class RdmaBench {
         final CompletionQueue cq;
         final MemoryRegion mr;
         final QueuePair[] qps;
-        final int[] psns;
+        /** The connections the connection manager made, one per QP. */
+        final RdmaConnection[] conns;
+        final int sqDepth;
         final int rqDepth;
         /** Block in {@code cq.await} when idle (perftest {@code -e}) instead of busy polling. */
         boolean events;
 
-        Side(Transport transport, long mrBytes, int qpCount, int sqDepth, int rqDepth, long seed,
+        Side(Transport transport, long mrBytes, int qpCount, int sqDepth, int rqDepth,
                 io.rxe4j.verbs.DeviceConfig config) {
+            this.sqDepth = sqDepth;
             this.rqDepth = rqDepth;
             device = RdmaDevice.open(transport, config);
             pd = device.allocPd();
@@ -53,26 +61,41 @@ final class RdmaBench {
             cq = device.createCq(cqe);
             mr = pd.allocMr(mrBytes, ACCESS);
             qps = new QueuePair[qpCount];
-            psns = new int[qpCount];
-            SplittableRandom r = new SplittableRandom(seed);
-            for (int i = 0; i < qpCount; i++) {
-                qps[i] = pd.createQp(new QpInitAttr(cq, cq, new QpCaps(sqDepth, rqDepth, 1, 1, 0), QpType.RC, false));
-                psns[i] = r.nextInt(1 << 24);
+            conns = new RdmaConnection[qpCount];
+        }
+
+        /** Our MR, for the peer (connection private data). */
+        BufferAdvert advert() {
+            return new BufferAdvert(mr.rkey(), mr.addr(), mr.length());
+        }
+
+        /** What the connection manager sets up: these queue sizes, this MTU and ACK timeout, our MR advertised. */
+        ConnectionParams params(Mtu mtu, int timeout) {
+            return ConnectionParams.defaults().withPathMtu(mtu).withAckTimeout(timeout).withAccessFlags(ACCESS)
+                    .withCaps(new QpCaps(sqDepth, rqDepth, 1, 1, 0)).withPrivateData(advert().toBytes());
+        }
+
+        /**
+         * Connects every QP to {@code server}'s listener through the connection manager.
+         *
+         * @return the peer's MR, one advert per QP
+         */
+        BufferAdvert[] connectAll(InetSocketAddress server, Mtu mtu, int timeout) throws RdmaCmException {
+            BufferAdvert[] peers = new BufferAdvert[qps.length];
+            for (int i = 0; i < qps.length; i++) {
+                conns[i] = RdmaConnection.connect(pd, cq, cq, server, params(mtu, timeout));
+                qps[i] = conns[i].qp();
+                peers[i] = BufferAdvert.parse(conns[i].remotePrivateData());
             }
+            return peers;
         }
 
-        ConnectionInfo info(int i) {
-            return new ConnectionInfo(device.address(), qps[i].qpNum(), psns[i], mr.rkey(), mr.addr(), mr.length());
-        }
-
-        /** Moves QP {@code i} to RTS towards {@code peer}. */
-        void connect(int i, ConnectionInfo peer, Mtu mtu, int timeout) {
-            QueuePair qp = qps[i];
-            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ACCESS));
-            qp.modify(new QpAttr().state(QpState.RTR).av(peer.address()).pathMtu(mtu).destQpNum(peer.qpn())
-                    .rqPsn(peer.psn()).maxDestRdAtomic(16).minRnrTimer(12));
-            qp.modify(new QpAttr().state(QpState.RTS).timeout(timeout).retryCnt(7).rnrRetry(7).sqPsn(psns[i])
-                    .maxRdAtomic(16));
+        /** Accepts one connection per QP from {@code listener}, in order. */
+        void acceptAll(RdmaListener listener, Mtu mtu, int timeout) throws RdmaCmException, InterruptedException {
+            for (int i = 0; i < qps.length; i++) {
+                conns[i] = listener.accept(pd, cq, cq, params(mtu, timeout));
+                qps[i] = conns[i].qp();
+            }
         }
 
         /**
@@ -81,7 +104,7 @@ final class RdmaBench {
          *
          * @throws IllegalStateException if a QP did not
          */
-        void negotiateTid(ConnectionInfo[] peers) {
+        void negotiateTid(BufferAdvert[] peers) {
             WorkCompletion[] wc = {new WorkCompletion()};
             for (int i = 0; i < qps.length; i++) {
                 qps[i].postSend(new SendWr().set(-1 - i, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
@@ -145,9 +168,9 @@ final class RdmaBench {
 
         @Override
         public void close() {
-            for (QueuePair qp : qps) {
-                if (qp != null) {
-                    qp.close();
+            for (RdmaConnection c : conns) {
+                if (c != null) {
+                    c.close();
                 }
             }
             mr.close();
@@ -239,12 +262,12 @@ final class RdmaBench {
     /** The active end's loop. */
     static final class Requester {
         private final Side side;
-        private final ConnectionInfo[] peers;
+        private final BufferAdvert[] peers;
         private final WorkCompletion[] wcs = new WorkCompletion[64];
         private final SendWr[] wrs;
         private final RecvWr rwr;
 
-        Requester(Side side, ConnectionInfo[] peers) {
+        Requester(Side side, BufferAdvert[] peers) {
             this.side = side;
             this.peers = peers;
             for (int i = 0; i < wcs.length; i++) {
@@ -261,7 +284,7 @@ final class RdmaBench {
             MemoryRegion mr = side.mr;
             for (int i = 0; i < wrs.length; i++) {
                 SendWr wr = wrs[i].reset();
-                ConnectionInfo p = peers[i];
+                BufferAdvert p = peers[i];
                 switch (test.op()) {
                     case WRITE -> wr.set(0, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED, new Sge(mr.addr(), size, mr.lkey()))
                             .remote(p.va(), p.rkey());

@@ -2,8 +2,8 @@ package io.rxe4j.examples.perf;
 
 import io.rxe4j.verbs.spi.Transport;
 import io.rxe4j.verbs.Mtu;
-import io.rxe4j.examples.Bootstrap;
-import io.rxe4j.examples.ConnectionInfo;
+import io.rxe4j.examples.BufferAdvert;
+import io.rxe4j.verbs.RdmaListener;
 import io.rxe4j.net.inproc.InJvmFabric;
 import io.rxe4j.net.udp.UdpTransport;
 import io.rxe4j.net.udp.UdpTransport.Io;
@@ -356,18 +356,13 @@ public final class RxePerf implements Callable<Integer> {
             if (doRdma) {
                 InetAddress ipA = fabric != null ? InetAddress.getByName("10.0.0.1") : lo;
                 InetAddress ipB = fabric != null ? InetAddress.getByName("10.0.0.2") : lo;
-                a = new RdmaBench.Side(newTransport(fabric, ipA, "a"), mrBytes(), qps, txDepth, rqDepth(), 1,
+                a = new RdmaBench.Side(newTransport(fabric, ipA, "a"), mrBytes(), qps, txDepth, rqDepth(),
                         deviceConfig());
-                b = new RdmaBench.Side(newTransport(fabric, ipB, "b"), mrBytes(), qps, txDepth, rqDepth(), 2,
+                b = new RdmaBench.Side(newTransport(fabric, ipB, "b"), mrBytes(), qps, txDepth, rqDepth(),
                         deviceConfig());
                 a.events = useEvents(test());
                 b.events = responderEvents(test());
-                ConnectionInfo[] peers = new ConnectionInfo[qps];
-                for (int i = 0; i < qps; i++) {
-                    a.connect(i, b.info(i), pathMtu(), ackTimeout);
-                    b.connect(i, a.info(i), pathMtu(), ackTimeout);
-                    peers[i] = b.info(i);
-                }
+                BufferAdvert[] peers = connectPair(a, b);
                 responder = new RdmaBench.Responder(b, (int) Math.min(Integer.MAX_VALUE, mrBytes() / 2));
                 responder.echo(test == PerfTest.SEND_LAT);
                 requester = new RdmaBench.Requester(a, peers);
@@ -380,18 +375,13 @@ public final class RxePerf implements Callable<Integer> {
                 if (tidCompare) {
                     InetAddress ipA2 = fabric != null ? InetAddress.getByName("10.0.0.3") : lo;
                     InetAddress ipB2 = fabric != null ? InetAddress.getByName("10.0.0.4") : lo;
-                    a2 = new RdmaBench.Side(newTransport(fabric, ipA2, "a2"), mrBytes(), qps, txDepth, rqDepth(), 3,
+                    a2 = new RdmaBench.Side(newTransport(fabric, ipA2, "a2"), mrBytes(), qps, txDepth, rqDepth(),
                             plainConfig());
-                    b2 = new RdmaBench.Side(newTransport(fabric, ipB2, "b2"), mrBytes(), qps, txDepth, rqDepth(), 4,
+                    b2 = new RdmaBench.Side(newTransport(fabric, ipB2, "b2"), mrBytes(), qps, txDepth, rqDepth(),
                             plainConfig());
                     a2.events = a.events;
                     b2.events = b.events;
-                    ConnectionInfo[] peers2 = new ConnectionInfo[qps];
-                    for (int i = 0; i < qps; i++) {
-                        a2.connect(i, b2.info(i), pathMtu(), ackTimeout);
-                        b2.connect(i, a2.info(i), pathMtu(), ackTimeout);
-                        peers2[i] = b2.info(i);
-                    }
+                    BufferAdvert[] peers2 = connectPair(a2, b2);
                     responder2 = new RdmaBench.Responder(b2, (int) Math.min(Integer.MAX_VALUE, mrBytes() / 2));
                     plainRequester = new RdmaBench.Requester(a2, peers2);
                 }
@@ -424,6 +414,27 @@ public final class RxePerf implements Callable<Integer> {
             }
         } finally {
             closeAll(responder2, a2, b2, rawRequester, rawResponder, responder, a, b);
+        }
+    }
+
+    /**
+     * Connects {@code a}'s QPs to {@code b}'s through the connection manager, over a listener on
+     * loopback TCP in this process ({@code b} accepts on another thread).
+     *
+     * @return {@code b}'s MR, one advert per QP
+     */
+    private BufferAdvert[] connectPair(RdmaBench.Side a, RdmaBench.Side b) throws Exception {
+        try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+            java.util.concurrent.CompletableFuture<Void> accepted = java.util.concurrent.CompletableFuture.runAsync(() -> {
+                try {
+                    b.acceptAll(listener, pathMtu(), ackTimeout);
+                } catch (Exception e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+            BufferAdvert[] peers = a.connectAll(listener.localAddress(), pathMtu(), ackTimeout);
+            accepted.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            return peers;
         }
     }
 
@@ -481,7 +492,7 @@ public final class RxePerf implements Callable<Integer> {
     private void runServer() throws Exception {
         try (ServerSocket listen = new ServerSocket(port)) {
             out.println("rxe-perf server: waiting on TCP port " + listen.getLocalPort());
-            try (Socket s = listen.accept(); Bootstrap boot = new Bootstrap(s)) {
+            try (Socket s = listen.accept(); ControlChannel boot = new ControlChannel(s)) {
                 String[] p = boot.receive().split(" ");
                 if (p.length != 7 || !p[0].equals("PARAMS")) {
                     throw new IllegalStateException("bad PARAMS line: " + String.join(" ", p));
@@ -495,13 +506,13 @@ public final class RxePerf implements Callable<Integer> {
                 try (RawUdpBench.Responder raw = new RawUdpBench.Responder(io(), ip);
                         RdmaBench.Side side = new RdmaBench.Side(
                                 udp(ip), mr, q, depth,
-                                Math.max(2 * depth, 16), 2, deviceConfig())) {
+                                Math.max(2 * depth, 16), deviceConfig());
+                        RdmaListener cm = RdmaListener.listen(new InetSocketAddress(ip, 0))) {
                     side.events = responderEvents(test);
-                    boot.send("RAW " + raw.address().getAddress().getHostAddress() + " " + raw.address().getPort());
-                    for (int i = 0; i < q; i++) {
-                        ConnectionInfo peer = boot.exchange(side.info(i));
-                        side.connect(i, peer, m, ackTimeout);
-                    }
+                    // the QPs are connected by the connection manager, on a listener of their own
+                    boot.send("RAW " + raw.address().getAddress().getHostAddress() + " " + raw.address().getPort()
+                            + " CM " + cm.localAddress().getPort());
+                    side.acceptAll(cm, m, ackTimeout);
                     try (RdmaBench.Responder responder = new RdmaBench.Responder(side, (int) Math.min(Integer.MAX_VALUE, mr / 2))) {
                         responder.echo(test == PerfTest.SEND_LAT);
                         boot.send("READY");
@@ -519,20 +530,20 @@ public final class RxePerf implements Callable<Integer> {
         String host = colon < 0 ? connect : connect.substring(0, colon);
         int p = colon < 0 ? DEFAULT_PORT : Integer.parseInt(connect.substring(colon + 1));
         PerfTest test = test();
-        try (Socket s = new Socket(host, p); Bootstrap boot = new Bootstrap(s)) {
+        try (Socket s = new Socket(host, p); ControlChannel boot = new ControlChannel(s)) {
             boot.send("PARAMS " + test.cliName() + " " + mrBytes() + " " + qps + " " + txDepth + " " + mtu + " "
                     + atomicType);
             String[] raw = boot.receive().split(" ");
+            if (raw.length != 5 || !raw[0].equals("RAW") || !raw[3].equals("CM")) {
+                throw new IllegalStateException("bad RAW/CM line from the server: " + String.join(" ", raw));
+            }
             InetSocketAddress rawPeer = new InetSocketAddress(InetAddress.getByName(raw[1]), Integer.parseInt(raw[2]));
+            InetSocketAddress cmPeer = new InetSocketAddress(InetAddress.getByName(host), Integer.parseInt(raw[4]));
             InetAddress ip = s.getLocalAddress();
             try (RdmaBench.Side side = new RdmaBench.Side(udp(ip),
-                    mrBytes(), qps, txDepth, rqDepth(), 1, deviceConfig())) {
+                    mrBytes(), qps, txDepth, rqDepth(), deviceConfig())) {
                 side.events = useEvents(test());
-                ConnectionInfo[] peers = new ConnectionInfo[qps];
-                for (int i = 0; i < qps; i++) {
-                    peers[i] = boot.exchange(side.info(i));
-                    side.connect(i, peers[i], pathMtu(), ackTimeout);
-                }
+                BufferAdvert[] peers = side.connectAll(cmPeer, pathMtu(), ackTimeout);
                 String ready = boot.receive();
                 if (!ready.equals("READY")) {
                     throw new IllegalStateException("server: " + ready);

@@ -11,8 +11,7 @@ import io.rxe4j.verbs.WcOpcode;
 import io.rxe4j.verbs.WcStatus;
 import io.rxe4j.verbs.WorkCompletion;
 import io.rxe4j.verbs.WrOpcode;
-import io.rxe4j.examples.Bootstrap;
-import io.rxe4j.examples.ConnectionInfo;
+import io.rxe4j.examples.BufferAdvert;
 import io.rxe4j.examples.RcEndpoint;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -21,7 +20,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -75,14 +73,12 @@ class PersistenceTest {
             relay(server, "[pmem-server] ", ready);
             int[] ports = ready.get(TIMEOUT_S, TimeUnit.SECONDS);
             InetAddress ip = InetAddress.getLoopbackAddress();
-            try (RcEndpoint client = new RcEndpoint(new InetSocketAddress(ip, 0), BLOCK_LEN, 6);
-                    Bootstrap boot = new Bootstrap(new Socket(ip, ports[0]))) {
-                ConnectionInfo peer = boot.exchange(client.info());
+            try (RcEndpoint client = new RcEndpoint(new InetSocketAddress(ip, 0), BLOCK_LEN)) {
+                BufferAdvert peer = client.connect(new InetSocketAddress(ip, ports[0]), Mtu.MTU_1024,
+                        RcEndpoint.DEFAULT_ACK_TIMEOUT, qp -> { });
                 assertThat(peer.hasPmem()).as("server advertises a persistent MR").isTrue();
-                assertThat(peer.address().getPort()).isEqualTo(ports[1]);
+                assertThat(client.connection().remoteAddress().getPort()).isEqualTo(ports[1]);
                 assertThat(peer.pmemLength()).isEqualTo(PMEM_BYTES);
-                client.connect(peer, Mtu.MTU_1024);
-                assertThat(boot.receive()).isEqualTo("READY");
 
                 MemorySegment.copy(block(BLOCK_LEN, SEED), 0, client.segment(),
                         ValueLayout.JAVA_BYTE, 0, BLOCK_LEN);

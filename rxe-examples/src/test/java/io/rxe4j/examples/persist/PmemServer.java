@@ -1,13 +1,10 @@
 package io.rxe4j.examples.persist;
 
 import io.rxe4j.verbs.Mtu;
-import io.rxe4j.examples.Bootstrap;
-import io.rxe4j.examples.ConnectionInfo;
+import io.rxe4j.verbs.RdmaListener;
 import io.rxe4j.examples.RcEndpoint;
-import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 
 /**
@@ -28,19 +25,15 @@ public final class PmemServer {
             System.exit(2);
         }
         InetAddress ip = InetAddress.getLoopbackAddress();
-        try (RcEndpoint ep = new RcEndpoint(new InetSocketAddress(ip, 0), 4096, 5);
-                ServerSocket ss = new ServerSocket(0, 1, ip)) {
+        try (RcEndpoint ep = new RcEndpoint(new InetSocketAddress(ip, 0), 4096);
+                RdmaListener listener = RdmaListener.listen(new InetSocketAddress(ip, 0))) {
             ep.registerPmem(Path.of(args[0]), Long.parseLong(args[1]));
-            System.out.println("READY " + ss.getLocalPort() + " " + ep.info().address().getPort());
+            System.out.println("READY " + listener.localAddress().getPort() + " " + ep.address().getPort());
             System.out.flush();
-            try (Bootstrap boot = new Bootstrap(ss.accept())) {
-                ConnectionInfo peer = boot.exchange(ep.info());
-                ep.connect(peer, Mtu.MTU_1024);
-                boot.send("READY");
-                boot.receive(); // blocks: the test kills this process while it waits here
-            }
-        } catch (IOException clientGone) {
-            System.out.println("client hung up: " + clientGone.getMessage());
+            ep.accept(listener, Mtu.MTU_1024, RcEndpoint.DEFAULT_ACK_TIMEOUT, qp -> { });
+            // blocks: the test kills this process while it waits here
+            ep.connection().awaitDisconnect(java.time.Duration.ofDays(1));
+            System.out.println("client hung up: " + ep.connection().disconnectReason());
         }
         System.exit(0);
     }

@@ -1,4 +1,4 @@
-package io.rxe4j.examples;
+package io.rxe4j.examples.perf;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -8,25 +8,21 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 
 /**
- * A line-oriented TCP side channel: exchange {@link ConnectionInfo} and short control words
- * ({@code DONE}, {@code OK}, {@code FAIL ...}), as {@code ibv_rc_pingpong} does over TCP.
+ * rxe-perf's control channel between its two processes, like perftest's own TCP exchange: test
+ * parameters, the raw-UDP and connection-manager addresses, and short words ({@code READY},
+ * {@code DONE}, {@code OK}, {@code FAIL ...}), one line each. The QPs themselves are connected by
+ * the connection manager ({@link io.rxe4j.verbs.RdmaConnection}).
  */
-public final class Bootstrap implements AutoCloseable {
+final class ControlChannel implements AutoCloseable {
     private final Socket socket;
     private final BufferedReader in;
     private final PrintWriter out;
 
     /** Wraps a connected socket. */
-    public Bootstrap(Socket socket) throws IOException {
+    ControlChannel(Socket socket) throws IOException {
         this.socket = socket;
         this.in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
         this.out = new PrintWriter(socket.getOutputStream(), true, StandardCharsets.US_ASCII);
-    }
-
-    /** Sends ours, then reads theirs. */
-    public ConnectionInfo exchange(ConnectionInfo mine) throws IOException {
-        send(mine.toLine());
-        return ConnectionInfo.parse(receive());
     }
 
     /** Sends one line. */
