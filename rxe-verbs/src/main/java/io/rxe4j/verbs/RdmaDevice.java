@@ -20,11 +20,13 @@ public final class RdmaDevice implements AutoCloseable {
     /** The API handle of every live QP by QPN, to name it in events. */
     final Map<Integer, QueuePair> qpsByNum = new ConcurrentHashMap<>();
     final EventDispatcher events;
+    private final DeviceMBean mbean;
     private volatile boolean closed;
 
     private RdmaDevice(RxeDevice core) {
         this.core = core;
         this.events = new EventDispatcher("rxe4j-events-" + core.address());
+        this.mbean = DeviceMBean.register(this);
         core.qpEvents((qp, reason) -> {
             QueuePair h = qpsByNum.get(qp.qpn());
             if (h != null) {
@@ -75,6 +77,33 @@ public final class RdmaDevice implements AutoCloseable {
     /** @return the (IP, UDP port) peers use to reach this device */
     public java.net.InetSocketAddress address() {
         return core.address();
+    }
+
+    /**
+     * One device counter ({@code rdma_rxe}'s hw_counters where one exists).
+     *
+     * @return its current total (device and every QP, live or destroyed)
+     */
+    public long counter(Counter c) {
+        return counters().get(c.rxeName());
+    }
+
+    /** @return every device counter, typed (a snapshot; see {@link #counters()}) */
+    public java.util.EnumMap<Counter, Long> counterValues() {
+        Map<String, Long> m = counters();
+        java.util.EnumMap<Counter, Long> e = new java.util.EnumMap<>(Counter.class);
+        for (Counter c : Counter.values()) {
+            e.put(c, m.get(c.rxeName()));
+        }
+        return e;
+    }
+
+    /**
+     * @return the JMX name of this device's MBean ({@code io.rxe4j:type=RdmaDevice,...}; one
+     *     {@code long} attribute per {@link Counter}), or null if JMX registration failed
+     */
+    public javax.management.ObjectName mbeanName() {
+        return mbean == null ? null : mbean.name();
     }
 
     /** @return the device counters, by rxe-style name */
@@ -208,6 +237,9 @@ public final class RdmaDevice implements AutoCloseable {
         closed = true;
         core.close();
         events.shutdown();
+        if (mbean != null) {
+            mbean.unregister();
+        }
     }
 
     @Override

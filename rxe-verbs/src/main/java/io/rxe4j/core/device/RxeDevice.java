@@ -333,6 +333,9 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         icrc.write(packet, 0, packet.writerIndex(), address, peer);
         counters.sentPkts++;
         qp.counters().sentPkts++;
+        if (PacketTrace.LOG.isTraceEnabled()) {
+            PacketTrace.trace("tx", packet, 0, packet.writerIndex(), address, peer);
+        }
         transport.send(packet, peer);
         needFlush = true;
     }
@@ -523,6 +526,9 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
 
     private void receive(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient) {
         counters.rcvdPkts++;
+        if (PacketTrace.LOG.isTraceEnabled()) {
+            PacketTrace.trace("rx", packet, packet.readerIndex(), packet.readableBytes(), sender, recipient);
+        }
         if (closed) {
             return;
         }

@@ -1,0 +1,162 @@
+package io.rxe4j.verbs;
+
+/**
+ * The counters of a device ({@link RdmaDevice#counter(Counter)}, {@link RdmaDevice#counterValues()},
+ * and the device's JMX MBean), named like {@code rdma_rxe}'s hardware counters where one exists
+ * ({@code /sys/class/infiniband/rxe0/ports/1/hw_counters}): {@link #rxeName()} is that name. Device
+ * totals include the counters of every QP, live or destroyed. Values are packet, event or
+ * operation counts, never bytes.
+ */
+public enum Counter {
+    /** Packets handed to the transport. */
+    SENT_PKTS,
+    /** Packets received from the transport. */
+    RCVD_PKTS,
+    /** Duplicate requests seen by responders. */
+    DUPLICATE_REQUEST,
+    /** Out-of-sequence requests seen by responders. */
+    OUT_OF_SEQ_REQUEST,
+    /** RNR NAKs received by requesters. */
+    RCVD_RNR_ERR,
+    /** RNR NAKs sent by responders. */
+    SEND_RNR_ERR,
+    /** PSN-sequence NAKs received by requesters. */
+    RCVD_SEQ_ERR,
+    /** WQEs failed with RETRY_EXC_ERR. */
+    RETRY_EXCEEDED_ERR,
+    /** WQEs failed with RNR_RETRY_EXC_ERR. */
+    RETRY_RNR_EXCEEDED_ERR,
+    /** Retries started by the completer (sequence NAK or lost response). */
+    COMPLETER_RETRY_ERR,
+    /** Local ACK timeouts that started a retry. */
+    RETRANSMIT_TIMEOUTS,
+    /** Requester rewinds (every retry). */
+    REWINDS,
+    /** Duplicate or stale responses dropped by completers. */
+    DUPLICATE_RESPONSE,
+    /** Responses ahead of the expected PSN dropped by completers. */
+    OUT_OF_SEQ_RESPONSE,
+    /** Completions lost to a full CQ. */
+    CQ_OVERFLOW,
+    /** Request packets sent again with a PSN sent before (after a rewind): 0 on a loss-free path. */
+    RESENT_PKTS,
+    /** Times a requester stopped because 64 of its packets were unacknowledged ({@code extensions.md} §6). */
+    OUTPUT_STALLS,
+    /** Times the engine stopped producing because the transport was not writable. */
+    TX_NOT_WRITABLE,
+    /** Congestion-window reductions (a loss or congestion signal, once per loss episode). */
+    CC_WINDOW_REDUCTIONS,
+    /** Times a requester waited because the device's byte budget towards its peer was spent. */
+    BUDGET_WAITS,
+    /** Congestion notification packets (CNP) sent by responders. */
+    CNP_SENT,
+    /** Congestion notification packets (CNP) received by requesters. */
+    CNP_RCVD,
+    /** OPFN requests (hidden COMPARE_SWAPs) posted by this side ({@code tid-opfn-facts.md} §1). */
+    OPFN_REQUESTS,
+    /** OPFN requests answered by this side's responder. */
+    OPFN_RESPONSES,
+    /** OPFN requests that ran out of retries and were closed out silently (TID RDMA off, QP up). */
+    OPFN_TIMEOUTS,
+    /** Times a QP joined a TID entry or flow wait queue ({@code n_tidwait}, hfi1 "TidWait"). */
+    TID_WAIT,
+    /** RDMA READs carried as TID RDMA READ ({@code tid_r_reqs}). */
+    TID_READ_REQUESTS,
+    /** TID READ_REQ packets sent (one per segment, resends included). */
+    TID_READ_SEGMENTS,
+    /** TID READ segments completed at the data destination. */
+    TID_READ_SEGMENTS_DONE,
+    /** TID restarts: a TID READ restarted by a flow sequence error ({@code n_rdma_seq}). */
+    TID_RESTARTS,
+    /** Data packets whose flow sequence did not match (hardware RHF_RTE_EXPECTED_FLOW_SEQ_ERR). */
+    TID_FLOW_SEQ_ERRORS,
+    /** Data packets whose flow generation did not match (RHF_RTE_EXPECTED_FLOW_GEN_ERR), dropped. */
+    TID_FLOW_GEN_ERRORS,
+    /** TID WRITE requests posted as TID RDMA (WRITE_REQ sent for the first time). */
+    TID_WRITE_REQUESTS_SENT,
+    /** TID WRITE requests accepted by responders. */
+    TID_WRITE_REQUESTS,
+    /** WRITE_RESP packets sent (one per segment, resends included). */
+    TID_WRITE_RESPS,
+    /** TID WRITE data packets sent. */
+    TID_WRITE_DATA_PKTS,
+    /** TID WRITE data packets placed at the data destination. */
+    TID_WRITE_DATA_PKTS_RCVD,
+    /** TID WRITE segments received completely. */
+    TID_WRITE_SEGMENTS_RCVD,
+    /** TID WRITE segments acknowledged by TID ACK at the requester. */
+    TID_WRITE_SEGMENTS_ACKED,
+    /** TID ACK packets sent (NAKs and RESYNC answers included). */
+    TID_ACKS_SENT,
+    /** TID NAKs sent (flow sequence or generation error at the data destination). */
+    TID_NAKS_SENT,
+    /** TID NAKs acted on by requesters (data resumed at the expected PSN). */
+    TID_NAKS_RCVD,
+    /** RESYNC packets sent after a TID retry timeout. */
+    TID_RESYNCS_SENT,
+    /** RESYNC packets received. */
+    TID_RESYNCS_RCVD,
+    /** TID retry timer expiries (data sent, no TID ACK). */
+    TID_RETRY_TIMEOUTS,
+    /** TID resource (reap) timer expiries at responders: the QP went to ERR. */
+    TID_REAP_TIMEOUTS,
+    /** RNR NAKs sent for TID WRITE requests that found no flow or TID entries. */
+    TID_WRITE_RNR,
+    /** TID WRITE requests refused because every TID WRITE entry was active (NAK 0x61). */
+    TID_WRITE_RING_FULL,
+    /** Times a request waited behind a TID WRITE (the interlocks of tid-opfn-facts.md §7). */
+    TID_INTERLOCK_WAITS,
+    /** Packets dropped: why a received packet was dropped before reaching a QP's engines. Each reason has a counter on the device. Source: {@code rxe-facts.md} §4.1 "Receive filtering". / public enum DropReason { /** Shorter than BTH + ICRC, or than the opcode's headers + pad + ICRC; also an opcode without payload followed by extra bytes, and a TID list (TID RDMA READ_REQ, WRITE_RESP) of 0 or more than 64 entries (the lengths do not add up). */
+    DROP_TOO_SHORT,
+    /** Packets dropped: bTH TVer is not 0. */
+    DROP_BAD_TVER,
+    /** Packets dropped: opcode not in the opcode table. */
+    DROP_UNKNOWN_OPCODE,
+    /** Packets dropped: padCnt on a packet without payload, or larger than the bytes after the headers; payload + pad not a multiple of 4; PadCnt on a TID list (whose length must be a multiple of 4). */
+    DROP_BAD_PAD,
+    /** Packets dropped: iCRC mismatch. */
+    DROP_BAD_ICRC,
+    /** Packets dropped: p_Key is neither 0xFFFF nor 0x7FFF. */
+    DROP_BAD_PKEY,
+    /** Packets dropped: destQP is 0, or no such QP exists. */
+    DROP_NO_QP,
+    /** Packets dropped: opcode transport does not match the QP type. */
+    DROP_WRONG_TRANSPORT,
+    /** Packets dropped: request while the QP is not at least RTR, or response while not at least RTS. */
+    DROP_QP_STATE,
+    /** Packets dropped: sender address is not the QP's peer. */
+    DROP_WRONG_PEER,
+    /** Packets dropped: anything else the engine refused without a NAK (stale or unexpected responses, unmatched duplicates). */
+    DROP_OTHER,
+    /** Packets dropped: an unexpected exception in the engine while handling the packet (a bug): the QP concerned enters ERR with an "internal error" reason and a rate-limited WARN is logged. */
+    DROP_INTERNAL_ERROR,
+    /** Packets dropped: a request that arrived while the responder's queue of requests waiting behind a READ reply was full (the requester resends it); {@code extensions.md} §6, bounded output. */
+    DROP_RESPONDER_BUSY,
+    /**
+     * Packets dropped: a TID RDMA packet whose KDETH J_KEY is not the one this side advertised
+     * through OPFN ({@code tid-opfn-facts.md} §3.3).
+     */
+    DROP_BAD_JKEY,
+    /** Datagrams the transport dropped because its receive queue was full (socket buffer overflow, or the in-JVM fabric's queue). */
+    RCV_QUEUE_DROPS;
+
+    private final String rxeName = name().toLowerCase(java.util.Locale.ROOT);
+
+    /** @return the rxe-style name, e.g. {@code "sent_pkts"} (the key in {@link RdmaDevice#counters()}) */
+    public String rxeName() {
+        return rxeName;
+    }
+
+    /**
+     * @return the counter with this rxe-style name
+     * @throws IllegalArgumentException for an unknown name (the message lists the known ones)
+     */
+    public static Counter ofRxeName(String name) {
+        for (Counter c : values()) {
+            if (c.rxeName.equals(name)) {
+                return c;
+            }
+        }
+        throw new IllegalArgumentException("unknown counter '" + name + "'; known: " + java.util.Arrays.stream(values()).map(Counter::rxeName).toList());
+    }
+}
