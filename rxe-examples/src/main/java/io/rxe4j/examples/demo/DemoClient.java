@@ -55,7 +55,8 @@ import picocli.CommandLine.Option;
  * into the server's persistent MR made durable with RDMA FLUSH), and prints a table. Exit code 0
  * when every check passed, here and on the server.
  */
-@Command(name = "client", mixinStandardHelpOptions = true, description = "Run the demo client side.")
+@Command(name = "client", mixinStandardHelpOptions = true,
+        versionProvider = io.rxe4j.examples.VersionProvider.class, description = "Run the demo client side.")
 public final class DemoClient implements Callable<Integer> {
     @Option(names = "--connect", required = true, description = "server bootstrap address host:tcpPort")
     String connect;

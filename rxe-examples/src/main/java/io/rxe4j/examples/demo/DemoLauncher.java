@@ -19,6 +19,7 @@ import picocli.CommandLine.Option;
  * exits 0 only if both exit 0 within the time limit.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
+        versionProvider = io.rxe4j.examples.VersionProvider.class,
         description = "Run the server and the client as two processes over UDP on 127.0.0.1.")
 public final class DemoLauncher implements Callable<Integer> {
     @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE}; TID RDMA needs 4096)")

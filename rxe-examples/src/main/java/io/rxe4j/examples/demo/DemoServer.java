@@ -49,7 +49,8 @@ import picocli.CommandLine.Option;
  * and FLUSHed (in the mapping and, through a separate file read, in the file). Prints {@code
  * LISTENING <tcpPort>} once it accepts connections. Exit code 0 when every check passed.
  */
-@Command(name = "server", mixinStandardHelpOptions = true, description = "Run the demo server side.")
+@Command(name = "server", mixinStandardHelpOptions = true,
+        versionProvider = io.rxe4j.examples.VersionProvider.class, description = "Run the demo server side.")
 public final class DemoServer implements Callable<Integer> {
     @Option(names = "--bind", description = "IP to bind UDP and TCP to (default: ${DEFAULT-VALUE})")
     String bind = "127.0.0.1";

@@ -8,6 +8,7 @@ import picocli.CommandLine.Command;
  * {@code client} run one side each.
  */
 @Command(name = "rxe-demo", mixinStandardHelpOptions = true,
+        versionProvider = io.rxe4j.examples.VersionProvider.class,
         subcommands = {DemoLauncher.class, DemoServer.class, DemoClient.class},
         description = "rxe4j two-process RC verbs demo over RoCEv2/UDP.")
 public final class RxeDemo implements Runnable {

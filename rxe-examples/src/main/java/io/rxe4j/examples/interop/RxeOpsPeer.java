@@ -69,6 +69,7 @@ import picocli.CommandLine.Parameters;
  * default {@code --icrc-check AUTO}).
  */
 @Command(name = "rxe-ops", mixinStandardHelpOptions = true, sortOptions = false,
+        versionProvider = io.rxe4j.examples.VersionProvider.class,
         description = "rxe_ops on rxe4j: RC WRITE/READ/SEND/atomics/ATOMIC WRITE/FLUSH against a peer, with checks.")
 public final class RxeOpsPeer implements Callable<Integer> {
     /** Size of each side's buffer. */

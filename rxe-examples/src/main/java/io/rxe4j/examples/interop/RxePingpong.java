@@ -58,6 +58,7 @@ import picocli.CommandLine.Parameters;
  * Exit code 0 on success, 1 on a failed completion, bad data, a stall or a protocol error.
  */
 @Command(name = "rxe-pingpong", mixinStandardHelpOptions = true, sortOptions = false,
+        versionProvider = io.rxe4j.examples.VersionProvider.class,
         description = "ibv_rc_pingpong on rxe4j (RC SEND ping-pong over RoCEv2), compatible with rdma-core's.")
 public final class RxePingpong implements Callable<Integer> {
     /** PINGPONG_RECV_WRID. */

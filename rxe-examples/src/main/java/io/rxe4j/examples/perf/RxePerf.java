@@ -31,6 +31,7 @@ import picocli.CommandLine.Parameters;
  * for {@code --transport epoll}).
  */
 @Command(name = "rxe-perf", mixinStandardHelpOptions = true, sortOptions = false,
+        versionProvider = io.rxe4j.examples.VersionProvider.class,
         description = "perftest-style RC benchmarks for rxe4j, with a raw-UDP reference.")
 public final class RxePerf implements Callable<Integer> {
     /** Largest message of {@code -a}: 8 MiB. */
