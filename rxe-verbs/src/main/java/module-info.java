@@ -14,7 +14,7 @@ module io.rxe4j.verbs {
     requires transitive io.netty.buffer; // ByteBuf in the transport SPI
     requires io.netty.common;
     requires org.slf4j;
-    requires java.management; // the device MBean
+    requires transitive java.management; // RdmaDevice.mbeanName() returns an ObjectName
 
     exports io.rxe4j.verbs;
     exports io.rxe4j.verbs.spi;

@@ -59,7 +59,7 @@ public record TidRdmaParams(int qp, int maxLen, int jkey, int maxRead, int maxWr
     /**
      * @param context the receive context index, 0..255
      * @param timeout the QP's local ACK timeout exponent
-     * @return hfi1's local defaults ({@code tid_rdma_opfn_init}): KDETH QP 0x80 << 16 | context,
+     * @return hfi1's local defaults ({@code tid_rdma_opfn_init}): KDETH QP {@code 0x80 << 16 | context},
      *     256 KiB segments, J_KEY 32, max_read 6, max_write 4, urg off
      */
     public static TidRdmaParams defaults(int context, int timeout) {

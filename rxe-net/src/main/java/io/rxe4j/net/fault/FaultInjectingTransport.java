@@ -249,12 +249,13 @@ public final class FaultInjectingTransport implements Transport {
         p.peer = peer;
         if (len >= Bth.LENGTH) {
             p.opcodeValue = Bth.opcode(packet, at);
-            p.opcode = Opcode.of(p.opcodeValue);
+            Opcode op = Opcode.of(p.opcodeValue);
+            p.opcodeName = op == null ? null : op.name();
             p.psn = Bth.psn(packet, at);
             p.destQp = Bth.destQp(packet, at);
         } else {
             p.opcodeValue = -1;
-            p.opcode = null;
+            p.opcodeName = null;
             p.psn = -1;
             p.destQp = -1;
         }

@@ -1,16 +1,15 @@
 package io.rxe4j.net.fault;
 
-import io.rxe4j.core.wire.Opcode;
 import java.net.InetSocketAddress;
 
 /**
- * What a {@link FaultRule} predicate sees of a packet: its direction, BTH fields (opcode may be
+ * What a {@link FaultRule} predicate sees of a packet: its direction, BTH fields (the opcode name may be
  * null for an unknown opcode) and the far end's address. Reused between calls: do not keep it.
  */
 public final class PacketInfo {
     Direction direction;
     int opcodeValue;
-    Opcode opcode;
+    String opcodeName;
     int psn;
     int destQp;
     int length;
@@ -24,8 +23,12 @@ public final class PacketInfo {
     /** @return the 8-bit BTH opcode */
     public int opcodeValue() { return opcodeValue; }
 
-    /** @return the opcode, or null if unknown */
-    public Opcode opcode() { return opcode; }
+    /**
+     * @return the opcode's name as in the IBTA tables and {@code docs/wire.md} (e.g. {@code
+     *     "RC_SEND_ONLY"}, {@code "RC_ACKNOWLEDGE"}), or null if the opcode is unknown or the
+     *     packet too short
+     */
+    public String opcodeName() { return opcodeName; }
 
     /** @return the 24-bit BTH PSN */
     public int psn() { return psn; }
@@ -41,7 +44,7 @@ public final class PacketInfo {
 
     @Override
     public String toString() {
-        return direction + " " + (opcode != null ? opcode : "0x" + Integer.toHexString(opcodeValue)) + " psn=0x"
+        return direction + " " + (opcodeName != null ? opcodeName : "0x" + Integer.toHexString(opcodeValue)) + " psn=0x"
                 + Integer.toHexString(psn) + " qp=0x" + Integer.toHexString(destQp) + " len=" + length;
     }
 }
