@@ -3,5 +3,8 @@
  * and the requester, completer and responder state machines ({@code rxe-facts.md} §5, §6, §9).
  * Everything here runs on the owning device's event loop except the post and modify entry points
  * of {@link io.rxe4j.core.qp.RxeQp}, which hand work over.
+ *
+ * <p><b>Engine internals, not API</b>: exported only to module {@code io.rxe4j.net}; applications use
+ * {@code io.rxe4j.verbs}. Class names here never repeat an API name.
  */
 package io.rxe4j.core.qp;

@@ -4,5 +4,8 @@
  * method says otherwise (the ICRC itself is written least-significant byte first).
  *
  * <p>Source: {@code ../shared/protocol/rxe-facts.md} §1–§3 and {@code extensions.md} §1–§2.
+ *
+ * <p><b>Engine internals, not API</b>: exported only to module {@code io.rxe4j.net}; applications use
+ * {@code io.rxe4j.verbs}. Class names here never repeat an API name.
  */
 package io.rxe4j.core.wire;
