@@ -25,4 +25,5 @@ module io.rxe4j.net {
     exports io.rxe4j.net.inproc;
     exports io.rxe4j.net.sim;
     exports io.rxe4j.net.fault;
+    exports io.rxe4j.net.pcap;
 }

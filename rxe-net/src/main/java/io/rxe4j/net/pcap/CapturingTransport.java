@@ -1,0 +1,141 @@
+package io.rxe4j.net.pcap;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.rxe4j.verbs.spi.PacketReceiver;
+import io.rxe4j.verbs.spi.Scheduler;
+import io.rxe4j.verbs.spi.Transport;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+
+/**
+ * A transport wrapper that writes every packet the device sends and receives to a pcap file
+ * ({@link PcapWriter}), with the real addresses and ports, so that Wireshark or tshark decodes it
+ * as RoCEv2 and its ICRCs check out. Works over any transport: UDP (the file shows what the socket
+ * sent and got) and the in-JVM fabric (the file shows what a UDP socket would have carried).
+ *
+ * <pre>{@code
+ * Transport t = new CapturingTransport(UdpTransport.bind(addr), Path.of("rxe.pcap"));
+ * RdmaDevice dev = RdmaDevice.open(t);   // closing the device closes the file
+ * }</pre>
+ *
+ * <p>Sent packets are written when handed to the wrapped transport (a packet the socket later
+ * fails to send still appears), received ones before the device sees them; to capture the effect
+ * of fault injection, wrap the {@code FaultInjectingTransport} (the capture then shows what the
+ * device really sent and got) or be wrapped by it (the capture shows what left before the faults).
+ * Timestamps come from the wall clock. The file is flushed at every {@link #flush()} of the device
+ * loop, so it is readable while the device runs.
+ */
+public final class CapturingTransport implements Transport {
+    private final Transport inner;
+    private final PcapWriter writer;
+    private final Clock clock;
+
+    /**
+     * @param inner the transport to wrap (owned: closed with this one)
+     * @param file the pcap file, created or truncated
+     * @throws java.io.UncheckedIOException if the file cannot be written
+     */
+    public CapturingTransport(Transport inner, Path file) {
+        this(inner, new PcapWriter(file), Clock.systemUTC());
+    }
+
+    /** With an explicit writer and clock (tests). */
+    public CapturingTransport(Transport inner, PcapWriter writer, Clock clock) {
+        this.inner = inner;
+        this.writer = writer;
+        this.clock = clock;
+    }
+
+    /** @return the writer (e.g. for {@link PcapWriter#records()}) */
+    public PcapWriter writer() {
+        return writer;
+    }
+
+    private long micros() {
+        Instant now = clock.instant();
+        return now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return inner.localAddress();
+    }
+
+    @Override
+    public Scheduler scheduler() {
+        return inner.scheduler();
+    }
+
+    @Override
+    public ByteBufAllocator allocator() {
+        return inner.allocator();
+    }
+
+    @Override
+    public void start(PacketReceiver receiver) {
+        inner.start(new PacketReceiver() {
+            @Override
+            public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient) {
+                writer.write(packet, sender, recipient != null ? recipient : localAddress(), false, micros());
+                receiver.onPacket(packet, sender, recipient);
+            }
+
+            @Override
+            public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient,
+                    boolean ceMarked) {
+                writer.write(packet, sender, recipient != null ? recipient : localAddress(), ceMarked, micros());
+                receiver.onPacket(packet, sender, recipient, ceMarked);
+            }
+
+            @Override
+            public void onWritable() {
+                receiver.onWritable();
+            }
+        });
+    }
+
+    @Override
+    public void send(ByteBuf packet, InetSocketAddress peer) {
+        writer.write(packet, localAddress(), peer, false, micros());
+        inner.send(packet, peer);
+    }
+
+    @Override
+    public boolean isWritable() {
+        return inner.isWritable();
+    }
+
+    @Override
+    public long inFlightBudgetHint() {
+        return inner.inFlightBudgetHint();
+    }
+
+    @Override
+    public long receiveQueueDrops() {
+        return inner.receiveQueueDrops();
+    }
+
+    @Override
+    public void flush() {
+        inner.flush();
+        writer.flush();
+    }
+
+    /** Closes the wrapped transport, then the file. */
+    @Override
+    public void close() {
+        try {
+            inner.close();
+        } finally {
+            writer.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "CapturingTransport{" + inner + '}';
+    }
+}
