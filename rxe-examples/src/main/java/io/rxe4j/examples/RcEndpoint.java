@@ -72,8 +72,21 @@ public final class RcEndpoint implements AutoCloseable {
      * @throws IllegalArgumentException for a malformed fault spec
      */
     public RcEndpoint(InetSocketAddress udp, long mrBytes, String faultSpec, long faultSeed) {
+        this(udp, mrBytes, faultSpec, faultSeed, null);
+    }
+
+    /**
+     * As {@link #RcEndpoint(InetSocketAddress, long, String, long)}, writing every packet that
+     * crosses the UDP socket to {@code pcap} (after fault injection: what the wire carried).
+     *
+     * @param pcap the pcap file, or null
+     */
+    public RcEndpoint(InetSocketAddress udp, long mrBytes, String faultSpec, long faultSeed, java.nio.file.Path pcap) {
         var rules = faultSpec == null || faultSpec.isBlank() ? null : FaultSpec.parse(faultSpec); // fail before binding
         Transport transport = UdpTransport.bind(udp);
+        if (pcap != null) {
+            transport = new io.rxe4j.net.pcap.CapturingTransport(transport, pcap);
+        }
         faults = rules == null ? null : new FaultInjectingTransport(transport, faultSeed, rules);
         // OPFN and TID RDMA on (docs/tid-rdma.md): two rxe4j endpoints negotiate TID RDMA on their
         // first packets when the path MTU is 4096, and large aligned READs/WRITEs are carried as TID

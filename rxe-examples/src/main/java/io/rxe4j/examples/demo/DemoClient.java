@@ -64,6 +64,13 @@ public final class DemoClient implements Callable<Integer> {
     @Option(names = "--bind", description = "IP to bind UDP to (default: ${DEFAULT-VALUE})")
     String bind = "127.0.0.1";
 
+    @Option(names = "--udp-port", description = "UDP port of the device; 0 = any (default: ${DEFAULT-VALUE})")
+    int udpPort = 0;
+
+    @Option(names = "--pcap", paramLabel = "FILE", description = "write every packet this process sends and receives "
+            + "to a pcap file (Wireshark, tshark; its ICRCs check out)")
+    java.nio.file.Path pcap;
+
     @Option(names = "--faults", paramLabel = "<spec>", description = "inject faults into this side's packets, "
             + "FaultSpec syntax, e.g. drop=0.02,dup=0.01,reorder=0.01,corrupt=0.001,dir=out (default: none)")
     String faults;
@@ -103,7 +110,7 @@ public final class DemoClient implements Callable<Integer> {
             throw new IllegalArgumentException("--connect must be host:port, got " + connect);
         }
         InetAddress ip = InetAddress.getByName(bind);
-        try (RcEndpoint e = new RcEndpoint(new InetSocketAddress(ip, 0), MR_BYTES, faults, faultSeed * 31 + 1)) {
+        try (RcEndpoint e = new RcEndpoint(new InetSocketAddress(ip, udpPort), MR_BYTES, faults, faultSeed * 31 + 1, pcap)) {
             ep = e;
             if (ep.injectsFaults()) {
                 System.out.println("fault injection: " + faults + " (seed " + faultSeed + ")");

@@ -30,6 +30,11 @@ public final class DemoLauncher implements Callable<Integer> {
             + "about 67 ms, so that each lost tail packet costs less)")
     Integer ackTimeout;
 
+    @Option(names = "--pcap", paramLabel = "FILE", description = "capture the connection (every packet the client "
+            + "sends and receives) to a pcap file (Wireshark, tshark; its ICRCs check out); both devices then use "
+            + "UDP port 4791, the server on 127.0.0.1 and the client on 127.0.0.2, so that Wireshark recognises RoCEv2")
+    java.nio.file.Path pcap;
+
     @Option(names = "--faults", paramLabel = "<spec>", description = "inject faults into the packets of both "
             + "processes, FaultSpec syntax, e.g. drop=0.02,dir=out (default: none)")
     String faults;
@@ -53,12 +58,23 @@ public final class DemoLauncher implements Callable<Integer> {
                 return 2;
             }
         }
-        Process server = start(java, cp, withFaults("server", "--mtu", Integer.toString(mtu)));
+        // with --pcap both devices use the RoCEv2 port 4791, on two loopback addresses, as two hosts
+        // would: Wireshark and pcap_icrc.py recognise RoCEv2 by that port
+        List<String> serverArgs = new ArrayList<>(List.of(withFaults("server", "--mtu", Integer.toString(mtu))));
+        if (pcap != null) {
+            serverArgs.addAll(List.of("--bind", "127.0.0.1", "--udp-port", "4791"));
+        }
+        Process server = start(java, cp, serverArgs.toArray(String[]::new));
         CompletableFuture<Integer> port = new CompletableFuture<>();
         Thread serverOut = relay(server, "[server] ", port);
         Integer tcpPort = port.get(60, TimeUnit.SECONDS);
-        Process client = start(java, cp, withFaults("client", "--connect", "127.0.0.1:" + tcpPort, "--mtu",
-                Integer.toString(mtu)));
+        List<String> clientArgs = new ArrayList<>(List.of(withFaults("client", "--connect", "127.0.0.1:" + tcpPort,
+                "--mtu", Integer.toString(mtu))));
+        if (pcap != null) {
+            clientArgs.addAll(List.of("--pcap", pcap.toAbsolutePath().toString(), "--bind", "127.0.0.2", "--udp-port",
+                    "4791"));
+        }
+        Process client = start(java, cp, clientArgs.toArray(String[]::new));
         Thread clientOut = relay(client, "[client] ", null);
         boolean clientDone = client.waitFor(timeoutSeconds, TimeUnit.SECONDS);
         boolean serverDone = server.waitFor(clientDone ? 30 : 1, TimeUnit.SECONDS);
@@ -71,6 +87,9 @@ public final class DemoLauncher implements Callable<Integer> {
         clientOut.join(5000);
         serverOut.join(5000);
         int rc = client.exitValue() | server.exitValue();
+        if (pcap != null) {
+            System.out.println("capture of the client's packets: " + pcap.toAbsolutePath());
+        }
         System.out.println(rc == 0 ? "DEMO PASSED (client and server exited 0)"
                 : "DEMO FAILED (client exit " + client.exitValue() + ", server exit " + server.exitValue() + ")");
         return rc == 0 ? 0 : 1;

@@ -61,6 +61,10 @@ public final class DemoServer implements Callable<Integer> {
     @Option(names = "--tcp-port", description = "bootstrap TCP port; 0 = any (default: ${DEFAULT-VALUE})")
     int tcpPort = 0;
 
+    @Option(names = "--pcap", paramLabel = "FILE", description = "write every packet this process sends and receives "
+            + "to a pcap file (Wireshark, tshark; its ICRCs check out)")
+    java.nio.file.Path pcap;
+
     @Option(names = "--faults", paramLabel = "<spec>", description = "inject faults into this side's packets, "
             + "FaultSpec syntax, e.g. drop=0.02,dup=0.01,reorder=0.01,corrupt=0.001,dir=out (default: none)")
     String faults;
@@ -106,7 +110,7 @@ public final class DemoServer implements Callable<Integer> {
     private Integer serve(Path file) throws Exception {
         InetAddress ip = InetAddress.getByName(bind);
         try (RcEndpoint ep = new RcEndpoint(new InetSocketAddress(ip, udpPort), MR_BYTES, faults,
-                        faultSeed * 31 + 2);
+                        faultSeed * 31 + 2, pcap);
                 RdmaListener listener = RdmaListener.listen(new InetSocketAddress(ip, tcpPort))) {
             ep.registerPmem(file, PMEM_BYTES);
             if (ep.injectsFaults()) {

@@ -60,6 +60,17 @@ public final class InteropDevice implements AutoCloseable {
      * @see #InteropDevice(InetAddress, int, IcrcMode, boolean)
      */
     public InteropDevice(InetAddress localIp, int udpPort, IcrcMode icrc, boolean rxeFlushCompat, boolean opfn) {
+        this(localIp, udpPort, icrc, rxeFlushCompat, opfn, null);
+    }
+
+    /**
+     * Binds the transport and opens the device.
+     *
+     * @param pcap write every packet sent and received to this pcap file, or null
+     * @see #InteropDevice(InetAddress, int, IcrcMode, boolean, boolean)
+     */
+    public InteropDevice(InetAddress localIp, int udpPort, IcrcMode icrc, boolean rxeFlushCompat, boolean opfn,
+            java.nio.file.Path pcap) {
         this.localIp = localIp;
         this.opfn = opfn;
         this.checkIcrc = switch (icrc) {
@@ -73,7 +84,8 @@ public final class InteropDevice implements AutoCloseable {
         }
         this.transport = UdpTransport.bind(new InetSocketAddress(localIp, udpPort));
         try {
-            this.device = RdmaDevice.open(transport, config);
+            this.device = RdmaDevice.open(pcap == null ? transport
+                    : new io.rxe4j.net.pcap.CapturingTransport(transport, pcap), config);
         } catch (RuntimeException e) {
             transport.close();
             throw e;

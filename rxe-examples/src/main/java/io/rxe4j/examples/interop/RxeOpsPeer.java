@@ -174,6 +174,10 @@ public final class RxeOpsPeer implements Callable<Integer> {
     @Option(names = "--no-icrc-check", description = "same as --icrc-check OFF")
     boolean noIcrcCheck;
 
+    @Option(names = "--pcap", paramLabel = "FILE", description = "write every packet this side sends and receives "
+            + "to a pcap file (Wireshark, tshark; its ICRCs check out)")
+    java.nio.file.Path pcap;
+
     @Option(names = "--opfn", description = "turn OPFN and TID RDMA on: every packet carries BTH bit 24 (a kernel "
             + "rdma_rxe peer ignores it and is never sent an OPFN request)")
     boolean opfn;
@@ -213,7 +217,7 @@ public final class RxeOpsPeer implements Callable<Integer> {
         }
         Mtu pathMtu = Mtu.ofBytes(mtu);
         IcrcMode mode = noIcrcCheck ? IcrcMode.OFF : icrcCheck;
-        try (InteropDevice dev = new InteropDevice(InteropDevice.resolve(ip), udpPort, mode, rxeFlushCompat, opfn)) {
+        try (InteropDevice dev = new InteropDevice(InteropDevice.resolve(ip), udpPort, mode, rxeFlushCompat, opfn, pcap)) {
             dev.printNotes(System.out, rxeFlushCompat);
             try {
                 run(dev, pathMtu, server, list);

@@ -104,6 +104,10 @@ public final class RxePingpong implements Callable<Integer> {
     @Option(names = "--no-icrc-check", description = "same as --icrc-check OFF")
     boolean noIcrcCheck;
 
+    @Option(names = "--pcap", paramLabel = "FILE", description = "write every packet this side sends and receives "
+            + "to a pcap file (Wireshark, tshark; its ICRCs check out)")
+    java.nio.file.Path pcap;
+
     @Option(names = "--opfn", description = "turn OPFN and TID RDMA on: every packet carries BTH bit 24 (a kernel "
             + "rdma_rxe peer ignores it and is never sent an OPFN request)")
     boolean opfn;
@@ -130,7 +134,7 @@ public final class RxePingpong implements Callable<Integer> {
         Mtu pathMtu = Mtu.ofBytes(mtu);
         InetAddress local = InteropDevice.resolve(ip);
         IcrcMode mode = noIcrcCheck ? IcrcMode.OFF : icrcCheck;
-        try (InteropDevice dev = new InteropDevice(local, udpPort, mode, false, opfn)) {
+        try (InteropDevice dev = new InteropDevice(local, udpPort, mode, false, opfn, pcap)) {
             dev.printNotes(System.err, false);
             int rc;
             try {

@@ -125,6 +125,10 @@ public final class RxePerf implements Callable<Integer> {
             + "READ/WRITE (two device pairs), printing TID / plain per row")
     boolean tidCompare;
 
+    @Option(names = "--pcap", paramLabel = "FILE", description = "write every packet of the requester side (both "
+            + "directions) to a pcap file (Wireshark, tshark; its ICRCs check out); in --server mode, the server's")
+    java.nio.file.Path pcap;
+
     @Option(names = "--json", description = "print JSON instead of the table")
     boolean json;
 
@@ -330,6 +334,11 @@ public final class RxePerf implements Callable<Integer> {
         return UdpTransport.builder(ip).port(0).io(io()).gso(gso).gro(gro).bind();
     }
 
+    /** {@code t}, wrapped to write its packets to {@link #pcap} when given. */
+    private Transport captured(Transport t) {
+        return pcap == null ? t : new io.rxe4j.net.pcap.CapturingTransport(t, pcap);
+    }
+
     private Transport newTransport(InJvmFabric fabric, InetAddress ip, String name) {
         if (fabric != null) {
             return fabric.newTransport(new InetSocketAddress(ip, 4791));
@@ -357,7 +366,7 @@ public final class RxePerf implements Callable<Integer> {
             if (doRdma) {
                 InetAddress ipA = fabric != null ? InetAddress.getByName("10.0.0.1") : lo;
                 InetAddress ipB = fabric != null ? InetAddress.getByName("10.0.0.2") : lo;
-                a = new RdmaBench.Side(newTransport(fabric, ipA, "a"), mrBytes(), qps, txDepth, rqDepth(),
+                a = new RdmaBench.Side(captured(newTransport(fabric, ipA, "a")), mrBytes(), qps, txDepth, rqDepth(),
                         deviceConfig());
                 b = new RdmaBench.Side(newTransport(fabric, ipB, "b"), mrBytes(), qps, txDepth, rqDepth(),
                         deviceConfig());
@@ -506,7 +515,7 @@ public final class RxePerf implements Callable<Integer> {
                 InetAddress ip = s.getLocalAddress();
                 try (RawUdpBench.Responder raw = new RawUdpBench.Responder(io(), ip);
                         RdmaBench.Side side = new RdmaBench.Side(
-                                udp(ip), mr, q, depth,
+                                captured(udp(ip)), mr, q, depth,
                                 Math.max(2 * depth, 16), deviceConfig());
                         RdmaListener cm = RdmaListener.listen(new InetSocketAddress(ip, 0))) {
                     side.events = responderEvents(test);
@@ -541,7 +550,7 @@ public final class RxePerf implements Callable<Integer> {
             InetSocketAddress rawPeer = new InetSocketAddress(InetAddress.getByName(raw[1]), Integer.parseInt(raw[2]));
             InetSocketAddress cmPeer = new InetSocketAddress(InetAddress.getByName(host), Integer.parseInt(raw[4]));
             InetAddress ip = s.getLocalAddress();
-            try (RdmaBench.Side side = new RdmaBench.Side(udp(ip),
+            try (RdmaBench.Side side = new RdmaBench.Side(captured(udp(ip)),
                     mrBytes(), qps, txDepth, rqDepth(), deviceConfig())) {
                 side.events = useEvents(test());
                 BufferAdvert[] peers = side.connectAll(cmPeer, pathMtu(), ackTimeout);
