@@ -51,6 +51,42 @@ class DemoPcapTest {
         assertThat(byOp.keySet()).contains(0x05, 0x06, 0x07, 0x09, 0x0C, 0x11, 0x12, 0x13, 0x14, 0x1C, 0x1D, 0xE0, 0xE1, 0xE2, 0xE3,
                 0xE4, 0xE5, 0xF0, 0xF1);
         assertThat(byOp.get(0x14)).as("the 1,000 FETCH_AND_ADDs").isGreaterThanOrEqualTo(1000);
+
+        // the Lua post-dissector names and decodes what Wireshark's InfiniBand dissector does not
+        Path lua = Path.of("../tools/wireshark/rxe4j.lua").toAbsolutePath().normalize();
+        List<String> rows = run("tshark", "-X", "lua_script:" + lua, "-r", pcap.toString(), "-T", "fields", "-E",
+                "separator=;", "-e", "infiniband.bth.opcode", "-e", "rxe4j.opcode", "-e", "rxe4j.opfn", "-e",
+                "rxe4j.kdeth.jkey", "-e", "rxe4j.kdeth.kver", "-e", "rxe4j.tid.verbs_qp", "-e", "rxe4j.tid.entries", "-e",
+                "rxe4j.masked.compare_mask");
+        assertThat(rows).hasSize((int) ok);
+        int tid = 0;
+        int masked = 0;
+        for (String r : rows) {
+            String[] c = r.split(";", -1);
+            int op = Integer.decode(c[0]);
+            assertThat(c[2]).as("OPFN bit on every packet of two OPFN devices: %s", r).isIn("1", "True");
+            if (op >= 0xE0 && op <= 0xE7) {
+                tid++;
+                assertThat(c[1]).as(r).startsWith("TID_RDMA_");
+                assertThat(c[3]).as("J_KEY of %s", r).isEqualTo("32");
+                assertThat(c[4]).as("KVER of %s", r).isEqualTo("1");
+                assertThat(c[5]).as("verbs_qp of %s", r).isNotEmpty();
+                if (op == 0xE4 || op == 0xE1) {
+                    assertThat(Integer.parseInt(c[6])).as("TID list of %s", r).isPositive();
+                }
+            } else if (op == 0xF0 || op == 0xF1) {
+                masked++;
+                assertThat(c[1]).as(r).isEqualTo(op == 0xF0 ? "RC_MASKED_COMPARE_SWAP" : "RC_MASKED_FETCH_ADD");
+                if (op == 0xF0) {
+                    assertThat(c[7]).as(r).isNotEmpty();
+                }
+            } else {
+                assertThat(c[1]).as("no rxe4j opcode name for a standard opcode: %s", r).isEmpty();
+            }
+        }
+        assertThat(tid).isEqualTo(byOp.entrySet().stream().filter(e -> e.getKey() >= 0xE0 && e.getKey() <= 0xE7)
+                .mapToInt(Map.Entry::getValue).sum());
+        assertThat(masked).isEqualTo(byOp.get(0xF0) + byOp.get(0xF1));
     }
 
     private static List<String> run(String... cmd) throws Exception {
