@@ -152,6 +152,25 @@ class ConnectionManagerTest {
     }
 
     @Test
+    void aRequestThatFailsAtTheServerRightAfterConnectDoesNotFailTheAccept() throws Exception {
+        // the client's first request may reach the server before its accept returns; a NAKed one moves
+        // the server's QP to ERR, which must not turn the accept into an exception (it once did:
+        // "illegal QP state transition ERR -> RTS", when the server went to RTS only on the RTU)
+        for (int i = 0; i < 10; i++) {
+            CompletableFuture<RdmaConnection> accepted = acceptAsync();
+            try (RdmaConnection c = RdmaConnection.connect(client.pd, client.cq, listener.localAddress())) {
+                c.qp().postSend(new SendWr().rdmaWrite(1, 0x1000, 0xBAD, new Sge(client.mr.addr(), 8,
+                        client.mr.lkey())).signaled());
+                try (RdmaConnection s = accepted.get(10, TimeUnit.SECONDS)) {
+                    assertThat(client.next().status).isEqualTo(WcStatus.REM_ACCESS_ERR);
+                    assertThat(s.isConnected()).isTrue();
+                    assertThat(c.isConnected()).isTrue();
+                }
+            }
+        }
+    }
+
+    @Test
     void disconnectMovesBothQpsToErrAndBothSidesSeeIt() throws Exception {
         CompletableFuture<RdmaConnection> accepted = acceptAsync();
         RdmaConnection c = RdmaConnection.connect(client.pd, client.cq, listener.localAddress());

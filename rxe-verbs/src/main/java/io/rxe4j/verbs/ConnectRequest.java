@@ -54,9 +54,11 @@ public final class ConnectRequest {
 
     /**
      * Accepts the request ({@code rdma_accept}): creates an RC QP in {@code pd} with {@code
-     * params}, sends this side's connection data and private data ({@link
+     * params}, moves it to RTR and RTS, sends this side's connection data and private data ({@link
      * ConnectionParams#withPrivateData}, at most 196 bytes), and returns once the client has
-     * confirmed, with the QP in RTS.
+     * confirmed (RTU). The client may send as soon as it has the answer, so the QP can already have
+     * work (or, after a failed request, be in ERR with a {@link AsyncEventType#QP_FATAL} raised)
+     * when this returns.
      *
      * @throws RdmaCmException TIMEOUT if the client does not confirm within {@link
      *     ConnectionParams#timeout()}, PROTOCOL if it answers otherwise or closes; the QP is
@@ -79,7 +81,11 @@ public final class ConnectRequest {
         return RdmaConnection.accept(pd, sendCq, recvCq, params, socket, in, out, req, beforeAccept);
     }
 
-    /** Accepts with the default {@link ConnectionParams} and one CQ. @see #accept(ProtectionDomain, CompletionQueue, CompletionQueue, ConnectionParams) */
+    /**
+     * Accepts with the default {@link ConnectionParams} and one CQ for sends and receives.
+     *
+     * @see #accept(ProtectionDomain, CompletionQueue, CompletionQueue, ConnectionParams)
+     */
     public RdmaConnection accept(ProtectionDomain pd, CompletionQueue cq) throws RdmaCmException {
         return accept(pd, cq, cq, ConnectionParams.defaults());
     }

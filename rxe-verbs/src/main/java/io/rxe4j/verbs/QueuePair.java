@@ -106,8 +106,9 @@ public final class QueuePair implements AutoCloseable {
      *
      * @throws IllegalArgumentException for an invalid WR, or a wr_id that already has a pending
      *     future on this QP
-     * @throws IllegalStateException if the QP is not in RTS or the send CQ reports to a completion
-     *     channel
+     * @throws IllegalStateException if the QP is in RESET, INIT or RTR, or the send CQ reports to a
+     *     completion channel (in ERR the WR is accepted and its future fails with WR_FLUSH_ERR, as
+     *     {@link #postSend} completes it)
      * @throws QueueFullException if the send queue is full
      */
     public java.util.concurrent.CompletableFuture<WorkCompletion> postSendAsync(SendWr wr) {

@@ -80,8 +80,8 @@ public final class RdmaConnection implements AutoCloseable {
     /**
      * Connects to a server's {@link RdmaListener} ({@code rdma_connect}): creates an RC QP in
      * {@code pd} with {@code params}, exchanges the connection data over TCP and returns with the
-     * QP in RTS. The server's QP is in RTS when this returns (it moved there on our RTU), so work
-     * may be posted at once on either side.
+     * QP in RTS. The server's QP is in RTS too (it moved there before its REP, as librdmacm's
+     * {@code rdma_accept} does), so work may be posted at once on either side.
      *
      * @param server the listener's TCP address
      * @throws RdmaCmException REFUSED (nothing listens), UNREACHABLE, TIMEOUT (no answer within
@@ -181,9 +181,14 @@ public final class RdmaConnection implements AutoCloseable {
             beforeAccept.accept(qp);
             Mtu mtu = smaller(params.pathMtu(), req.mtu());
             int psn = ThreadLocalRandom.current().nextInt(1 << 24);
+            // RTR and RTS before the REP, as librdmacm's rdma_accept: the client may send as soon as it has
+            // the REP, and a request that fails in RTR would leave the QP in ERR before an RTS here
             qp.modify(new QpAttr().state(QpState.RTR).av(req.udp()).pathMtu(mtu).destQpNum(req.qpn())
                     .rqPsn(req.psn()).maxDestRdAtomic(Math.min(params.responderResources(), req.initiatorDepth()))
                     .minRnrTimer(params.minRnrTimer()));
+            qp.modify(new QpAttr().state(QpState.RTS).timeout(params.ackTimeout()).retryCnt(params.retryCnt())
+                    .rnrRetry(params.rnrRetry()).sqPsn(psn)
+                    .maxRdAtomic(Math.min(params.initiatorDepth(), req.responderResources())));
             new CmMessage(CmMessage.Type.REP, qp.qpNum(), psn, mtu, params.initiatorDepth(),
                     params.responderResources(), pd.device().address(), params.privateDataUnsafe()).write(out);
             s.setSoTimeout(millisLeft(deadline, peer));
@@ -192,9 +197,6 @@ public final class RdmaConnection implements AutoCloseable {
                 throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "expected RTU from " + peer + ", got "
                         + rtu.type(), null);
             }
-            qp.modify(new QpAttr().state(QpState.RTS).timeout(params.ackTimeout()).retryCnt(params.retryCnt())
-                    .rnrRetry(params.rnrRetry()).sqPsn(psn)
-                    .maxRdAtomic(Math.min(params.initiatorDepth(), req.responderResources())));
             s.setSoTimeout(0);
             RdmaConnection c = new RdmaConnection(pd.device(), qp, s, in, out, req, mtu);
             c.start();

@@ -11,7 +11,8 @@ public final class WorkCompletionException extends RuntimeException {
 
     WorkCompletionException(WorkCompletion completion) {
         super("work request " + completion.wrId + " on QP 0x" + Integer.toHexString(completion.qpNum) + " completed with "
-                + completion.status + " (" + completion.opcode + ", vendor_err " + completion.vendorErr + ")");
+                + completion.status + " (" + completion.opcode + ", vendor_err 0x" + Integer.toHexString(completion.vendorErr)
+                + ")");
         this.completion = completion;
     }
 
