@@ -43,6 +43,7 @@ VM=${RXE_VM:-$(cd "$root/.." && pwd)/shared/kernel-rxe-vm}
 OUT=$(realpath -m "${1:-/tmp/rxe4j-interop-$(date +%Y%m%d-%H%M%S)}")
 NS=rxelab
 ITERS=${ITERS:-1000}
+PT_ITERS=${PT_ITERS:-200}   # perftest iterations per case (64 KiB each for the BW tests)
 OPFN_ARG=""
 [ "${OPFN:-0}" = 1 ] && OPFN_ARG="--opfn"
 OPS=write,writeimm,send,sendimm,read,cas,fadd,awrite,read8,flush,flushmr
@@ -256,6 +257,43 @@ case_ops_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT
   record "$id" "kernel rxe_ops client -> rxe4j rxe_ops :$port" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
 }
 
+# (d) perftest: rxe-perf --perftest as the peer of the guest's ib_*_bw, both directions
+prun() {  # ARGS... : rxe-perf in the namespace (OPFN=1 maps to --tid)
+  ip netns exec "$NS" timeout -k 5 "$JAVA_TIMEOUT" "$JAVA" --enable-native-access=ALL-UNNAMED -cp "$CP" \
+    io.rxe4j.examples.perf.RxePerf ${OPFN_ARG:+--tid} "$@"
+}
+case_pt_server() {  # ID FAMILY TEST TCPPORT GIDVAR KTIMEOUT PEER ARGS... : guest ib_TEST client -> rxe-perf server
+  local id=$1 fam=$2 test=$3 port=$4 gvar=$5 kt=$6 peer=$7; shift 7
+  local t0 jpid jrc krc i note
+  t0=$(date +%s)
+  prun "$test" --perftest --server -p "$port" -n "$PT_ITERS" -m 1024 "$@" > "$OUT/cases/$id.rxe4j.log" 2>&1 &
+  jpid=$!
+  for i in $(seq 1 60); do grep -qs 'Waiting for client' "$OUT/cases/$id.rxe4j.log" && break; sleep 0.5; done
+  local v6=""; [ "$fam" = IPv6 ] && v6=--ipv6-addr   # perftest's own TCP exchange is IPv4 unless told
+  drop_cmd "$id" "timeout -k 5 $kt ib_$test -d rxe0 -x \$$gvar -F -p $port -n $PT_ITERS -m 1024 $v6 $* $peer"
+  wait "$jpid"; jrc=$?
+  krc=$(wait_rc "$id" $((kt + 30)))
+  cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
+  note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
+  [ "$krc" = 124 ] && note="kernel client killed by timeout ${kt}s${note:+; $note}"
+  record "$id" "kernel ib_$test client -> rxe-perf --perftest $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+}
+case_pt_client() {  # ID FAMILY TEST TCPPORT GIDVAR KTIMEOUT GUESTADDR ARGS... : rxe-perf client -> guest ib_TEST server
+  local id=$1 fam=$2 test=$3 port=$4 gvar=$5 kt=$6 gaddr=$7; shift 7
+  local t0 jrc krc note
+  t0=$(date +%s)
+  local v6=""; [ "$fam" = IPv6 ] && v6=--ipv6-addr
+  drop_cmd "$id" "timeout -k 5 $kt ib_$test -d rxe0 -x \$$gvar -F -p $port -n $PT_ITERS -m 1024 $v6 $*"
+  sleep 2   # the guest starts its server; rxe-perf retries the TCP connection for 10 s anyway
+  prun "$test" --perftest --connect "$gaddr" -p "$port" -n "$PT_ITERS" -m 1024 "$@" > "$OUT/cases/$id.rxe4j.log" 2>&1
+  jrc=$?
+  krc=$(wait_rc "$id" $((kt + 30)))
+  cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
+  note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
+  [ "$krc" = 124 ] && note="kernel server killed by timeout ${kt}s${note:+; $note}"
+  record "$id" "rxe-perf --perftest client -> kernel ib_$test $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+}
+
 # ---------------------------------------------------------------- 3. the cases
 t_cases=$(date +%s)
 snapshot start
@@ -266,12 +304,20 @@ case_pp_server  b1 IPv4 18520 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4"
 case_pp_server  b2 IPv4 18521 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" -m 256 -s 600
 case_ops_client c1 IPv4 18530 rxe_ops            "$HOST_IP"
 case_ops_server c2 IPv4 18525 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4"
+# loss: rxe4j drops 2% of the packets it sends; its retransmissions and the kernel's must recover
+case_pp_client  e1 IPv4 18515 rc_pingpong        "$HOST_IP" --faults drop=0.02,dir=out --fault-seed 7
+for t in write_bw read_bw send_bw atomic_bw; do
+  case_pt_server "d-$t-k2j" IPv4 "$t" 18600 G "$KCLIENT_TIMEOUT_V4" "$HOST_IP"
+  case_pt_client "d-$t-j2k" IPv4 "$t" 18601 G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP"
+done
 snapshot ipv4
 log "IPv6 link-local block"
 case_pp_client  a3 IPv6 18517 rc_pingpong_ipv6   "$BR6%br0"
 case_pp_server  b3 IPv6 18522 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6"
 case_ops_client c3 IPv6 18531 rxe_ops_ipv6       "$BR6%br0"
 case_ops_server c4 IPv6 18526 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6"
+case_pt_server  d-write_bw-k2j-v6 IPv6 write_bw 18602 G6 "$KCLIENT_TIMEOUT_V6" "$BR6%eth0"
+case_pt_client  d-write_bw-j2k-v6 IPv6 write_bw 18603 G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP6%br0"
 snapshot ipv6
 t_cases_end=$(date +%s)
 

@@ -34,6 +34,8 @@ public final class InteropDevice implements AutoCloseable {
 
     private final UdpTransport transport;
     private final RdmaDevice device;
+    /** The fault injector, or null. */
+    private io.rxe4j.net.fault.FaultInjectingTransport faultInjector;
     private final InetAddress localIp;
     private final boolean checkIcrc;
     private final boolean opfn;
@@ -71,6 +73,21 @@ public final class InteropDevice implements AutoCloseable {
      */
     public InteropDevice(InetAddress localIp, int udpPort, IcrcMode icrc, boolean rxeFlushCompat, boolean opfn,
             java.nio.file.Path pcap) {
+        this(localIp, udpPort, icrc, rxeFlushCompat, opfn, pcap, null, 0);
+    }
+
+    /**
+     * Binds the transport and opens the device.
+     *
+     * @param faults a {@code FaultSpec} (e.g. {@code drop=0.02,dir=out}) to inject into this device's
+     *     packets, or null: a loss test against a kernel peer, whose own retransmissions and rxe4j's
+     *     must both recover
+     * @param faultSeed the fault injector's seed
+     * @throws IllegalArgumentException for a malformed fault spec
+     */
+    public InteropDevice(InetAddress localIp, int udpPort, IcrcMode icrc, boolean rxeFlushCompat, boolean opfn,
+            java.nio.file.Path pcap, String faults, long faultSeed) {
+        var rules = faults == null || faults.isBlank() ? null : io.rxe4j.net.fault.FaultSpec.parse(faults);
         this.localIp = localIp;
         this.opfn = opfn;
         this.checkIcrc = switch (icrc) {
@@ -84,8 +101,13 @@ public final class InteropDevice implements AutoCloseable {
         }
         this.transport = UdpTransport.bind(new InetSocketAddress(localIp, udpPort));
         try {
-            this.device = RdmaDevice.open(pcap == null ? transport
-                    : new io.rxe4j.net.pcap.CapturingTransport(transport, pcap), config);
+            io.rxe4j.verbs.spi.Transport t = pcap == null ? transport
+                    : new io.rxe4j.net.pcap.CapturingTransport(transport, pcap);
+            if (rules != null) { // outside the capture: the file shows what really crossed the socket
+                faultInjector = new io.rxe4j.net.fault.FaultInjectingTransport(t, faultSeed, rules);
+                t = faultInjector;
+            }
+            this.device = RdmaDevice.open(t, config);
         } catch (RuntimeException e) {
             transport.close();
             throw e;
@@ -150,6 +172,12 @@ public final class InteropDevice implements AutoCloseable {
         m.put("udp_receive_errors", transport.receiveErrors());
         m.put("udp_channel_errors", transport.channelErrors());
         m.put("udp_oversized_dropped", transport.oversizedDropped());
+        if (faultInjector != null) {
+            for (io.rxe4j.net.fault.FaultAction a : io.rxe4j.net.fault.FaultAction.values()) {
+                m.put("faults_" + a.name().toLowerCase(Locale.ROOT), faultInjector.count(io.rxe4j.net.fault.Direction.OUTBOUND, a)
+                        + faultInjector.count(io.rxe4j.net.fault.Direction.INBOUND, a));
+            }
+        }
         m.values().removeIf(v -> v == 0L);
         return m;
     }

@@ -108,6 +108,13 @@ public final class RxePingpong implements Callable<Integer> {
             + "to a pcap file (Wireshark, tshark; its ICRCs check out)")
     java.nio.file.Path pcap;
 
+    @Option(names = "--faults", paramLabel = "<spec>", description = "inject faults into this side's packets, "
+            + "FaultSpec syntax, e.g. drop=0.02,dir=out (a loss test: both sides must recover) (default: none)")
+    String faults;
+
+    @Option(names = "--fault-seed", description = "seed of the fault injector (default: ${DEFAULT-VALUE})")
+    long faultSeed = 1;
+
     @Option(names = "--opfn", description = "turn OPFN and TID RDMA on: every packet carries BTH bit 24 (a kernel "
             + "rdma_rxe peer ignores it and is never sent an OPFN request)")
     boolean opfn;
@@ -134,7 +141,7 @@ public final class RxePingpong implements Callable<Integer> {
         Mtu pathMtu = Mtu.ofBytes(mtu);
         InetAddress local = InteropDevice.resolve(ip);
         IcrcMode mode = noIcrcCheck ? IcrcMode.OFF : icrcCheck;
-        try (InteropDevice dev = new InteropDevice(local, udpPort, mode, false, opfn, pcap)) {
+        try (InteropDevice dev = new InteropDevice(local, udpPort, mode, false, opfn, pcap, faults, faultSeed)) {
             dev.printNotes(System.err, false);
             int rc;
             try {

@@ -129,6 +129,11 @@ public final class RxePerf implements Callable<Integer> {
             + "directions) to a pcap file (Wireshark, tshark; its ICRCs check out); in --server mode, the server's")
     java.nio.file.Path pcap;
 
+    @Option(names = "--perftest", description = "be the peer of perftest's ib_write_bw, ib_read_bw, ib_send_bw or "
+            + "ib_atomic_bw (RC, no rdma_cm) on another host: perftest's TCP exchange on --port, UDP port 4791 on the IP "
+            + "of the TCP connection; with --server or --connect HOST[:PORT]; give both sides the same -s, -n and -q")
+    boolean perftest;
+
     @Option(names = "--json", description = "print JSON instead of the table")
     boolean json;
 
@@ -291,6 +296,9 @@ public final class RxePerf implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (perftest) {
+            return runPerftest();
+        }
         try {
             validate();
         } catch (IllegalArgumentException e) {
@@ -446,6 +454,31 @@ public final class RxePerf implements Callable<Integer> {
             accepted.get(30, java.util.concurrent.TimeUnit.SECONDS);
             return peers;
         }
+    }
+
+    /** {@code --perftest}: perftest's peer ({@link io.rxe4j.examples.interop.PerftestPeer}). */
+    private int runPerftest() {
+        io.rxe4j.examples.interop.PerftestPeer.Config cfg;
+        try {
+            if (server == (connect != null)) {
+                throw new IllegalArgumentException("--perftest needs --server or --connect HOST[:PORT]");
+            }
+            String host = null;
+            int p = port;
+            if (connect != null) {
+                int colon = connect.lastIndexOf(':');
+                boolean hasPort = colon > 0 && connect.indexOf(':') == colon; // an IPv6 literal has several
+                host = hasPort ? connect.substring(0, colon) : connect;
+                p = hasPort ? Integer.parseInt(connect.substring(colon + 1)) : port;
+            }
+            PerfTest t = test();
+            cfg = new io.rxe4j.examples.interop.PerftestPeer.Config(t, sizes().get(0), iterationsPerSize(), qps, txDepth,
+                    atomicType, pathMtu(), server, host, p, pcap, tid);
+        } catch (IllegalArgumentException e) {
+            System.err.println("rxe-perf: " + e.getMessage());
+            return 2;
+        }
+        return io.rxe4j.examples.interop.PerftestPeer.run(cfg, out, System.err);
     }
 
     /** Closes each non-null resource in order. */

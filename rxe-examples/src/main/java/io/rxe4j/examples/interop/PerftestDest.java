@@ -1,0 +1,61 @@
+package io.rxe4j.examples.interop;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+
+/**
+ * perftest's {@code struct pingpong_dest} as it travels with a GID ({@code KEY_PRINT_FMT_GID},
+ * {@code "%04x:%04x:%06x:%06x:%08x:%016llx:" + 16 × "%02x:" + "%08x:"}): LID, outstanding READs,
+ * QPN, PSN, rkey, virtual address of the buffer the peer may use, GID, SRQ number; 107 characters
+ * and a NUL, 108 bytes.
+ */
+record PerftestDest(int lid, int outReads, int qpn, int psn, int rkey, long vaddr, Gid gid, int srqn) {
+    byte[] format() {
+        StringBuilder s = new StringBuilder(String.format(Locale.ROOT, "%04x:%04x:%06x:%06x:%08x:%016x:", lid, outReads,
+                qpn, psn, rkey, vaddr));
+        for (byte b : gid.raw()) {
+            s.append(String.format(Locale.ROOT, "%02x:", b & 0xFF));
+        }
+        s.append(String.format(Locale.ROOT, "%08x:", srqn));
+        byte[] msg = new byte[PerftestWire.DEST_BYTES];
+        byte[] text = s.toString().getBytes(StandardCharsets.US_ASCII);
+        if (text.length != PerftestWire.DEST_BYTES - 1) {
+            throw new IllegalStateException("perftest dest message is " + text.length + " characters, not 107");
+        }
+        System.arraycopy(text, 0, msg, 0, text.length);
+        return msg;
+    }
+
+    /**
+     * Parses a 108-byte dest message.
+     *
+     * @throws IllegalArgumentException if it is malformed (the message quotes it)
+     */
+    static PerftestDest parse(byte[] msg) {
+        String text = PerftestWire.cString(msg);
+        String[] f = text.split(":", -1);
+        if (f.length < 23) {
+            throw new IllegalArgumentException("malformed perftest dest message '" + text + "'");
+        }
+        try {
+            byte[] gid = new byte[Gid.BYTES];
+            for (int i = 0; i < Gid.BYTES; i++) {
+                gid[i] = (byte) Integer.parseInt(f[6 + i], 16);
+            }
+            return new PerftestDest(Integer.parseInt(f[0], 16), Integer.parseInt(f[1], 16), Integer.parseInt(f[2], 16),
+                    Integer.parseInt(f[3], 16), Integer.parseUnsignedInt(f[4], 16), Long.parseUnsignedLong(f[5], 16),
+                    Gid.of(gid), Integer.parseUnsignedInt(f[22], 16));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("malformed perftest dest message '" + text + "'", e);
+        }
+    }
+
+    /** perftest's "local address" / "remote address" line ({@code BASIC_ADDR_FMT} and friends). */
+    String describe(String side, boolean rdma) {
+        String s = String.format(Locale.ROOT, " %s address: LID %#06x QPN %#08x PSN %#08x", side, lid, qpn, psn);
+        if (rdma) {
+            s += String.format(Locale.ROOT, " OUT %#04x RKey %#010x VAddr %#018x", outReads, rkey, vaddr);
+        }
+        return s + "\n GID: " + gid.toHex();
+    }
+}

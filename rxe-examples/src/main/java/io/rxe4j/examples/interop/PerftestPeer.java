@@ -1,0 +1,376 @@
+package io.rxe4j.examples.interop;
+
+import io.rxe4j.examples.perf.AtomicType;
+import io.rxe4j.examples.perf.PerfTest;
+import io.rxe4j.verbs.Access;
+import io.rxe4j.verbs.CompletionQueue;
+import io.rxe4j.verbs.MemoryRegion;
+import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.ProtectionDomain;
+import io.rxe4j.verbs.QpAttr;
+import io.rxe4j.verbs.QpCaps;
+import io.rxe4j.verbs.QpInitAttr;
+import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.QpType;
+import io.rxe4j.verbs.QueuePair;
+import io.rxe4j.verbs.RecvWr;
+import io.rxe4j.verbs.SendWr;
+import io.rxe4j.verbs.Sge;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.verbs.WorkCompletion;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.foreign.ValueLayout;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.Locale;
+
+/**
+ * rxe-perf as the peer of perftest's {@code ib_write_bw}, {@code ib_read_bw}, {@code ib_send_bw}
+ * and {@code ib_atomic_bw} (RC, without rdma_cm), as server or client: perftest's TCP exchange
+ * ({@link PerftestWire}), its QP attributes ({@code ctx_connect}: timeout 14, retry 7, RNR retry 7,
+ * RNR timer 12, the peer's outstanding READs), its sequence of hand shakes for each test, and its
+ * report lines. A kernel {@code rdma_rxe} (or RoCE NIC) host runs e.g. {@code ib_write_bw -d rxe0 -x
+ * 1 <jvm-host>} against {@code rxe-perf write_bw --perftest --server}, or serves {@code ib_write_bw
+ * -d rxe0 -x 1} for {@code rxe-perf write_bw --perftest --connect <host>}.
+ *
+ * <p>Both sides must be given the same test parameters ({@code -s}, {@code -n}, {@code -q}),
+ * because perftest only checks them in its {@code negotiate_params} exchange from version 6.28 on,
+ * which rxe4j does not speak (see {@link PerftestWire}). The device binds UDP port 4791 on the IP
+ * of the TCP connection, as a RoCE host would. Iterations are per QP, as in perftest.
+ */
+public final class PerftestPeer {
+    /** What to run. */
+    public record Config(PerfTest test, int size, long iters, int qps, int txDepth, AtomicType atomic, Mtu mtu,
+            boolean server, String host, int port, Path pcap, boolean opfn) {
+        /** @throws IllegalArgumentException for a latency test or out-of-range values */
+        public Config {
+            if (test.latency()) {
+                throw new IllegalArgumentException("--perftest supports the bandwidth tests (write_bw, read_bw, send_bw, "
+                        + "atomic_bw); " + test.cliName() + " is not supported");
+            }
+            if (size < 1 || iters < 1 || qps < 1 || txDepth < 1) {
+                throw new IllegalArgumentException("size, iterations, QPs and tx depth must be >= 1");
+            }
+            if (test.op() == PerfTest.Op.ATOMIC && size != 8) {
+                throw new IllegalArgumentException("atomic_bw uses 8-byte operations, not -s " + size);
+            }
+            if (atomic != AtomicType.FAA && atomic != AtomicType.CAS) {
+                throw new IllegalArgumentException("perftest knows CMP_AND_SWAP and FETCH_AND_ADD, not " + atomic);
+            }
+        }
+    }
+
+    private static final int OUT_READS = 16;
+    /** How long the server waits for perftest's client, ms. */
+    private static final int ACCEPT_TIMEOUT_MILLIS = 120_000;
+    private static final int RX_DEPTH = 512;
+    private static final int CYCLE_BUFFER = 4096;
+    private static final int CACHE_LINE = 64;
+    private static final long STALL_SECONDS = 30;
+    private static final String LINE = "---------------------------------------------------------------------------------------";
+
+    private final Config c;
+    private final PrintStream out;
+
+    private PerftestPeer(Config c, PrintStream out) {
+        this.c = c;
+        this.out = out;
+    }
+
+    /**
+     * Runs one test as perftest's peer.
+     *
+     * @return 0 on success, 1 on a failed completion or a broken exchange (said on {@code err})
+     */
+    public static int run(Config c, PrintStream out, PrintStream err) {
+        try {
+            return new PerftestPeer(c, out).run();
+        } catch (IOException | IllegalStateException | IllegalArgumentException | InteropDevice.StallException e) {
+            err.println("rxe-perf --perftest: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    private int run() throws IOException {
+        try (Socket s = c.server() ? accept() : connect(); PerftestWire wire = new PerftestWire(s, !c.server())) {
+            InetAddress local = s.getLocalAddress();
+            try (InteropDevice dev = new InteropDevice(local, 4791, InteropDevice.IcrcMode.AUTO, false, c.opfn(),
+                    c.pcap())) {
+                dev.printNotes(System.err, false);
+                String rv = wire.versions();
+                int[] sys = wire.sysData(CYCLE_BUFFER, CACHE_LINE);
+                Mtu mtu = Mtu.values()[wire.mtu(c.mtu().value()) - 1];
+                return test(dev, wire, rv, sys[0], mtu);
+            }
+        }
+    }
+
+    private Socket accept() throws IOException {
+        try (ServerSocket ss = new ServerSocket(c.port())) {
+            ss.setSoTimeout(ACCEPT_TIMEOUT_MILLIS);
+            out.println();
+            out.println("************************************");
+            out.println("* Waiting for client to connect... *");
+            out.println("************************************");
+            out.flush();
+            try {
+                return ss.accept();
+            } catch (java.net.SocketTimeoutException e) {
+                throw new IOException("no perftest client connected to TCP port " + c.port() + " within "
+                        + ACCEPT_TIMEOUT_MILLIS / 1000 + " s", e);
+            }
+        }
+    }
+
+    private Socket connect() throws IOException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (true) {
+            try {
+                return new Socket(c.host(), c.port());
+            } catch (ConnectException e) { // perftest's client gives up at once; a started server may still be booting
+                if (System.nanoTime() > deadline) {
+                    throw new IOException("no perftest server at " + c.host() + ":" + c.port() + ": " + e.getMessage(), e);
+                }
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted", ie);
+                }
+            }
+        }
+    }
+
+    private int test(InteropDevice dev, PerftestWire wire, String remoteVersion, int cycleBuffer, Mtu mtu)
+            throws IOException {
+        int q = c.qps();
+        long bufBytes = Math.max(cycleBuffer, c.size()) * 2L;
+        ProtectionDomain pd = dev.device().allocPd();
+        MemoryRegion mr = pd.allocMr(bufBytes * q * 2, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
+                | Access.REMOTE_ATOMIC);
+        CompletionQueue cq = dev.device().createCq(Math.min(32767, q * (c.txDepth() + RX_DEPTH) + 16));
+        QueuePair[] qps = new QueuePair[q];
+        try {
+            SecureRandom rnd = new SecureRandom();
+            PerftestDest[] my = new PerftestDest[q];
+            PerftestDest[] rem = new PerftestDest[q];
+            for (int i = 0; i < q; i++) {
+                qps[i] = pd.createQp(new QpInitAttr(cq, cq, new QpCaps(c.txDepth(), RX_DEPTH, 1, 1, 0), QpType.RC, false));
+                my[i] = new PerftestDest(0, OUT_READS, qps[i].qpNum(), rnd.nextInt(1 << 24), mr.rkey(),
+                        mr.addr() + (q + i) * bufBytes, dev.gid(), 0);
+            }
+            printHeader(remoteVersion, mtu);
+            boolean send = c.test().op() == PerfTest.Op.SEND;
+            for (int i = 0; i < q; i++) {
+                rem[i] = wire.handshake(my[i]);
+            }
+            if (rem[0].gid().isIpv4Mapped() != dev.gid().isIpv4Mapped()) {
+                throw new IOException("the perftest peer's GID " + rem[0].gid().toHex() + " is not of this side's IP "
+                        + "version (" + dev.gid().toHex() + "); use the GID index of the same family (-x)");
+            }
+            for (int i = 0; i < q; i++) {
+                connectQp(dev, qps[i], my[i], rem[i], mtu);
+            }
+            boolean rdma = c.test().op() != PerfTest.Op.SEND;
+            if (send) { // send_bw: one hand shake, then one per QP
+                wire.handshake(my[0]);
+            }
+            for (int i = 0; i < q; i++) {
+                out.println(my[i].describe("local", rdma));
+            }
+            for (int i = 0; i < q; i++) {
+                rem[i] = wire.handshake(my[i]);
+                out.println(rem[i].describe("remote", rdma));
+            }
+            out.println(LINE);
+            if (!send) { // write/read/atomic: "an additional handshake is required after moving qp to RTR"
+                wire.handshake(my[0]);
+            }
+            out.println(" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]");
+            out.flush();
+            if (send) {
+                if (c.server()) {
+                    for (int i = 0; i < q; i++) {
+                        for (int k = 0; k < Math.min(RX_DEPTH, c.iters()); k++) {
+                            qps[i].postRecv(recv(mr, i, bufBytes));
+                        }
+                    }
+                }
+                wire.handshake(my[0]);
+                double[] r = c.server() ? receive(dev, cq, qps, mr, bufBytes) : post(dev, cq, qps, mr, rem, bufBytes);
+                report(r);
+                out.println(LINE);
+                wire.handshake(my[0]); // ctx_close_connection
+                return 0;
+            }
+            if (c.server()) { // the passive side of write/read/atomic just serves its memory
+                wire.handshake(my[0]); // the client is done
+                double[] theirs = wire.xchgReport(0, 0, 0, 0, 0);
+                report(new double[] {theirs[0], theirs[1], theirs[2], theirs[3], theirs[4]});
+                wire.handshake(my[0]); // ctx_close_connection
+                out.println(LINE);
+                if (c.test().op() == PerfTest.Op.ATOMIC) {
+                    out.printf(Locale.ROOT, " rxe4j: the word at the advertised address now holds %d%n",
+                            mr.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, (q) * bufBytes));
+                }
+                return 0;
+            }
+            double[] r = post(dev, cq, qps, mr, rem, bufBytes);
+            report(r);
+            out.println(LINE);
+            wire.handshake(my[0]);
+            wire.xchgReport((long) r[0], (long) r[1], r[2], r[3], r[4]);
+            wire.handshake(my[0]); // ctx_close_connection
+            return 0;
+        } finally {
+            out.flush();
+            for (QueuePair qp : qps) {
+                if (qp != null) {
+                    qp.close();
+                }
+            }
+            mr.close();
+            cq.close();
+            pd.close();
+        }
+    }
+
+    private static RecvWr recv(MemoryRegion mr, int qp, long bufBytes) {
+        return new RecvWr().set(qp, new Sge(mr.addr() + qp * bufBytes, (int) Math.min(Integer.MAX_VALUE, bufBytes),
+                mr.lkey()));
+    }
+
+    /** perftest's {@code ctx_connect} for RC: RESET → INIT → RTR → RTS. */
+    private static void connectQp(InteropDevice dev, QueuePair qp, PerftestDest my, PerftestDest rem, Mtu mtu) {
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(Access.LOCAL_WRITE
+                | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
+        qp.modify(new QpAttr().state(QpState.RTR).av(dev.peerAddress(rem.gid(), 4791)).pathMtu(mtu)
+                .destQpNum(rem.qpn()).rqPsn(rem.psn()).maxDestRdAtomic(my.outReads()).minRnrTimer(12));
+        qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7).sqPsn(my.psn())
+                .maxRdAtomic(Math.max(1, Math.min(rem.outReads(), 128))));
+    }
+
+    /** The active side: {@code iters} operations per QP, at most {@code txDepth} outstanding per QP. */
+    private double[] post(InteropDevice dev, CompletionQueue cq, QueuePair[] qps, MemoryRegion mr, PerftestDest[] rem,
+            long bufBytes) {
+        int q = qps.length;
+        long[] posted = new long[q];
+        long[] done = new long[q];
+        SendWr[] wrs = new SendWr[q];
+        for (int i = 0; i < q; i++) {
+            Sge local = new Sge(mr.addr() + i * bufBytes, c.size(), mr.lkey());
+            long va = rem[i].vaddr();
+            wrs[i] = switch (c.test().op()) {
+                case WRITE -> new SendWr().rdmaWrite(i, va, rem[i].rkey(), local);
+                case READ -> new SendWr().rdmaRead(i, va, rem[i].rkey(), local);
+                case SEND -> new SendWr().send(i, local);
+                case ATOMIC -> c.atomic() == AtomicType.CAS
+                        ? new SendWr().compareAndSwap(i, va & ~7L, rem[i].rkey(), 0, 0, new Sge(local.addr, 8, local.lkey))
+                        : new SendWr().fetchAndAdd(i, va & ~7L, rem[i].rkey(), 1, new Sge(local.addr, 8, local.lkey));
+            };
+            wrs[i].signaled();
+        }
+        WorkCompletion[] wc = new WorkCompletion[64];
+        for (int i = 0; i < wc.length; i++) {
+            wc[i] = new WorkCompletion();
+        }
+        long total = c.iters() * q;
+        long completed = 0;
+        long t0 = System.nanoTime();
+        while (completed < total) {
+            for (int i = 0; i < q; i++) {
+                while (posted[i] < c.iters() && posted[i] - done[i] < c.txDepth() && qps[i].tryPostSend(wrs[i])) {
+                    posted[i]++;
+                }
+            }
+            int n = dev.awaitCompletions(cq, wc, STALL_SECONDS);
+            for (int k = 0; k < n; k++) {
+                check(wc[k], qps);
+                done[(int) wc[k].wrId]++;
+                completed++;
+            }
+        }
+        return result(total, System.nanoTime() - t0);
+    }
+
+    /** The passive side of send_bw: {@code iters} receives per QP, re-posting as they complete. */
+    private double[] receive(InteropDevice dev, CompletionQueue cq, QueuePair[] qps, MemoryRegion mr, long bufBytes) {
+        long total = c.iters() * qps.length;
+        long[] postedPerQp = new long[qps.length];
+        java.util.Arrays.fill(postedPerQp, Math.min(RX_DEPTH, c.iters()));
+        WorkCompletion[] wc = new WorkCompletion[64];
+        for (int i = 0; i < wc.length; i++) {
+            wc[i] = new WorkCompletion();
+        }
+        long completed = 0;
+        long t0 = 0;
+        while (completed < total) {
+            int n = dev.awaitCompletions(cq, wc, STALL_SECONDS);
+            if (t0 == 0) {
+                t0 = System.nanoTime();
+            }
+            for (int k = 0; k < n; k++) {
+                check(wc[k], qps);
+                if (wc[k].byteLen != c.size()) {
+                    throw new IllegalStateException("received " + wc[k].byteLen + " bytes, expected -s " + c.size());
+                }
+                completed++;
+                int i = (int) wc[k].wrId;
+                if (postedPerQp[i] < c.iters()) {
+                    qps[i].postRecv(recv(mr, i, bufBytes));
+                    postedPerQp[i]++;
+                }
+            }
+        }
+        return result(total, System.nanoTime() - t0);
+    }
+
+    private static void check(WorkCompletion wc, QueuePair[] qps) {
+        if (wc.status != WcStatus.SUCCESS) {
+            String why = "";
+            for (QueuePair qp : qps) {
+                if (qp.qpNum() == wc.qpNum && qp.errorReason() != null) {
+                    why = "; " + qp.errorReason();
+                }
+            }
+            throw new IllegalStateException(String.format(Locale.ROOT, "completion with status %s (vendor_err 0x%x) for "
+                    + "wr_id %d%s", wc.status, wc.vendorErr, wc.wrId, why));
+        }
+    }
+
+    private double[] result(long ops, long nanos) {
+        double secs = Math.max(nanos, 1) / 1e9;
+        double mib = (double) c.size() * ops / secs / (1 << 20);
+        return new double[] {c.size(), ops / c.qps(), mib, mib, ops / secs / 1e6};
+    }
+
+    /**
+     * perftest's {@code REPORT_FMT} line: size, iterations, BW peak and average (MiB/s), Mpps.
+     * rxe4j's peak is its average (it does not time each completion as perftest does).
+     */
+    private void report(double[] r) {
+        out.printf(Locale.ROOT, " %-7d    %-10d       %-7.2f            %-7.2f\t\t     %-7.6f%n", (long) r[0], (long) r[1],
+                r[2], r[3], r[4]);
+    }
+
+    private void printHeader(String remoteVersion, Mtu mtu) {
+        out.println(LINE);
+        out.println("                    " + c.test().title());
+        out.printf(Locale.ROOT, " rxe4j as perftest %s peer (perftest %s on the other side)%n", PerftestWire.VERSION,
+                remoteVersion);
+        out.printf(Locale.ROOT, " Number of qps   : %d\t\tTransport type : IB%n", c.qps());
+        out.printf(Locale.ROOT, " Connection type : RC\t\tUsing SRQ      : OFF%n");
+        out.printf(Locale.ROOT, " TX depth        : %d%n", c.txDepth());
+        if (c.test().op() == PerfTest.Op.ATOMIC) {
+            out.printf(Locale.ROOT, " Atomic type     : %s%n", c.atomic() == AtomicType.CAS ? "CMP_AND_SWAP" : "FETCH_AND_ADD");
+        }
+        out.printf(Locale.ROOT, " Mtu             : %d[B]%n", mtu.bytes());
+        out.printf(Locale.ROOT, " Link type       : Ethernet%n");
+        out.println(LINE);
+    }
+}

@@ -1,0 +1,77 @@
+package io.rxe4j.examples.interop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rxe4j.examples.perf.AtomicType;
+import io.rxe4j.examples.perf.PerfTest;
+import io.rxe4j.verbs.Mtu;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * perftest compatibility: the dest message byte for byte as perftest's {@code KEY_PRINT_FMT_GID}
+ * formats it, and the whole exchange between two rxe-perf --perftest peers (loopback; the kernel
+ * peer runs in scripts/interop-live.sh).
+ */
+class PerftestPeerTest {
+    @Test
+    void theDestMessageIsPerftestsKeyPrintFmtGid() throws Exception {
+        PerftestDest d = new PerftestDest(0, 1, 0x1d, 0x40f4f0, 0xe0b, 0x7f328e6d7000L,
+                Gid.of(InetAddress.getByName("10.99.0.11")), 0);
+        byte[] msg = d.format();
+        assertThat(msg).hasSize(108);
+        assertThat(msg[107]).isZero();
+        assertThat(new String(msg, 0, 107, StandardCharsets.US_ASCII)).isEqualTo(
+                "0000:0001:00001d:40f4f0:00000e0b:00007f328e6d7000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:63:00:0b:00000000:");
+        assertThat(PerftestDest.parse(msg)).isEqualTo(d);
+        assertThatThrownBy(() -> PerftestDest.parse("0000:0001:zz".getBytes(StandardCharsets.US_ASCII)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("malformed perftest dest message");
+    }
+
+    @Test
+    void versionsAreComparedLikeAtof() {
+        assertThat(PerftestWire.number("6.10")).isEqualTo(6.10);
+        assertThat(PerftestWire.number("5.70-rc1")).isEqualTo(5.70);
+        assertThat(PerftestWire.number("x")).isZero();
+        assertThat(PerftestWire.number(PerftestWire.VERSION)).isBetween(5.70, 6.27);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = PerfTest.class, names = {"WRITE_BW", "READ_BW", "SEND_BW", "ATOMIC_BW"})
+    @Timeout(120)
+    void twoPerftestPeersRunEachBandwidthTest(PerfTest test) throws Exception {
+        int port = 18700 + test.ordinal();
+        int size = test == PerfTest.ATOMIC_BW ? 8 : 8192;
+        ByteArrayOutputStream srvOut = new ByteArrayOutputStream();
+        CompletableFuture<Integer> server = CompletableFuture.supplyAsync(() -> PerftestPeer.run(
+                new PerftestPeer.Config(test, size, 300, 1, 32, AtomicType.FAA, Mtu.MTU_1024, true, null, port, null,
+                        false), new PrintStream(srvOut, true, StandardCharsets.UTF_8), System.err));
+        ByteArrayOutputStream cliOut = new ByteArrayOutputStream();
+        // the client's TCP connection goes to 127.0.0.2, so the two devices bind UDP 4791 on two addresses
+        int rc = PerftestPeer.run(new PerftestPeer.Config(test, size, 300, 1, 32, AtomicType.FAA, Mtu.MTU_1024, false,
+                "127.0.0.2", port, null, false), new PrintStream(cliOut, true, StandardCharsets.UTF_8), System.err);
+        String cli = cliOut.toString(StandardCharsets.UTF_8);
+        String srv = srvOut.toString(StandardCharsets.UTF_8);
+        System.out.println(cli + srv);
+        assertThat(rc).as("client exit code").isZero();
+        assertThat(server.get(60, TimeUnit.SECONDS)).as("server exit code").isZero();
+        assertThat(cli).containsPattern("(?m)^ " + size + " +300 ");
+        if (test == PerfTest.SEND_BW) {
+            assertThat(srv).as("the server counts its own receives").containsPattern("(?m)^ " + size + " +300 ");
+        } else {
+            assertThat(srv).as("the server prints the client's report").containsPattern("(?m)^ " + size + " +300 ");
+        }
+        if (test == PerfTest.ATOMIC_BW) {
+            assertThat(srv).contains("the word at the advertised address now holds 300");
+        }
+    }
+}
