@@ -306,7 +306,7 @@ case_ops_client c1 IPv4 18530 rxe_ops            "$HOST_IP"
 case_ops_server c2 IPv4 18525 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4"
 # loss: rxe4j drops 2% of the packets it sends; its retransmissions and the kernel's must recover
 case_pp_client  e1 IPv4 18515 rc_pingpong        "$HOST_IP" --faults drop=0.02,dir=out --fault-seed 7
-for t in write_bw read_bw send_bw atomic_bw; do
+for t in write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat; do
   case_pt_server "d-$t-k2j" IPv4 "$t" 18600 G "$KCLIENT_TIMEOUT_V4" "$HOST_IP"
   case_pt_client "d-$t-j2k" IPv4 "$t" 18601 G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP"
 done

@@ -49,9 +49,8 @@ public final class PerftestPeer {
             boolean server, String host, int port, Path pcap, boolean opfn) {
         /** @throws IllegalArgumentException for a latency test or out-of-range values */
         public Config {
-            if (test.latency()) {
-                throw new IllegalArgumentException("--perftest supports the bandwidth tests (write_bw, read_bw, send_bw, "
-                        + "atomic_bw); " + test.cliName() + " is not supported");
+            if (test.latency() && qps != 1) {
+                throw new IllegalArgumentException("perftest's latency tests use one QP, not -q " + qps);
             }
             if (size < 1 || iters < 1 || qps < 1 || txDepth < 1) {
                 throw new IllegalArgumentException("size, iterations, QPs and tx depth must be >= 1");
@@ -166,6 +165,10 @@ public final class PerftestPeer {
             }
             printHeader(remoteVersion, mtu);
             boolean send = c.test().op() == PerfTest.Op.SEND;
+            boolean lat = c.test().latency();
+            if (lat && !send) { // write_lat, read_lat, atomic_lat shake hands once before the per-QP exchange
+                wire.handshake(my[0]);
+            }
             for (int i = 0; i < q; i++) {
                 rem[i] = wire.handshake(my[i]);
             }
@@ -190,6 +193,9 @@ public final class PerftestPeer {
             out.println(LINE);
             if (!send) { // write/read/atomic: "an additional handshake is required after moving qp to RTR"
                 wire.handshake(my[0]);
+            }
+            if (lat) {
+                return latency(dev, wire, cq, qps[0], mr, my[0], rem[0], bufBytes);
             }
             out.println(" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]");
             out.flush();
@@ -238,6 +244,167 @@ public final class PerftestPeer {
             cq.close();
             pd.close();
         }
+    }
+
+    /**
+     * The latency tests after the last set-up hand shake: {@code write_lat} (ping-pong of RDMA
+     * WRITEs, each side spinning on the last byte of its buffer; the server writes first),
+     * {@code send_lat} (ping-pong of SENDs; the client sends first), {@code read_lat} and {@code
+     * atomic_lat} (the client alone, one operation at a time; the server waits for the close).
+     * Reports perftest's latency line in microseconds: half the round trip for write and send, the
+     * whole operation for read and atomic.
+     */
+    private int latency(InteropDevice dev, PerftestWire wire, CompletionQueue cq, QueuePair qp, MemoryRegion mr,
+            PerftestDest my, PerftestDest rem, long bufBytes) throws IOException {
+        out.println(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]"
+                + "   99% percentile[usec]   99.9% percentile[usec]");
+        out.flush();
+        PerfTest.Op op = c.test().op();
+        int n = (int) Math.min(Integer.MAX_VALUE - 1, c.iters());
+        long[] stamps = new long[n + 1];
+        WorkCompletion[] wc = {new WorkCompletion()};
+        java.lang.foreign.MemorySegment seg = mr.segment();
+        switch (op) {
+            case WRITE -> {
+                long pollOff = my.vaddr() - mr.addr() + c.size() - 1;
+                long postOff = c.size() - 1;
+                SendWr wr = new SendWr().rdmaWrite(0, rem.vaddr(), rem.rkey(), new Sge(mr.addr(), c.size(), mr.lkey()))
+                        .signaled();
+                long scnt = 0;
+                long rcnt = 0;
+                long ccnt = 0;
+                while (scnt < n || ccnt < n || rcnt < n) {
+                    if (rcnt < n && !(scnt < 1 && c.server())) {
+                        rcnt++;
+                        spinFor(dev, seg, pollOff, (byte) rcnt);
+                    }
+                    if (scnt < n) {
+                        stamps[(int) scnt] = System.nanoTime();
+                        seg.set(ValueLayout.JAVA_BYTE, postOff, (byte) ++scnt);
+                        qp.postSend(wr);
+                    }
+                    if (ccnt < n) {
+                        dev.awaitCompletions(cq, wc, STALL_SECONDS);
+                        check(wc[0], new QueuePair[] {qp});
+                        ccnt++;
+                    }
+                }
+                stamps[n] = System.nanoTime();
+                latencyReport(stamps, n, true);
+            }
+            case SEND -> {
+                int rx = (int) Math.min(RX_DEPTH, c.iters());
+                for (int k = 0; k < rx; k++) {
+                    qp.postRecv(new RecvWr().set(1, new Sge(mr.addr() + bufBytes, c.size(), mr.lkey())));
+                }
+                long posted = rx;
+                wire.handshake(my);
+                SendWr wr = new SendWr().send(0, new Sge(mr.addr(), c.size(), mr.lkey())).signaled();
+                long scnt = 0;
+                long rcnt = 0;
+                long sdone = 0;
+                while (scnt < n || rcnt < n) {
+                    if (rcnt < n && !(scnt < 1 && !c.server())) {
+                        boolean got = false;
+                        while (!got) { // a receive completion; send completions are counted on the way
+                            dev.awaitCompletions(cq, wc, STALL_SECONDS);
+                            check(wc[0], new QueuePair[] {qp});
+                            if (wc[0].wrId == 1) {
+                                got = true;
+                            } else {
+                                sdone++;
+                            }
+                        }
+                        rcnt++;
+                        if (posted < c.iters()) {
+                            qp.postRecv(new RecvWr().set(1, new Sge(mr.addr() + bufBytes, c.size(), mr.lkey())));
+                            posted++;
+                        }
+                    }
+                    if (scnt < n) {
+                        stamps[(int) scnt] = System.nanoTime();
+                        qp.postSend(wr);
+                        scnt++;
+                    }
+                }
+                stamps[n] = System.nanoTime();
+                while (sdone < scnt) {
+                    dev.awaitCompletions(cq, wc, STALL_SECONDS);
+                    check(wc[0], new QueuePair[] {qp});
+                    sdone++;
+                }
+                latencyReport(stamps, n, true);
+                wire.handshake(my); // ctx_close_connection
+            }
+            case READ, ATOMIC -> {
+                if (c.server()) {
+                    wire.handshake(my); // ctx_close_connection: the client is done
+                    out.println(LINE);
+                    return 0;
+                }
+                Sge local = new Sge(mr.addr(), op == PerfTest.Op.READ ? c.size() : 8, mr.lkey());
+                SendWr wr = op == PerfTest.Op.READ ? new SendWr().rdmaRead(0, rem.vaddr(), rem.rkey(), local).signaled()
+                        : c.atomic() == AtomicType.CAS
+                                ? new SendWr().compareAndSwap(0, rem.vaddr() & ~7L, rem.rkey(), 0, 0, local).signaled()
+                                : new SendWr().fetchAndAdd(0, rem.vaddr() & ~7L, rem.rkey(), 1, local).signaled();
+                for (int k = 0; k < n; k++) {
+                    stamps[k] = System.nanoTime();
+                    qp.postSend(wr);
+                    dev.awaitCompletions(cq, wc, STALL_SECONDS);
+                    check(wc[0], new QueuePair[] {qp});
+                }
+                stamps[n] = System.nanoTime();
+                latencyReport(stamps, n, false);
+                wire.handshake(my); // ctx_close_connection
+            }
+        }
+        out.println(LINE);
+        return 0;
+    }
+
+    /** Spins until the byte at {@code off} of {@code seg} is {@code want} (written there by the peer's RDMA WRITE). */
+    private static void spinFor(InteropDevice dev, java.lang.foreign.MemorySegment seg, long off, byte want) {
+        long deadline = System.nanoTime() + STALL_SECONDS * 1_000_000_000L;
+        int spins = 0;
+        while (true) {
+            java.lang.invoke.VarHandle.acquireFence(); // re-read memory the device loop writes
+            if (seg.get(ValueLayout.JAVA_BYTE, off) == want) {
+                return;
+            }
+            if ((++spins & 0xFFFF) == 0 && System.nanoTime() > deadline) {
+                throw new InteropDevice.StallException("the peer's RDMA WRITE " + (want & 0xFF) + " did not arrive within "
+                        + STALL_SECONDS + " s; rxe4j counters " + dev.counters());
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * perftest's {@code print_report_lat}: from the post times of consecutive iterations, halved
+     * for the ping-pong tests; minimum, maximum, typical (median), average, standard deviation,
+     * 99% and 99.9% percentiles, in microseconds.
+     */
+    private void latencyReport(long[] stamps, int n, boolean halve) {
+        double[] us = new double[n];
+        for (int i = 0; i < n; i++) {
+            us[i] = (stamps[i + 1] - stamps[i]) / 1000.0 / (halve ? 2 : 1);
+        }
+        double[] sorted = us.clone();
+        java.util.Arrays.sort(sorted);
+        double avg = 0;
+        for (double v : us) {
+            avg += v;
+        }
+        avg /= n;
+        double var = 0;
+        for (double v : us) {
+            var += (v - avg) * (v - avg);
+        }
+        double stdev = Math.sqrt(var / n);
+        out.printf(Locale.ROOT, " %-7d %-10d     %-7.2f        %-7.2f      %-7.2f          %-7.2f         %-7.2f"
+                + "            %-7.2f                  %-7.2f%n", c.size(), n, sorted[0], sorted[n - 1], sorted[n / 2], avg,
+                stdev, sorted[Math.min(n - 1, (int) Math.ceil(n * 0.99) - 1)],
+                sorted[Math.min(n - 1, (int) Math.ceil(n * 0.999) - 1)]);
     }
 
     private static RecvWr recv(MemoryRegion mr, int qp, long bufBytes) {

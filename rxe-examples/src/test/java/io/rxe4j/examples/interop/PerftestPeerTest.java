@@ -46,11 +46,11 @@ class PerftestPeerTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = PerfTest.class, names = {"WRITE_BW", "READ_BW", "SEND_BW", "ATOMIC_BW"})
+    @EnumSource(PerfTest.class)
     @Timeout(120)
     void twoPerftestPeersRunEachBandwidthTest(PerfTest test) throws Exception {
         int port = 18700 + test.ordinal();
-        int size = test == PerfTest.ATOMIC_BW ? 8 : 8192;
+        int size = test.op() == PerfTest.Op.ATOMIC ? 8 : test.latency() ? 2 : 8192;
         ByteArrayOutputStream srvOut = new ByteArrayOutputStream();
         CompletableFuture<Integer> server = CompletableFuture.supplyAsync(() -> PerftestPeer.run(
                 new PerftestPeer.Config(test, size, 300, 1, 32, AtomicType.FAA, Mtu.MTU_1024, true, null, port, null,
@@ -65,6 +65,12 @@ class PerftestPeerTest {
         assertThat(rc).as("client exit code").isZero();
         assertThat(server.get(60, TimeUnit.SECONDS)).as("server exit code").isZero();
         assertThat(cli).containsPattern("(?m)^ " + size + " +300 ");
+        if (test.latency()) {
+            if (test.op() == PerfTest.Op.WRITE || test.op() == PerfTest.Op.SEND) { // ping-pong: both sides measure
+                assertThat(srv).containsPattern("(?m)^ " + size + " +300 ");
+            }
+            return;
+        }
         if (test == PerfTest.SEND_BW) {
             assertThat(srv).as("the server counts its own receives").containsPattern("(?m)^ " + size + " +300 ");
         } else {
