@@ -61,6 +61,12 @@ log() { echo "[$(date +%H:%M:%S)] $*"; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (ip netns, qemu)"
 [ -x "$VM/run.sh" ] || die "no kernel VM at $VM (set RXE_VM)"
+# the guest image is built once per machine (about 2 minutes; see $VM/README.md)
+if [ ! -f "${BUILD_DIR:-$VM/build}/trixie/root.img" ]; then
+  log "no guest image yet: building it with $VM/build.sh (once per machine, about 2 minutes)"
+  "$VM/build.sh" > "${TMPDIR:-/tmp}/rxe4j-vm-build.log" 2>&1 \
+    || { tail -20 "${TMPDIR:-/tmp}/rxe4j-vm-build.log"; die "building the guest image failed"; }
+fi
 # shellcheck source=java25.sh
 . "$here/java25.sh"
 JAVA=$(find_java25) || die "no JDK 25 found (JAVA_HOME or /usr/lib/jvm/*25*)"
