@@ -59,11 +59,12 @@ class PerftestPeerTest {
         // the client's TCP connection goes to 127.0.0.2, so the two devices bind UDP 4791 on two addresses
         int rc = PerftestPeer.run(new PerftestPeer.Config(test, size, 300, 1, 32, AtomicType.FAA, Mtu.MTU_1024, false,
                 "127.0.0.2", port, null, false), new PrintStream(cliOut, true, StandardCharsets.UTF_8), System.err);
+        int serverRc = server.get(60, TimeUnit.SECONDS); // before reading its output: it may finish after the client
         String cli = cliOut.toString(StandardCharsets.UTF_8);
         String srv = srvOut.toString(StandardCharsets.UTF_8);
         System.out.println(cli + srv);
         assertThat(rc).as("client exit code").isZero();
-        assertThat(server.get(60, TimeUnit.SECONDS)).as("server exit code").isZero();
+        assertThat(serverRc).as("server exit code").isZero();
         assertThat(cli).containsPattern("(?m)^ " + size + " +300 ");
         if (test.latency()) {
             if (test.op() == PerfTest.Op.WRITE || test.op() == PerfTest.Op.SEND) { // ping-pong: both sides measure
