@@ -15,6 +15,9 @@
 #          IPv4 MTU 256 -s 600, IPv6 link-local;
 #      (c) RxeOpsPeer against the guest's rxe_ops, both directions, IPv4 and IPv6, ops
 #          write,writeimm,send,sendimm,read,cas,fadd,awrite,read8,flush,flushmr;
+#      (d) rxe-perf --perftest against the guest's perftest, both directions: ib_{write,read,send,
+#          atomic}_{bw,lat} over IPv4, ib_write_bw over IPv6 (PT_ITERS iterations, default 200);
+#      (e1) RxePingpong dropping 2% of its own packets against the guest's ibv_rc_pingpong (loss);
 #      IPv4 runs between 10.99.0.1 (br0, host) and 10.99.0.11 (guest), IPv6 between br0's fe80::
 #      address and fe80::5054:ff:fe00:11;
 #   4. collects rdma_rxe's counters (`rdma statistic`) and the namespace's UDP counters before,

@@ -50,12 +50,36 @@ record PerftestDest(int lid, int outReads, int qpn, int psn, int rkey, long vadd
         }
     }
 
-    /** perftest's "local address" / "remote address" line ({@code BASIC_ADDR_FMT} and friends). */
-    String describe(String side, boolean rdma) {
-        String s = String.format(Locale.ROOT, " %s address: LID %#06x QPN %#08x PSN %#08x", side, lid, qpn, psn);
-        if (rdma) {
-            s += String.format(Locale.ROOT, " OUT %#04x RKey %#010x VAddr %#018x", outReads, rkey, vaddr);
+    /**
+     * perftest's address lines ({@code ctx_print_pingpong_data}: {@code BASIC_ADDR_FMT}, then for
+     * READ {@code READ_FMT} and for READ and WRITE {@code RDMA_FMT}, then {@code PERF_GID_FMT} with
+     * each GID byte in decimal).
+     *
+     * @param op the test's operation
+     */
+    String describe(String side, io.rxe4j.examples.perf.PerfTest.Op op) {
+        StringBuilder s = new StringBuilder(String.format(Locale.ROOT, " %s address: LID %s QPN %s PSN %s", side,
+                cHex(lid, 4), cHex(qpn, 6), cHex(psn, 6)));
+        if (op == io.rxe4j.examples.perf.PerfTest.Op.READ) {
+            s.append(" OUT ").append(cHex(outReads, 4));
         }
-        return s + "\n GID: " + gid.toHex();
+        if (op == io.rxe4j.examples.perf.PerfTest.Op.READ || op == io.rxe4j.examples.perf.PerfTest.Op.WRITE) {
+            s.append(" RKey ").append(cHex(rkey, 8)).append(" VAddr ").append(cHex(vaddr, 16));
+        }
+        s.append("\n GID: ");
+        byte[] raw = gid.raw();
+        for (int i = 0; i < raw.length; i++) {
+            s.append(i == 0 ? "" : ":").append(String.format(Locale.ROOT, "%02d", raw[i] & 0xFF));
+        }
+        return s.toString();
+    }
+
+    /** C's {@code %#0<width>x}: zero-padded to {@code width} characters including "0x"; plain zeros for 0. */
+    static String cHex(long v, int width) {
+        if (v == 0) {
+            return "0".repeat(width);
+        }
+        String h = Long.toHexString(v);
+        return "0x" + "0".repeat(Math.max(0, width - 2 - h.length())) + h;
     }
 }

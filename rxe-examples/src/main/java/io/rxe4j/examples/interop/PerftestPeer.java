@@ -89,8 +89,11 @@ public final class PerftestPeer {
     public static int run(Config c, PrintStream out, PrintStream err) {
         try {
             return new PerftestPeer(c, out).run();
-        } catch (IOException | IllegalStateException | IllegalArgumentException | InteropDevice.StallException e) {
-            err.println("rxe-perf --perftest: " + e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            // e.g. the UDP port 4791 of the TCP connection's address is taken (both peers on one IP)
+            err.println("rxe-perf --perftest: " + e.getMessage()
+                    + (e.getCause() != null && !String.valueOf(e.getMessage()).contains(String.valueOf(
+                            e.getCause().getMessage())) ? " (" + e.getCause().getMessage() + ")" : ""));
             return 1;
         }
     }
@@ -179,16 +182,15 @@ public final class PerftestPeer {
             for (int i = 0; i < q; i++) {
                 connectQp(dev, qps[i], my[i], rem[i], mtu);
             }
-            boolean rdma = c.test().op() != PerfTest.Op.SEND;
             if (send) { // send_bw: one hand shake, then one per QP
                 wire.handshake(my[0]);
             }
             for (int i = 0; i < q; i++) {
-                out.println(my[i].describe("local", rdma));
+                out.println(my[i].describe("local", c.test().op()));
             }
             for (int i = 0; i < q; i++) {
                 rem[i] = wire.handshake(my[i]);
-                out.println(rem[i].describe("remote", rdma));
+                out.println(rem[i].describe("remote", c.test().op()));
             }
             out.println(LINE);
             if (!send) { // write/read/atomic: "an additional handshake is required after moving qp to RTR"
@@ -256,10 +258,12 @@ public final class PerftestPeer {
      */
     private int latency(InteropDevice dev, PerftestWire wire, CompletionQueue cq, QueuePair qp, MemoryRegion mr,
             PerftestDest my, PerftestDest rem, long bufBytes) throws IOException {
-        out.println(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]"
-                + "   99% percentile[usec]   99.9% percentile[usec]");
-        out.flush();
         PerfTest.Op op = c.test().op();
+        if (!c.server() || op == PerfTest.Op.WRITE || op == PerfTest.Op.SEND) { // read/atomic servers only wait
+            out.println(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]"
+                    + "   99% percentile[usec]   99.9% percentile[usec]");
+            out.flush();
+        }
         int n = (int) Math.min(Integer.MAX_VALUE - 1, c.iters());
         long[] stamps = new long[n + 1];
         WorkCompletion[] wc = {new WorkCompletion()};

@@ -129,9 +129,10 @@ public final class RxePerf implements Callable<Integer> {
             + "directions) to a pcap file (Wireshark, tshark; its ICRCs check out); in --server mode, the server's")
     java.nio.file.Path pcap;
 
-    @Option(names = "--perftest", description = "be the peer of perftest's ib_write_bw, ib_read_bw, ib_send_bw or "
-            + "ib_atomic_bw (RC, no rdma_cm) on another host: perftest's TCP exchange on --port, UDP port 4791 on the IP "
-            + "of the TCP connection; with --server or --connect HOST[:PORT]; give both sides the same -s, -n and -q")
+    @Option(names = "--perftest", description = "be the peer of perftest's ib_{write,read,send,atomic}_{bw,lat} "
+            + "(RC, no rdma_cm) on another host: perftest's TCP exchange on --port, UDP port 4791 on the IP of the TCP "
+            + "connection (two peers on one host: --connect 127.0.0.2); with --server or --connect HOST[:PORT]; give "
+            + "both sides the same -s, -n and -q")
     boolean perftest;
 
     @Option(names = "--json", description = "print JSON instead of the table")

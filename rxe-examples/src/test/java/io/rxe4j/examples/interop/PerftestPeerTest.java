@@ -33,6 +33,13 @@ class PerftestPeerTest {
         assertThat(new String(msg, 0, 107, StandardCharsets.US_ASCII)).isEqualTo(
                 "0000:0001:00001d:40f4f0:00000e0b:00007f328e6d7000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:63:00:0b:00000000:");
         assertThat(PerftestDest.parse(msg)).isEqualTo(d);
+        // the address lines as the guest's ib_write_bw 25.01 printed them for the same values
+        assertThat(d.describe("local", PerfTest.Op.WRITE)).isEqualTo(
+                " local address: LID 0000 QPN 0x001d PSN 0x40f4f0 RKey 0x000e0b VAddr 0x007f328e6d7000\n"
+                + " GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:99:00:11");
+        assertThat(d.describe("remote", PerfTest.Op.SEND)).isEqualTo(" remote address: LID 0000 QPN 0x001d PSN 0x40f4f0\n"
+                + " GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:99:00:11");
+        assertThat(d.describe("local", PerfTest.Op.READ)).contains("PSN 0x40f4f0 OUT 0x01 RKey 0x000e0b");
         assertThatThrownBy(() -> PerftestDest.parse("0000:0001:zz".getBytes(StandardCharsets.US_ASCII)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("malformed perftest dest message");
     }
