@@ -5,6 +5,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramPacket;
@@ -41,11 +42,36 @@ final class RawUdpBench {
 
     private RawUdpBench() {}
 
-    static DatagramChannel open(Io io, EventLoopGroup group, InetAddress ip, ChannelInboundHandlerAdapter handler) {
+    /**
+     * The UDP features of the raw side, which a fair comparison takes from the rxe4j side: the
+     * channel implementation, UDP GSO on send (runs of equal-size datagrams to one peer coalesced
+     * into one {@code SegmentedDatagramPacket}, at most {@link UdpTransport#GSO_MAX_SEGMENTS}, as
+     * {@code UdpTransport} does) and UDP GRO on receive (epoll only).
+     */
+    record Features(Io io, boolean gso, boolean gro) {
+        Features {
+            if ((gso || gro) && io != Io.EPOLL) {
+                throw new IllegalArgumentException("GSO and GRO need the epoll transport");
+            }
+        }
+    }
+
+    /** GRO reads: one buffer for a whole coalesced burst (64 KiB), as UdpTransport. */
+    private static final int GRO_READ_BUFFER_BYTES = 65_536;
+
+    static DatagramChannel open(Features f, EventLoopGroup group, InetAddress ip, ChannelInboundHandlerAdapter handler) {
+        Io io = f.io();
         DatagramChannel ch = io == Io.EPOLL ? new EpollDatagramChannel() : new NioDatagramChannel();
         ch.config().setReceiveBufferSize(UdpTransport.DEFAULT_SOCKET_BUFFER_BYTES);
         ch.config().setSendBufferSize(UdpTransport.DEFAULT_SOCKET_BUFFER_BYTES);
-        if (ch instanceof EpollDatagramChannel e) {
+        if (ch instanceof EpollDatagramChannel e && f.gro()) {
+            if (!e.config().setOption(EpollChannelOption.UDP_GRO, Boolean.TRUE)) {
+                throw new IllegalStateException("cannot set UDP_GRO on the raw socket");
+            }
+            e.config().setMaxDatagramPayloadSize(0); // Netty splits the coalesced datagrams
+            ch.config().setRecvByteBufAllocator(new FixedRecvByteBufAllocator(
+                    Math.max(GRO_READ_BUFFER_BYTES, MAX_DATAGRAM + 1)));
+        } else if (ch instanceof EpollDatagramChannel e) {
             e.config().setMaxDatagramPayloadSize(MAX_DATAGRAM + 1);
             ch.config().setRecvByteBufAllocator(
                     new FixedRecvByteBufAllocator((MAX_DATAGRAM + 1) * UdpTransport.DEFAULT_RECV_BATCH));
@@ -59,13 +85,57 @@ final class RawUdpBench {
     }
 
     /** The passive side: answers each message's last datagram with the response it names. */
+    /**
+     * Writes the datagrams of one message to {@code peer}: one {@code DatagramPacket} each, or with
+     * GSO runs of equal-size datagrams (a shorter one may end a run) copied into one buffer and sent
+     * as a {@code SegmentedDatagramPacket}, as {@code UdpTransport.writePending} does.
+     */
+    static void write(io.netty.channel.Channel ch, boolean gso, java.util.List<ByteBuf> datagrams, InetSocketAddress peer) {
+        int n = datagrams.size();
+        int i = 0;
+        while (i < n) {
+            ByteBuf first = datagrams.get(i);
+            int size = first.readableBytes();
+            int end = i + 1;
+            int total = size;
+            if (gso && size > 0) {
+                while (end < n && end - i < UdpTransport.GSO_MAX_SEGMENTS) {
+                    int s = datagrams.get(end).readableBytes();
+                    if (s > size || s == 0 || total + s > UdpTransport.MAX_UDP_PAYLOAD_BYTES) {
+                        break;
+                    }
+                    total += s;
+                    end++;
+                    if (s < size) {
+                        break;
+                    }
+                }
+            }
+            if (end - i == 1) {
+                ch.write(new DatagramPacket(first, peer), ch.voidPromise());
+            } else {
+                ByteBuf content = ch.alloc().directBuffer(total);
+                for (int k = i; k < end; k++) {
+                    ByteBuf d = datagrams.get(k);
+                    content.writeBytes(d, d.readerIndex(), d.readableBytes());
+                    d.release();
+                }
+                ch.write(new io.netty.channel.epoll.SegmentedDatagramPacket(content, size, peer), ch.voidPromise());
+            }
+            i = end;
+        }
+        datagrams.clear();
+    }
+
     static final class Responder implements AutoCloseable {
         private final EventLoopGroup group;
         private final DatagramChannel channel;
 
-        Responder(Io io, InetAddress ip) {
-            group = UdpTransport.newEventLoopGroup(io, 1, "raw-udp-responder");
-            channel = open(io, group, ip, new ChannelInboundHandlerAdapter() {
+        private final java.util.List<ByteBuf> batch = new java.util.ArrayList<>();
+
+        Responder(Features f, InetAddress ip) {
+            group = UdpTransport.newEventLoopGroup(f.io(), 1, "raw-udp-responder");
+            channel = open(f, group, ip, new ChannelInboundHandlerAdapter() {
                 @Override
                 public void channelRead(ChannelHandlerContext ctx, Object msg) {
                     DatagramPacket p = (DatagramPacket) msg;
@@ -82,8 +152,9 @@ final class RawUdpBench {
                                 ByteBuf out = ctx.alloc().directBuffer(size);
                                 out.writeByte(i == n - 1 ? LAST : 0).writeInt(id);
                                 out.writerIndex(size);
-                                ctx.write(new DatagramPacket(out, p.sender()), ctx.voidPromise());
+                                batch.add(out);
                             }
+                            write(ctx.channel(), f.gso(), batch, p.sender());
                             ctx.flush();
                         }
                     } finally {
@@ -129,10 +200,14 @@ final class RawUdpBench {
         private int bytes;
         private ScheduledFuture<?> stallCheck;
 
-        Requester(Io io, InetAddress ip, InetSocketAddress peer) {
+        private final boolean gso;
+        private final java.util.List<ByteBuf> batch = new java.util.ArrayList<>();
+
+        Requester(Features f, InetAddress ip, InetSocketAddress peer) {
             this.peer = peer;
-            group = UdpTransport.newEventLoopGroup(io, 1, "raw-udp-requester");
-            channel = open(io, group, ip, this);
+            this.gso = f.gso();
+            group = UdpTransport.newEventLoopGroup(f.io(), 1, "raw-udp-requester");
+            channel = open(f, group, ip, this);
         }
 
         /**
@@ -200,8 +275,9 @@ final class RawUdpBench {
                             .writeShort(shape.respLast());
                 }
                 out.writerIndex(size);
-                channel.write(new DatagramPacket(out, peer), channel.voidPromise());
+                batch.add(out);
             }
+            write(channel, gso, batch, peer);
         }
 
         @Override

@@ -343,6 +343,14 @@ public final class RxePerf implements Callable<Integer> {
         return UdpTransport.builder(ip).port(0).io(io()).gso(gso).gro(gro).bind();
     }
 
+    /**
+     * The raw side's UDP features: exactly the rxe4j side's (channel implementation, GSO, GRO), so
+     * that --compare compares like with like (issue 13).
+     */
+    RawUdpBench.Features rawFeatures() {
+        return new RawUdpBench.Features(io(), gso, gro);
+    }
+
     /** {@code t}, wrapped to write its packets to {@link #pcap} when given. */
     private Transport captured(Transport t) {
         return pcap == null ? t : new io.rxe4j.net.pcap.CapturingTransport(t, pcap);
@@ -406,8 +414,8 @@ public final class RxePerf implements Callable<Integer> {
                 }
             }
             if (doRaw) {
-                rawResponder = new RawUdpBench.Responder(io(), lo);
-                rawRequester = new RawUdpBench.Requester(io(), lo, rawResponder.address());
+                rawResponder = new RawUdpBench.Responder(rawFeatures(), lo);
+                rawRequester = new RawUdpBench.Requester(rawFeatures(), lo, rawResponder.address());
             }
             header();
             for (int s : sizes()) {
@@ -547,7 +555,7 @@ public final class RxePerf implements Callable<Integer> {
                 int depth = Integer.parseInt(p[4]);
                 Mtu m = Mtu.ofBytes(Integer.parseInt(p[5]));
                 InetAddress ip = s.getLocalAddress();
-                try (RawUdpBench.Responder raw = new RawUdpBench.Responder(io(), ip);
+                try (RawUdpBench.Responder raw = new RawUdpBench.Responder(rawFeatures(), ip);
                         RdmaBench.Side side = new RdmaBench.Side(
                                 captured(udp(ip)), mr, q, depth,
                                 Math.max(2 * depth, 16), deviceConfig());
@@ -600,7 +608,7 @@ public final class RxePerf implements Callable<Integer> {
                 }
                 RdmaBench.Requester req = new RdmaBench.Requester(side, peers);
                 try (RawUdpBench.Requester rawReq = rawUdp || compare
-                        ? new RawUdpBench.Requester(io(), ip, rawPeer) : null) {
+                        ? new RawUdpBench.Requester(rawFeatures(), ip, rawPeer) : null) {
                     header();
                     for (int size : sizes()) {
                         Result r = rawUdp ? null : measureRdma(req, test, size);
