@@ -249,9 +249,14 @@ final class RawUdpBench {
 
         private void fill() {
             boolean wrote = false;
-            while (outstanding < window && !stopping()) {
+            // and while the channel is writable: Netty queues what the socket cannot take yet, and a
+            // window of 8 MiB messages would otherwise queue a gigabyte of direct memory
+            while (outstanding < window && !stopping() && (outstanding == 0 || channel.isWritable())) {
                 sendMessage();
                 wrote = true;
+                if (!channel.isWritable()) {
+                    channel.flush();
+                }
             }
             if (wrote) {
                 channel.flush();
@@ -302,6 +307,14 @@ final class RawUdpBench {
             } finally {
                 ReferenceCountUtil.release(msg);
             }
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (done != null && ctx.channel().isWritable()) {
+                fill();
+            }
+            ctx.fireChannelWritabilityChanged();
         }
 
         private void checkStall() {
