@@ -50,6 +50,11 @@ final class RdmaBench {
         final int rqDepth;
         /** Block in {@code cq.await} when idle (perftest {@code -e}) instead of busy polling. */
         boolean events;
+        /**
+         * When set, idle waits follow this backoff (spin, then yield, then park with a growing
+         * sleep) instead of busy polling or blocking; {@link #worked()} resets it.
+         */
+        org.agrona.concurrent.IdleStrategy backoff;
 
         Side(Transport transport, long mrBytes, int qpCount, int sqDepth, int rqDepth,
                 io.rxe4j.verbs.DeviceConfig config) {
@@ -147,6 +152,10 @@ final class RdmaBench {
          * {@link #events}, a short spin and then a blocking wait (a thread wake-up per completion).
          */
         void idle() {
+            if (backoff != null) {
+                backoff.idle();
+                return;
+            }
             for (int i = 0; i < 64; i++) {
                 if (cq.size() > 0) {
                     return;
@@ -155,6 +164,13 @@ final class RdmaBench {
             }
             if (events) {
                 cq.await(TimeUnit.MILLISECONDS.toNanos(1));
+            }
+        }
+
+        /** A poll found completions: the backoff starts again from spinning. */
+        void worked() {
+            if (backoff != null) {
+                backoff.reset();
             }
         }
 
@@ -220,6 +236,7 @@ final class RdmaBench {
                         side.idle();
                         continue;
                     }
+                    side.worked();
                     for (int k = 0; k < n; k++) {
                         WorkCompletion wc = wcs[k];
                         if (wc.status == WcStatus.WR_FLUSH_ERR && !running) {
@@ -332,6 +349,7 @@ final class RdmaBench {
                 if (n == 0) {
                     side.idle();
                 } else {
+                    side.worked();
                     end = System.nanoTime();
                     stop |= end >= deadline;
                 }
@@ -379,6 +397,7 @@ final class RdmaBench {
                         }
                         continue;
                     }
+                    side.worked();
                     for (int k = 0; k < n; k++) {
                         side.check(wcs[k]);
                         need--;

@@ -100,6 +100,16 @@ public final class RxePerf implements Callable<Integer> {
         return events || (!busyPoll && !t.latency());
     }
 
+    @Option(names = "--backoff", description = "wait for completions with a backoff idle strategy (Agrona's "
+            + "BackoffIdleStrategy: 100 spins, 10 yields, then parks of 1 to 100 us), on both sides: low latency "
+            + "without starving the device loops when there are fewer cores than busy threads")
+    boolean backoff;
+
+    /** The backoff both sides use with {@code --backoff}, else null. */
+    private org.agrona.concurrent.IdleStrategy newBackoff() {
+        return backoff ? new org.agrona.concurrent.BackoffIdleStrategy(100, 10, 1_000, 100_000) : null;
+    }
+
     /** The passive side only polls for SENDs: it busy-polls only in send_lat (then as {@link #useEvents}). */
     private boolean responderEvents(PerfTest t) {
         return t.op() == PerfTest.Op.SEND ? useEvents(t) : !busyPoll;
@@ -389,6 +399,8 @@ public final class RxePerf implements Callable<Integer> {
                         deviceConfig());
                 a.events = useEvents(test());
                 b.events = responderEvents(test());
+                a.backoff = newBackoff();
+                b.backoff = newBackoff();
                 BufferAdvert[] peers = connectPair(a, b);
                 responder = new RdmaBench.Responder(b, (int) Math.min(Integer.MAX_VALUE, mrBytes() / 2));
                 responder.echo(test == PerfTest.SEND_LAT);
@@ -561,6 +573,7 @@ public final class RxePerf implements Callable<Integer> {
                                 Math.max(2 * depth, 16), deviceConfig());
                         RdmaListener cm = RdmaListener.listen(new InetSocketAddress(ip, 0))) {
                     side.events = responderEvents(test);
+                    side.backoff = newBackoff();
                     // the QPs are connected by the connection manager, on a listener of their own
                     boot.send("RAW " + raw.address().getAddress().getHostAddress() + " " + raw.address().getPort()
                             + " CM " + cm.localAddress().getPort());
@@ -595,6 +608,7 @@ public final class RxePerf implements Callable<Integer> {
             try (RdmaBench.Side side = new RdmaBench.Side(captured(udp(ip)),
                     mrBytes(), qps, txDepth, rqDepth(), deviceConfig())) {
                 side.events = useEvents(test());
+                side.backoff = newBackoff();
                 BufferAdvert[] peers = side.connectAll(cmPeer, pathMtu(), ackTimeout);
                 String ready = boot.receive();
                 if (!ready.equals("READY")) {

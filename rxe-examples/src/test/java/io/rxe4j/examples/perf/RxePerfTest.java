@@ -89,6 +89,13 @@ class RxePerfTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(value = PerfTest.class, names = {"ATOMIC_LAT", "SEND_LAT", "WRITE_BW", "SEND_BW"})
+    void theBackoffIdleStrategyCompletesEveryRun(PerfTest test) {
+        String out = run(test.cliName(), "--backoff", "-n", "200", "-s", "4096", "-t", "8", "-w", "0", "--json");
+        assertThat(out).contains("\"iterations\":200").doesNotContain("null");
+    }
+
     @Test
     void tableOutputAndMaskedAtomics() {
         String out = run("atomic_bw", "--atomic-type", "MFAA", "-n", "20", "-t", "4", "-w", "0", "-q", "2");
