@@ -285,8 +285,101 @@ final class RawUdpBench {
             write(channel, gso, batch, peer);
         }
 
+        // ---- the mirrored latency mode: the caller posts and waits, as an rxe4j application does ----
+
+        /** How the caller waits for its reply, the same choice rxe-perf makes for the rxe4j side. */
+        enum Wait { BUSY, BLOCK, BACKOFF }
+
+        /** Replies received in the mirrored mode; written on the loop, read by the caller. */
+        private volatile long mirroredReplies;
+        private volatile Thread mirroredWaiter;
+        private volatile boolean mirrored;
+
+        /**
+         * One latency phase run like an rxe4j ping-pong: the calling thread hands each message to the
+         * channel's event loop (as {@code postSend} hands a WR to the device loop), the loop sends it
+         * and receives the reply, and the caller waits for that reply the way the rxe4j side waits for
+         * its completion ({@code wait}). So a latency ratio compares equal structures and equal waiting.
+         * A reply missing for 50 ms is counted lost and the next message is sent.
+         */
+        Result runLatency(PerfTest t, int b, Shape s, long iterations, long durationNanos, Wait wait)
+                throws Exception {
+            channel.eventLoop().submit(() -> {
+                shape = s;
+                sentAt = new long[1];
+                mask = 0;
+            }).get(10, TimeUnit.SECONDS);
+            org.agrona.concurrent.IdleStrategy backoff = wait == Wait.BACKOFF
+                    ? new org.agrona.concurrent.BackoffIdleStrategy(100, 10, 1_000, 100_000) : null;
+            Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+            long target = iterations > 0 ? iterations : Long.MAX_VALUE;
+            long start = System.nanoTime();
+            long deadlineAll = durationNanos > 0 ? start + durationNanos : Long.MAX_VALUE;
+            long lostHere = 0;
+            long n = 0;
+            mirroredWaiter = Thread.currentThread();
+            mirrored = true;
+            try {
+                long seen = mirroredReplies;
+                while (n < target && System.nanoTime() < deadlineAll) {
+                    long t0 = System.nanoTime();
+                    channel.eventLoop().execute(() -> {
+                        sendMessage();
+                        outstanding = 0; // the mirrored mode does not use the window
+                        channel.flush();
+                    });
+                    long stallAt = t0 + TimeUnit.MILLISECONDS.toNanos(STALL_MILLIS);
+                    boolean got = false;
+                    while (!got) {
+                        if (mirroredReplies != seen) {
+                            got = true;
+                            break;
+                        }
+                        if (System.nanoTime() > stallAt) {
+                            break;
+                        }
+                        switch (wait) {
+                            case BUSY -> Thread.onSpinWait();
+                            case BLOCK -> java.util.concurrent.locks.LockSupport.parkNanos(this,
+                                    TimeUnit.MILLISECONDS.toNanos(1));
+                            case BACKOFF -> backoff.idle();
+                        }
+                    }
+                    if (got) {
+                        seen = mirroredReplies;
+                        h.recordValue(Math.max(0, System.nanoTime() - t0));
+                        n++;
+                        if (backoff != null) {
+                            backoff.reset();
+                        }
+                    } else {
+                        lostHere++;
+                        seen = mirroredReplies;
+                    }
+                }
+            } finally {
+                mirrored = false;
+                mirroredWaiter = null;
+            }
+            return new Result(t, true, b, n, (System.nanoTime() - start) / 1e9, h, lostHere);
+        }
+
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (mirrored) {
+                try {
+                    if (msg instanceof DatagramPacket p && (p.content().getByte(0) & LAST) != 0) {
+                        mirroredReplies = mirroredReplies + 1; // single writer: the loop
+                        Thread w = mirroredWaiter;
+                        if (w != null) {
+                            java.util.concurrent.locks.LockSupport.unpark(w);
+                        }
+                    }
+                } finally {
+                    ReferenceCountUtil.release(msg);
+                }
+                return;
+            }
             try {
                 if (done == null || !(msg instanceof DatagramPacket p)) {
                     return;

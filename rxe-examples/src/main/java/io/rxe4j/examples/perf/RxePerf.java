@@ -545,6 +545,14 @@ public final class RxePerf implements Callable<Integer> {
 
     private Result measureRaw(RawUdpBench.Requester req, PerfTest test, int s) throws Exception {
         Shape shape = Shape.of(test, s, mtu, atomicType);
+        if (test.latency()) { // the caller posts and waits as the rxe4j side does, so the ratio compares like with like
+            RawUdpBench.Requester.Wait wait = backoff ? RawUdpBench.Requester.Wait.BACKOFF
+                    : useEvents(test) ? RawUdpBench.Requester.Wait.BLOCK : RawUdpBench.Requester.Wait.BUSY;
+            if (warmupNanos() > 0) {
+                req.runLatency(test, s, shape, 0, warmupNanos(), wait);
+            }
+            return req.runLatency(test, s, shape, duration == null ? iterationsPerSize() : 0, durationNanos(), wait);
+        }
         if (warmupNanos() > 0) {
             req.run(test, s, shape, window(), 0, warmupNanos());
         }

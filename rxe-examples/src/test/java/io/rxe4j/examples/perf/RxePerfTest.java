@@ -96,6 +96,13 @@ class RxePerfTest {
         assertThat(out).contains("\"iterations\":200").doesNotContain("null");
     }
 
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"--busy-poll", "--events", "--backoff"})
+    void latencyComparisonsRunTheRawSideWithTheSameWaiting(String wait) {
+        String out = run("atomic_lat", "--compare", wait, "-n", "200", "-w", "0", "--transport", "nio", "--json");
+        assertThat(out).contains("\"mode\":\"raw-udp\"").contains("\"iterations\":200").contains("\"t_p50_us\":");
+    }
+
     @Test
     void tableOutputAndMaskedAtomics() {
         String out = run("atomic_bw", "--atomic-type", "MFAA", "-n", "20", "-t", "4", "-w", "0", "-q", "2");
