@@ -15,6 +15,7 @@ module io.rxe4j.verbs {
     requires io.netty.common;
     requires org.slf4j;
     requires transitive java.management; // RdmaDevice.mbeanName() returns an ObjectName
+    requires jdk.net; // TCP keepalive options of the connection manager
 
     exports io.rxe4j.verbs;
     exports io.rxe4j.verbs.spi;

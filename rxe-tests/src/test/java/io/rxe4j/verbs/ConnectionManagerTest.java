@@ -221,6 +221,66 @@ class ConnectionManagerTest {
     }
 
     @Test
+    void establishedIsRaisedBeforeADisconnectThatArrivesWithTheRtu() throws Exception {
+        for (int i = 0; i < 20; i++) {
+            try (QueuePair fake = client.pd.createQp(QpInitAttr.rc(client.cq, client.cq))) {
+                CompletableFuture<RdmaConnection> accepted = acceptAsync();
+                try (Socket sock = new Socket()) {
+                    sock.connect(listener.localAddress());
+                    DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(sock.getOutputStream()));
+                    new CmMessage(CmMessage.Type.REQ, fake.qpNum(), 5, Mtu.MTU_1024, 16, 16, client.dev.address(),
+                            new byte[0]).write(out);
+                    assertThat(CmMessage.read(new DataInputStream(sock.getInputStream())).type())
+                            .isEqualTo(CmMessage.Type.REP);
+                    java.io.ByteArrayOutputStream both = new java.io.ByteArrayOutputStream();
+                    DataOutputStream b = new DataOutputStream(both);
+                    CmMessage.control(CmMessage.Type.RTU).write(b);
+                    CmMessage.control(CmMessage.Type.DREQ).write(b);
+                    sock.getOutputStream().write(both.toByteArray()); // RTU and DREQ in one segment
+                    try (RdmaConnection s = accepted.get(10, TimeUnit.SECONDS)) {
+                        assertThat(s.awaitDisconnect(Duration.ofSeconds(10))).isTrue();
+                        AsyncEvent first = server.awaitEvent(AsyncEventType.ESTABLISHED);
+                        assertThat(first.qp()).isSameAs(s.qp());
+                        assertThat(server.awaitEvent(AsyncEventType.DISCONNECTED).qp()).isSameAs(s.qp());
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(10)
+    void aClientTricklingItsRequestIsDroppedAtTheRequestDeadline() throws Exception {
+        try (Socket slow = new Socket()) {
+            slow.connect(listener.localAddress());
+            java.io.OutputStream o = slow.getOutputStream();
+            slow.setSoTimeout(100);
+            // one byte of a REQ every 100 ms: each read would be within the 300 ms timeout, the whole is not
+            byte[] magic = {0x52, 0x58, 0x43, 0x4D, 1, 1, 2, 0}; // a REQ header announcing a 512-byte body
+            int k = 0;
+            boolean closed = false;
+            for (int i = 0; i < 60 && !closed; i++) {
+                try {
+                    o.write(k < magic.length ? magic[k] : 0); // then the body, zeros, one byte at a time
+                    k++;
+                    o.flush();
+                    closed = slow.getInputStream().read() == -1;
+                } catch (java.net.SocketTimeoutException stillOpen) {
+                    // nothing to read yet: the listener still waits for the rest
+                } catch (java.io.IOException reset) {
+                    closed = true;
+                }
+            }
+            assertThat(closed).as("the listener closed the trickling connection").isTrue();
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5); // counted just after the close
+        while (listener.droppedConnections() == 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertThat(listener.droppedConnections()).isEqualTo(1);
+    }
+
+    @Test
     void aRejectedRequestFailsTheConnectWithTheServersPrivateDataAndLeavesNoQp() throws Exception {
         CompletableFuture<Void> rejected = CompletableFuture.runAsync(() -> {
             try {

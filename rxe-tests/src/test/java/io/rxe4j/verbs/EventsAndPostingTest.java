@@ -199,6 +199,19 @@ class EventsAndPostingTest {
     }
 
     @Test
+    void aReceiveWithTheSameWrIdDoesNotCompleteASendsFuture() throws Exception {
+        // cqA serves qa's sends and receives; a receive completion with wr_id 5 must not complete the
+        // future of the send with wr_id 5 (it once did)
+        CompletableFuture<WorkCompletion> f = qa.postSendAsync(
+                new SendWr().rdmaWrite(5, mb.addr(), mb.rkey(), new Sge(ma.addr(), 8, ma.lkey())));
+        qa.postRecv(new RecvWr().set(5, new Sge(ma.addr() + 1024, 64, ma.lkey())));
+        qb.postSend(new SendWr().send(9, new Sge(mb.addr(), 8, mb.lkey())));
+        vs.runUntilIdle();
+        WorkCompletion wc = f.get(10, TimeUnit.SECONDS);
+        assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_WRITE);
+    }
+
+    @Test
     void aQpThatFailsOnItsOwnRaisesQpFatalWithItsReasonAndCqOverflowRaisesCqErr() throws Exception {
         List<AsyncEvent> events = new CopyOnWriteArrayList<>();
         CountDownLatch fatal = new CountDownLatch(1);

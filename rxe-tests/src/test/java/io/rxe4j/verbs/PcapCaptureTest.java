@@ -101,6 +101,26 @@ class PcapCaptureTest {
         assertThat(lastPsn - firstPsn).isEqualTo(1 + 3 + 3 + 1 + 1);
     }
 
+    @org.junit.jupiter.api.Test
+    void aCaptureThatCannotWriteStopsCapturingAndTheDeviceGoesOn() throws Exception {
+        Path full = Path.of("/dev/full");
+        assumeTrue(Files.isWritable(full), "no /dev/full on this system");
+        InJvmFabric fabric = new InJvmFabric();
+        CapturingTransport capture = new CapturingTransport(fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)),
+                full);
+        int access = Access.LOCAL_WRITE | Access.REMOTE_WRITE;
+        try (RcPair p = new RcPair(RdmaDevice.open(capture), RdmaDevice.open(fabric.newTransport(
+                new InetSocketAddress("10.0.0.2", 4791))), 1 << 16, access, access, Mtu.MTU_1024)) {
+            for (int i = 0; i < 100; i++) {
+                p.a.qp.postSend(new SendWr().rdmaWrite(i, p.b.mr.addr(), p.b.mr.rkey(),
+                        new Sge(p.a.mr.addr(), 4000, p.a.mr.lkey())).signaled());
+            }
+            assertThat(p.a.drain(100)).extracting(w -> w.status).containsOnly(WcStatus.SUCCESS);
+            assertThat(p.a.qp.state()).isEqualTo(QpState.RTS);
+        }
+        assertThat(capture.writer().failures()).as("packets the full disk could not take").isPositive();
+    }
+
     private static boolean onPath(String tool) {
         for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
             if (Files.isExecutable(Path.of(d, tool))) {

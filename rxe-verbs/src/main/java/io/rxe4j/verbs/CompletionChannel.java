@@ -33,8 +33,13 @@ public final class CompletionChannel implements AutoCloseable {
 
     /** Called on the device loop by an armed CQ: queues it unless it is queued already. */
     void signal(CompletionQueue cq) {
+        if (closed) {
+            return;
+        }
         if (cq.eventQueued.compareAndSet(false, true)) {
             ready.offer(cq);
+        } else {
+            cq.eventMissed.set(true); // queued already, or being handed out: re-queued by getCqEvent
         }
     }
 
@@ -47,12 +52,23 @@ public final class CompletionChannel implements AutoCloseable {
      * @throws IllegalStateException if the channel is closed
      */
     public CompletionQueue getCqEvent(Duration timeout) throws InterruptedException {
-        checkOpen();
-        CompletionQueue cq = ready.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        if (cq != null) {
-            cq.eventQueued.set(false);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            checkOpen(); // a close() wakes waiters within 100 ms
+            long left = deadline - System.nanoTime();
+            CompletionQueue cq = ready.poll(Math.max(0, Math.min(left, TimeUnit.MILLISECONDS.toNanos(100))),
+                    TimeUnit.NANOSECONDS);
+            if (cq != null) {
+                cq.eventQueued.set(false);
+                if (cq.eventMissed.getAndSet(false)) {
+                    signal(cq); // an arming fired while this CQ was being handed out: keep its event
+                }
+                return cq;
+            }
+            if (left <= 0) {
+                return null;
+            }
         }
-        return cq;
     }
 
     void checkOpen() {

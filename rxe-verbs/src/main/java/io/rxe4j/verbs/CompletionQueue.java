@@ -36,6 +36,8 @@ public final class CompletionQueue implements AutoCloseable {
     final AtomicInteger users = new AtomicInteger();
     /** Whether this CQ is queued in its channel (at most once until taken). */
     final AtomicBoolean eventQueued = new AtomicBoolean();
+    /** An event fired while this CQ was queued or being handed out (see CompletionChannel.signal). */
+    final AtomicBoolean eventMissed = new AtomicBoolean();
     private volatile CompletionChannel channel;
     private volatile boolean dispatching;
     private volatile Consumer<WorkCompletion> handler;
@@ -68,6 +70,8 @@ public final class CompletionQueue implements AutoCloseable {
             public void overflow(RxeCq cq) {
                 device.events.raise(new AsyncEvent(AsyncEventType.CQ_ERR, null, CompletionQueue.this,
                         "CQ overflow: " + core.capacity() + " completions were not polled in time"));
+                // completions that did not fit are lost: no pending future may wait for one forever
+                failAllFutures("CQ " + core + " overflowed; the completion of this work request was lost");
             }
         });
     }
@@ -179,6 +183,13 @@ public final class CompletionQueue implements AutoCloseable {
         futures.remove(new FutureKey(qpNum, wrId));
     }
 
+    private void failAllFutures(String why) {
+        futures.entrySet().removeIf(e -> {
+            e.getValue().completeExceptionally(new IllegalStateException(why + " (wr_id " + e.getKey().wrId() + ")"));
+            return true;
+        });
+    }
+
     /** Fails the pending futures of a QP being destroyed. */
     void failFutures(QueuePair qp) {
         int qpn = qp.qpNum();
@@ -213,7 +224,9 @@ public final class CompletionQueue implements AutoCloseable {
     }
 
     private void deliver(WorkCompletion wc) {
-        if (!futures.isEmpty()) {
+        // only send-side completions complete futures: a receive with the same wr_id on a CQ shared
+        // by sends and receives belongs to a receive WR
+        if (!futures.isEmpty() && wc.opcode != WcOpcode.RECV && wc.opcode != WcOpcode.RECV_RDMA_WITH_IMM) {
             CompletableFuture<WorkCompletion> f = futures.remove(new FutureKey(wc.qpNum, wc.wrId));
             if (f != null) {
                 WorkCompletion copy = new WorkCompletion();
@@ -266,7 +279,7 @@ public final class CompletionQueue implements AutoCloseable {
      * @throws IllegalStateException if a QP still uses it
      */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) {
             return;
         }

@@ -106,9 +106,12 @@ public enum Counter {
     TID_WRITE_RING_FULL,
     /** Times a request waited behind a TID WRITE (the interlocks of tid-opfn-facts.md §7). */
     TID_INTERLOCK_WAITS,
-    /** Packets dropped: why a received packet was dropped before reaching a QP's engines. Each reason has a counter on the device. Source: {@code rxe-facts.md} §4.1 "Receive filtering". / public enum DropReason { /** Shorter than BTH + ICRC, or than the opcode's headers + pad + ICRC; also an opcode without payload followed by extra bytes, and a TID list (TID RDMA READ_REQ, WRITE_RESP) of 0 or more than 64 entries (the lengths do not add up). */
+    /**
+     * Packets dropped: shorter than BTH + ICRC, or than the opcode's headers + pad + ICRC; also an
+     * opcode without payload followed by extra bytes, and a TID list of 0 or more than 64 entries.
+     */
     DROP_TOO_SHORT,
-    /** Packets dropped: bTH TVer is not 0. */
+    /** Packets dropped: BTH TVer is not 0. */
     DROP_BAD_TVER,
     /** Packets dropped: opcode not in the opcode table. */
     DROP_UNKNOWN_OPCODE,

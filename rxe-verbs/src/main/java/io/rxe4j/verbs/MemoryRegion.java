@@ -55,7 +55,7 @@ public final class MemoryRegion implements AutoCloseable {
 
     /** Deregisters the MR. Idempotent. */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) {
             return;
         }

@@ -162,7 +162,7 @@ public final class ProtectionDomain implements AutoCloseable {
      * @throws IllegalStateException if an MR or QP of this PD is still open
      */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) {
             return;
         }

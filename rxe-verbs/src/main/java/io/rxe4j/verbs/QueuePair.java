@@ -232,7 +232,7 @@ public final class QueuePair implements AutoCloseable {
 
     /** Destroys the QP ({@code ibv_destroy_qp}); outstanding WRs are dropped. Idempotent. */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) {
             return;
         }

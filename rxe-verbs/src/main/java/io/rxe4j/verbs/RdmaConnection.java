@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * <p>{@link #disconnect()} (or {@link #close()}) moves this side's QP to ERR, tells the peer, and
  * the peer's QP moves to ERR too ({@code rdma_disconnect}); outstanding work requests on both
  * sides complete with WR_FLUSH_ERR. Both devices raise {@link AsyncEventType#DISCONNECTED}. If the
- * peer's process dies, its TCP connection closes and this side disconnects the same way.
+ * peer's process dies, its TCP connection closes and this side disconnects the same way; if its
+ * host crashes or the network partitions, TCP keepalive (probes after 30 s idle, every 10 s, three
+ * unanswered) ends the connection after about a minute.
  */
 public final class RdmaConnection implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaConnection.class);
@@ -125,6 +127,7 @@ public final class RdmaConnection implements AutoCloseable {
             throw new RdmaCmException(RdmaCmException.Reason.UNREACHABLE, "cannot reach " + server + ": " + e, e);
         }
         QueuePair qp = null;
+        java.util.concurrent.ScheduledFuture<?> dog = watchdog(s, deadline);
         try {
             s.setTcpNoDelay(true);
             s.setSoTimeout(millisLeft(deadline, server));
@@ -148,21 +151,33 @@ public final class RdmaConnection implements AutoCloseable {
             Mtu mtu = smaller(params.pathMtu(), rep.mtu());
             toRts(qp, params, rep, mtu, psn);
             CmMessage.control(CmMessage.Type.RTU).write(out);
+            if (!dog.cancel(false)) {
+                throw new SocketTimeoutException("exchange deadline passed");
+            }
             s.setSoTimeout(0);
+            keepAlive(s);
             RdmaConnection c = new RdmaConnection(pd.device(), qp, s, in, out, rep, mtu);
             c.start();
             return c;
         } catch (SocketTimeoutException e) {
+            dog.cancel(false);
             cleanUp(qp, s);
             throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "the server at " + server
                     + " did not answer within " + params.timeout(), e);
         } catch (RdmaCmException e) {
+            dog.cancel(false);
             cleanUp(qp, s);
             throw e;
         } catch (IOException e) {
             cleanUp(qp, s);
+            if (dog.isDone() && !dog.isCancelled()) { // the watchdog closed the socket: the deadline passed
+                throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "the server at " + server
+                        + " did not complete the exchange within " + params.timeout(), e);
+            }
+            dog.cancel(false);
             throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "connection to " + server + " failed: " + e, e);
         } catch (RuntimeException e) {
+            dog.cancel(false);
             cleanUp(qp, s);
             throw e;
         }
@@ -175,6 +190,7 @@ public final class RdmaConnection implements AutoCloseable {
         long deadline = System.nanoTime() + params.timeout().toNanos();
         InetSocketAddress peer = (InetSocketAddress) s.getRemoteSocketAddress();
         QueuePair qp = null;
+        java.util.concurrent.ScheduledFuture<?> dog = watchdog(s, deadline);
         try {
             qp = pd.createQp(new QpInitAttr(sendCq, recvCq, params.caps(), QpType.RC, params.sqSigAll()));
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
@@ -197,21 +213,33 @@ public final class RdmaConnection implements AutoCloseable {
                 throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "expected RTU from " + peer + ", got "
                         + rtu.type(), null);
             }
+            if (!dog.cancel(false)) {
+                throw new SocketTimeoutException("exchange deadline passed");
+            }
             s.setSoTimeout(0);
+            keepAlive(s);
             RdmaConnection c = new RdmaConnection(pd.device(), qp, s, in, out, req, mtu);
             c.start();
             return c;
         } catch (SocketTimeoutException e) {
+            dog.cancel(false);
             cleanUp(qp, s);
             throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "the client at " + peer
                     + " did not confirm (RTU) within " + params.timeout(), e);
         } catch (RdmaCmException e) {
+            dog.cancel(false);
             cleanUp(qp, s);
             throw e;
         } catch (IOException e) {
             cleanUp(qp, s);
+            if (dog.isDone() && !dog.isCancelled()) {
+                throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "the client at " + peer
+                        + " did not complete the exchange within " + params.timeout(), e);
+            }
+            dog.cancel(false);
             throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "connection from " + peer + " failed: " + e, e);
         } catch (RuntimeException e) {
+            dog.cancel(false);
             cleanUp(qp, s);
             throw e;
         }
@@ -262,10 +290,50 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     private void start() {
-        Thread.ofVirtual().name("rxe4j-cm-" + qp.qpNum()).start(this::readLoop);
+        // ESTABLISHED first: a DREQ already buffered must not raise DISCONNECTED before it
         device.events.raise(new AsyncEvent(AsyncEventType.ESTABLISHED, qp, null, "QP 0x"
                 + Integer.toHexString(qp.qpNum()) + " connected to QP 0x" + Integer.toHexString(remoteQpn) + " at "
                 + remoteUdp + ", path MTU " + pathMtu.bytes()));
+        Thread.ofVirtual().name("rxe4j-cm-" + qp.qpNum()).start(this::readLoop);
+    }
+
+    /** Closes the socket when the exchange's deadline passes, so that no read outlives it (a trickling peer). */
+    static final java.util.concurrent.ScheduledExecutorService WATCHDOG =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "rxe4j-cm-watchdog");
+                t.setDaemon(true);
+                return t;
+            });
+
+    static java.util.concurrent.ScheduledFuture<?> watchdog(Socket s, long deadline) {
+        return WATCHDOG.schedule(() -> closeQuietly(s), Math.max(0, deadline - System.nanoTime()),
+                TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Keeps the connection's liveness checked by TCP keepalive: a peer host that crashes or a
+     * network that partitions sends no FIN, so without probes DISCONNECTED would never come.
+     * Probes start after 30 s idle, every 10 s, 3 unanswered close the connection (about 60 s).
+     */
+    static void keepAlive(Socket s) {
+        try {
+            s.setKeepAlive(true);
+            trySet(s, jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE, 30);
+            trySet(s, jdk.net.ExtendedSocketOptions.TCP_KEEPINTERVAL, 10);
+            trySet(s, jdk.net.ExtendedSocketOptions.TCP_KEEPCOUNT, 3);
+        } catch (IOException e) {
+            LOG.debug("keepalive on {}", s, e);
+        }
+    }
+
+    private static void trySet(Socket s, java.net.SocketOption<Integer> o, int v) {
+        try {
+            if (s.supportedOptions().contains(o)) {
+                s.setOption(o, v);
+            }
+        } catch (IOException | UnsupportedOperationException e) {
+            LOG.debug("{} on {}", o, s, e);
+        }
     }
 
     /** The TCP connection's reader: the peer's DREQ or DREP, or the end of the connection. */

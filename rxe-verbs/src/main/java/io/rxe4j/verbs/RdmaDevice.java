@@ -226,7 +226,7 @@ public final class RdmaDevice implements AutoCloseable {
      * @throws IllegalStateException if a PD or CQ of this device is still open
      */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) {
             return;
         }

@@ -28,9 +28,11 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Each TCP connection is read on its own virtual thread until its connect request (REQ)
- * arrives; a client that sends nothing within the request timeout, or sends something else, is
- * dropped and counted ({@link #droppedConnections()}). At most {@code backlog} requests wait to be
- * taken; further clients are rejected (an empty REJ) rather than queued without bound.
+ * arrives; a client that does not send a whole request within the request timeout (one deadline,
+ * however slowly it trickles bytes), or sends something else, is dropped and counted ({@link
+ * #droppedConnections()}). At most {@code 2 × backlog} requests are read at once (more connections
+ * are dropped at once) and at most {@code backlog} wait to be taken; further clients are rejected
+ * (an empty REJ) rather than queued without bound.
  */
 public final class RdmaListener implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaListener.class);
@@ -41,12 +43,17 @@ public final class RdmaListener implements AutoCloseable {
     private final BlockingQueue<ConnectRequest> requests;
     private final Duration requestTimeout;
     private final AtomicLong dropped = new AtomicLong();
+    /** Connection requests being read at once, at most: {@code 2 × backlog}. */
+    private final java.util.concurrent.Semaphore handshakes;
+    private final int maxHandshakes;
     private volatile boolean closed;
 
     private RdmaListener(ServerSocket server, int backlog, Duration requestTimeout) {
         this.server = server;
         this.requests = new ArrayBlockingQueue<>(backlog);
         this.requestTimeout = requestTimeout;
+        this.maxHandshakes = 2 * backlog;
+        this.handshakes = new java.util.concurrent.Semaphore(maxHandshakes);
     }
 
     /**
@@ -94,16 +101,42 @@ public final class RdmaListener implements AutoCloseable {
             try {
                 s = server.accept();
             } catch (IOException e) {
-                if (!closed) {
-                    LOG.warn("connection manager listener on {} failed; it stops accepting", localAddress(), e);
+                if (closed) {
+                    return;
                 }
-                return;
+                if (server.isClosed()) { // nothing more will come: waiters get CLOSED
+                    closed = true;
+                    LOG.warn("connection manager listener on {} failed and stops: {}", localAddress(), e.toString());
+                    return;
+                }
+                // transient (e.g. too many open files): back off and go on
+                LOG.warn("connection manager listener on {}: accept failed ({}); retrying", localAddress(), e.toString());
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                continue;
             }
-            Thread.ofVirtual().name("rxe4j-cm-req-" + s.getRemoteSocketAddress()).start(() -> readRequest(s));
+            if (!handshakes.tryAcquire()) { // bounded: a flood of connections cannot pile up threads and sockets
+                drop(s, "too many connection requests in progress (" + maxHandshakes + ")");
+                continue;
+            }
+            Thread.ofVirtual().name("rxe4j-cm-req-" + s.getRemoteSocketAddress()).start(() -> {
+                try {
+                    readRequest(s);
+                } finally {
+                    handshakes.release();
+                }
+            });
         }
     }
 
     private void readRequest(Socket s) {
+        // one deadline for the whole request, whatever the peer trickles: the watchdog closes the socket
+        java.util.concurrent.ScheduledFuture<?> dog = RdmaConnection.watchdog(s, System.nanoTime()
+                + requestTimeout.toNanos());
         try {
             s.setTcpNoDelay(true);
             s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, requestTimeout.toMillis()));
@@ -113,6 +146,9 @@ public final class RdmaListener implements AutoCloseable {
             if (m.type() != CmMessage.Type.REQ) {
                 throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "expected REQ, got " + m.type(), null);
             }
+            if (!dog.cancel(false)) {
+                throw new SocketTimeoutException("request deadline passed");
+            }
             s.setSoTimeout(0);
             ConnectRequest r = new ConnectRequest(s, in, out, m);
             if (closed || !requests.offer(r)) {
@@ -120,13 +156,19 @@ public final class RdmaListener implements AutoCloseable {
                 LOG.warn("connection manager on {}: {} rejected: {}", localAddress(), r,
                         closed ? "the listener is closed" : "backlog of " + (requests.size()) + " requests full");
                 r.reject(new byte[0]);
+            } else if (closed && requests.remove(r)) { // close() ran between the check and the offer
+                r.reject(new byte[0]);
             }
         } catch (SocketTimeoutException e) {
+            dog.cancel(false);
             drop(s, "sent no connect request within " + requestTimeout);
         } catch (EOFException e) {
+            dog.cancel(false);
             drop(s, "closed before sending a connect request");
         } catch (IOException e) {
-            drop(s, e.getMessage());
+            boolean timedOut = dog.isDone() && !dog.isCancelled();
+            dog.cancel(false);
+            drop(s, timedOut ? "sent no complete connect request within " + requestTimeout : e.getMessage());
         }
     }
 

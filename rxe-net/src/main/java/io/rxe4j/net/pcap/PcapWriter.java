@@ -26,7 +26,8 @@ import java.nio.file.Path;
  * IPv6 address).
  *
  * <p>Thread-safe: each record is written under a lock. Records are buffered; {@link #flush()} or
- * {@link #close()} puts them in the file.
+ * {@link #close()} puts them in the file. A write error (disk full) never reaches the caller: the
+ * writer logs it once, stops capturing and counts what it could not write ({@link #failures()}).
  */
 public final class PcapWriter implements AutoCloseable {
     private static final int LINKTYPE_ETHERNET = 1;
@@ -35,7 +36,11 @@ public final class PcapWriter implements AutoCloseable {
     private final OutputStream out;
     private final ByteBuffer rec = ByteBuffer.allocate(16 + 14 + 40 + 8 + SNAPLEN).order(ByteOrder.BIG_ENDIAN);
     private long records;
+    private long failures;
     private boolean closed;
+    /** Set after the first write error: capturing stops, the data path never notices (counted, logged once). */
+    private boolean broken;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PcapWriter.class);
 
     /**
      * Creates (or truncates) {@code file} and writes the pcap file header.
@@ -65,7 +70,10 @@ public final class PcapWriter implements AutoCloseable {
      */
     public synchronized void write(ByteBuf payload, InetSocketAddress from, InetSocketAddress to, boolean ceMarked,
             long epochMicros) {
-        if (closed) {
+        if (closed || broken) {
+            if (broken) {
+                failures++;
+            }
             return;
         }
         int len = Math.min(payload.readableBytes(), SNAPLEN - 14 - 40 - 8);
@@ -104,7 +112,7 @@ public final class PcapWriter implements AutoCloseable {
             out.write(rec.array(), 0, rec.position());
             records++;
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot write pcap record", e);
+            fail("write", e);
         }
     }
 
@@ -115,11 +123,27 @@ public final class PcapWriter implements AutoCloseable {
 
     /** Writes buffered records to the file. */
     public synchronized void flush() {
+        if (closed || broken) {
+            return;
+        }
         try {
             out.flush();
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot flush pcap file", e);
+            fail("flush", e);
         }
+    }
+
+    /** The capture's own failure never reaches the device: log once, count, stop capturing. */
+    private void fail(String what, IOException e) {
+        failures++;
+        broken = true;
+        LOG.warn("pcap capture stopped: cannot {} the file ({}); the device goes on without capturing", what,
+                e.toString());
+    }
+
+    /** @return packets not captured because the file could not be written */
+    public synchronized long failures() {
+        return failures;
     }
 
     /** Flushes and closes the file. Idempotent. */
@@ -132,7 +156,9 @@ public final class PcapWriter implements AutoCloseable {
         try {
             out.close();
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot close pcap file", e);
+            if (!broken) {
+                fail("close", e);
+            }
         }
     }
 
