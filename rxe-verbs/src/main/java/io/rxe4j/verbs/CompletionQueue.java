@@ -70,8 +70,10 @@ public final class CompletionQueue implements AutoCloseable {
             public void overflow(RxeCq cq) {
                 device.events.raise(new AsyncEvent(AsyncEventType.CQ_ERR, null, CompletionQueue.this,
                         "CQ overflow: " + core.capacity() + " completions were not polled in time"));
-                // completions that did not fit are lost: no pending future may wait for one forever
-                failAllFutures("CQ " + core + " overflowed; the completion of this work request was lost");
+                // completions that did not fit are lost: no pending future may wait for one forever.
+                // On the event thread: completing a future runs its dependents, never on the device loop.
+                device.events.execute(() -> failAllFutures("CQ " + core
+                        + " overflowed; the completion of this work request was lost"));
             }
         });
     }
