@@ -276,6 +276,34 @@ class EventsAndPostingTest {
     }
 
     @Test
+    void aSendListPostsTheValidPrefixAndNamesTheBadWr() {
+        Sge sge = new Sge(ma.addr(), 8, ma.lkey());
+        List<SendWr> wrs = new ArrayList<>(List.of(
+                new SendWr().rdmaWrite(1, mb.addr(), mb.rkey(), sge).signaled(),
+                new SendWr().rdmaWrite(2, mb.addr(), mb.rkey(), sge).signaled(),
+                new SendWr().rdmaWrite(3, mb.addr() + 1, mb.rkey(), new Sge(ma.addr(), 8, 0xBAD)).signaled(),
+                new SendWr().rdmaWrite(4, mb.addr(), mb.rkey(), sge).signaled()));
+        assertThatThrownBy(() -> qa.postSend(wrs)).isInstanceOfSatisfying(BadWrException.class, e -> {
+            assertThat(e.badWrIndex()).isEqualTo(2);
+            assertThat(e.badWrId()).isEqualTo(3);
+            assertThat(e.getCause()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lkey");
+        });
+        vs.runUntilIdle();
+        assertThat(pollAll(cqA)).extracting(w -> w.wrId).containsExactly(1L, 2L);
+        // a list longer than the room left (max_send_wr 4): the rest is reported as queue full
+        List<SendWr> six = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            six.add(new SendWr().rdmaWrite(10 + i, mb.addr(), mb.rkey(), sge).signaled());
+        }
+        assertThatThrownBy(() -> qa.postSend(six)).isInstanceOfSatisfying(BadWrException.class, e -> {
+            assertThat(e.badWrIndex()).isEqualTo(4);
+            assertThat(e.getCause()).isInstanceOf(QueueFullException.class);
+        });
+        vs.runUntilIdle();
+        assertThat(pollAll(cqA)).extracting(w -> w.wrId).containsExactly(10L, 11L, 12L, 13L);
+    }
+
+    @Test
     void inlineDataFromTheHeapNeedsNoMrAndIsCopiedAtPostTime() {
         postRecvB(5);
         byte[] hello = "hello, heap".getBytes(StandardCharsets.US_ASCII);

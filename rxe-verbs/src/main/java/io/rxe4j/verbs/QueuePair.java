@@ -77,22 +77,38 @@ public final class QueuePair implements AutoCloseable {
 
     /**
      * {@code ibv_post_send} of a list: posts {@code wrs} in order and stops at the first that
-     * cannot be posted, reporting it as {@code bad_wr}.
+     * cannot be posted, reporting it as {@code bad_wr}. The valid WRs before it go into the send
+     * queue under one lock, with one wake-up of the device loop for the whole list.
      *
-     * @throws BadWrException naming the first WR not posted (its index and wr_id) and why; those
-     *     before it were posted
+     * @throws BadWrException naming the first WR not posted (its index and wr_id) and why (an
+     *     invalid WR, the QP's state, or {@link QueueFullException}); those before it were posted
      */
     public void postSend(java.util.List<SendWr> wrs) {
-        for (int i = 0; i < wrs.size(); i++) {
-            SendWr wr = wrs.get(i);
+        checkOpen();
+        int n = wrs.size();
+        int end = 0;
+        RuntimeException bad = null;
+        for (; end < n; end++) { // validate up to the first bad WR
+            SendWr wr = wrs.get(end);
             if (wr == null) {
-                throw new BadWrException(i, 0, new IllegalArgumentException("work request [" + i + "] is null"));
+                bad = new IllegalArgumentException("work request [" + end + "] is null");
+                break;
             }
             try {
-                postSend(wr);
+                core.validatePost(wr);
             } catch (IllegalArgumentException | IllegalStateException e) {
-                throw new BadWrException(i, wr.wrId, e);
+                bad = e;
+                break;
             }
+        }
+        int posted = end == 0 ? 0 : core.postValidated(wrs, 0, end);
+        if (posted < end) {
+            throw new BadWrException(posted, wrs.get(posted).wrId, new QueueFullException("send queue full ("
+                    + init.caps().maxSendWr() + " WRs outstanding) on QP 0x" + Integer.toHexString(core.qpn())));
+        }
+        if (bad != null) {
+            SendWr wr = wrs.get(end);
+            throw new BadWrException(end, wr == null ? 0 : wr.wrId, bad);
         }
     }
 

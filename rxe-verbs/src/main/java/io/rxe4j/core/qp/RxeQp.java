@@ -418,6 +418,52 @@ public final class RxeQp {
      *
      * @return false if the send queue is full; the WR was not posted
      */
+    /**
+     * The checks of {@link #tryPostSend} without posting: the QP's state and the WR's validity.
+     *
+     * @throws IllegalStateException if the QP is not in RTS, SQD, SQE or ERR
+     * @throws IllegalArgumentException for an invalid WR
+     */
+    public void validatePost(SendWr wr) {
+        QpState s = state;
+        if (s == QpState.RESET || s == QpState.INIT || s == QpState.RTR) {
+            throw new IllegalStateException("post_send requires the QP in RTS (or SQD/ERR), QP 0x"
+                    + Integer.toHexString(qpn) + " is in " + s);
+        }
+        validateSend(wr);
+    }
+
+    /**
+     * Posts {@code wrs[from, to)}, already checked by {@link #validatePost}, under one producer lock
+     * with one publication of the producer index and one wake-up of the loop (a WR list of {@code
+     * ibv_post_send}).
+     *
+     * @return how many were posted, from {@code from} on; fewer than {@code to - from} when the send
+     *     queue filled up
+     */
+    public int postValidated(java.util.List<SendWr> wrs, int from, int to) {
+        int posted = 0;
+        synchronized (sqLock) {
+            long prod = (long) SQ_PROD.getOpaque(this);
+            long comp = (long) SQ_COMP.getAcquire(this);
+            for (int i = from; i < to; i++) {
+                if (prod - comp - reservedInUse >= caps.maxSendWr()) {
+                    break;
+                }
+                fill(sq[(int) (prod % sq.length)], wrs.get(i));
+                prod++;
+                posted++;
+            }
+            if (posted > 0) {
+                SQ_PROD.setRelease(this, prod);
+            }
+        }
+        if (posted > 0) {
+            kick();
+        }
+        return posted;
+    }
+
     public boolean tryPostSend(SendWr wr) {
         QpState s = state;
         if (s == QpState.RESET || s == QpState.INIT || s == QpState.RTR) {
