@@ -151,35 +151,9 @@ public final class RdmaConnection implements AutoCloseable {
             Mtu mtu = smaller(params.pathMtu(), rep.mtu());
             toRts(qp, params, rep, mtu, psn);
             CmMessage.control(CmMessage.Type.RTU).write(out);
-            if (!dog.cancel(false)) {
-                throw new SocketTimeoutException("exchange deadline passed");
-            }
-            s.setSoTimeout(0);
-            keepAlive(s);
-            RdmaConnection c = new RdmaConnection(pd.device(), qp, s, in, out, rep, mtu);
-            c.start();
-            return c;
-        } catch (SocketTimeoutException e) {
-            dog.cancel(false);
-            cleanUp(qp, s);
-            throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "the server at " + server
-                    + " did not answer within " + params.timeout(), e);
-        } catch (RdmaCmException e) {
-            dog.cancel(false);
-            cleanUp(qp, s);
-            throw e;
-        } catch (IOException e) {
-            cleanUp(qp, s);
-            if (dog.isDone() && !dog.isCancelled()) { // the watchdog closed the socket: the deadline passed
-                throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "the server at " + server
-                        + " did not complete the exchange within " + params.timeout(), e);
-            }
-            dog.cancel(false);
-            throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "connection to " + server + " failed: " + e, e);
-        } catch (RuntimeException e) {
-            dog.cancel(false);
-            cleanUp(qp, s);
-            throw e;
+            return established(pd, qp, s, in, out, rep, mtu, dog);
+        } catch (IOException | RuntimeException e) {
+            throw failed(e, qp, s, dog, "the server at " + server, params.timeout());
         }
     }
 
@@ -199,12 +173,7 @@ public final class RdmaConnection implements AutoCloseable {
             int psn = ThreadLocalRandom.current().nextInt(1 << 24);
             // RTR and RTS before the REP, as librdmacm's rdma_accept: the client may send as soon as it has
             // the REP, and a request that fails in RTR would leave the QP in ERR before an RTS here
-            qp.modify(new QpAttr().state(QpState.RTR).av(req.udp()).pathMtu(mtu).destQpNum(req.qpn())
-                    .rqPsn(req.psn()).maxDestRdAtomic(Math.min(params.responderResources(), req.initiatorDepth()))
-                    .minRnrTimer(params.minRnrTimer()));
-            qp.modify(new QpAttr().state(QpState.RTS).timeout(params.ackTimeout()).retryCnt(params.retryCnt())
-                    .rnrRetry(params.rnrRetry()).sqPsn(psn)
-                    .maxRdAtomic(Math.min(params.initiatorDepth(), req.responderResources())));
+            toRts(qp, params, req, mtu, psn);
             new CmMessage(CmMessage.Type.REP, qp.qpNum(), psn, mtu, params.initiatorDepth(),
                     params.responderResources(), pd.device().address(), params.privateDataUnsafe()).write(out);
             s.setSoTimeout(millisLeft(deadline, peer));
@@ -213,36 +182,51 @@ public final class RdmaConnection implements AutoCloseable {
                 throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "expected RTU from " + peer + ", got "
                         + rtu.type(), null);
             }
-            if (!dog.cancel(false)) {
-                throw new SocketTimeoutException("exchange deadline passed");
-            }
-            s.setSoTimeout(0);
-            keepAlive(s);
-            RdmaConnection c = new RdmaConnection(pd.device(), qp, s, in, out, req, mtu);
-            c.start();
-            return c;
-        } catch (SocketTimeoutException e) {
-            dog.cancel(false);
-            cleanUp(qp, s);
-            throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "the client at " + peer
-                    + " did not confirm (RTU) within " + params.timeout(), e);
-        } catch (RdmaCmException e) {
-            dog.cancel(false);
-            cleanUp(qp, s);
-            throw e;
-        } catch (IOException e) {
-            cleanUp(qp, s);
-            if (dog.isDone() && !dog.isCancelled()) {
-                throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "the client at " + peer
-                        + " did not complete the exchange within " + params.timeout(), e);
-            }
-            dog.cancel(false);
-            throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "connection from " + peer + " failed: " + e, e);
-        } catch (RuntimeException e) {
-            dog.cancel(false);
-            cleanUp(qp, s);
-            throw e;
+            return established(pd, qp, s, in, out, req, mtu, dog);
+        } catch (IOException | RuntimeException e) {
+            throw failed(e, qp, s, dog, "the client at " + peer, params.timeout());
         }
+    }
+
+    /**
+     * The end of a successful exchange on either side: the watchdog off (or, if it already fired,
+     * a timeout), the socket back to blocking reads with keepalive, the connection started.
+     */
+    private static RdmaConnection established(ProtectionDomain pd, QueuePair qp, Socket s, DataInputStream in,
+            DataOutputStream out, CmMessage peer, Mtu mtu, java.util.concurrent.ScheduledFuture<?> dog)
+            throws IOException {
+        if (!dog.cancel(false)) {
+            throw new SocketTimeoutException("exchange deadline passed");
+        }
+        s.setSoTimeout(0);
+        keepAlive(s);
+        RdmaConnection c = new RdmaConnection(pd.device(), qp, s, in, out, peer, mtu);
+        c.start();
+        return c;
+    }
+
+    /**
+     * A failed exchange on either side: stops the watchdog, destroys the QP and closes the socket,
+     * and says why: the peer's own RdmaCmException as it is, TIMEOUT when a read timed out or the
+     * watchdog closed the socket at the deadline, PROTOCOL for any other I/O error. A
+     * RuntimeException (e.g. a bad attribute) is rethrown.
+     */
+    private static RdmaCmException failed(Exception e, QueuePair qp, Socket s,
+            java.util.concurrent.ScheduledFuture<?> dog, String who, java.time.Duration timeout) {
+        boolean deadline = e instanceof SocketTimeoutException || (dog.isDone() && !dog.isCancelled());
+        dog.cancel(false);
+        cleanUp(qp, s);
+        if (e instanceof RdmaCmException cm) {
+            return cm;
+        }
+        if (e instanceof RuntimeException r) {
+            throw r;
+        }
+        if (deadline) {
+            return new RdmaCmException(RdmaCmException.Reason.TIMEOUT, who + " did not complete the exchange within "
+                    + timeout, e);
+        }
+        return new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "the exchange with " + who + " failed: " + e, e);
     }
 
     private static void toRts(QueuePair qp, ConnectionParams p, CmMessage peer, Mtu mtu, int psn) {

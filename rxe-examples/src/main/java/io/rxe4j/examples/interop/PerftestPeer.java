@@ -44,7 +44,22 @@ import java.util.Locale;
  * of the TCP connection, as a RoCE host would. Iterations are per QP, as in perftest.
  */
 public final class PerftestPeer {
-    /** What to run. */
+    /**
+     * What to run, as perftest's options.
+     *
+     * @param test the test (bandwidth or latency)
+     * @param size message size in bytes ({@code -s}; 8 for atomics)
+     * @param iters iterations per QP ({@code -n})
+     * @param qps number of QPs ({@code -q}; 1 for latency tests)
+     * @param txDepth outstanding work requests per QP in bandwidth tests ({@code -t})
+     * @param atomic FETCH_AND_ADD or CMP_AND_SWAP ({@code -A})
+     * @param mtu the largest path MTU this side accepts; the smaller of the two sides' wins
+     * @param server whether to wait for perftest's client instead of connecting
+     * @param host the server's host (client only), else null
+     * @param port the TCP port of the exchange ({@code -p})
+     * @param pcap a pcap file for this side's packets, or null
+     * @param opfn whether OPFN and TID RDMA are on (a kernel peer ignores them)
+     */
     public record Config(PerfTest test, int size, long iters, int qps, int txDepth, AtomicType atomic, Mtu mtu,
             boolean server, String host, int port, Path pcap, boolean opfn) {
         /** @throws IllegalArgumentException for a latency test or out-of-range values */

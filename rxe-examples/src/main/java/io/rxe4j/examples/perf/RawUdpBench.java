@@ -84,7 +84,6 @@ final class RawUdpBench {
         return ch;
     }
 
-    /** The passive side: answers each message's last datagram with the response it names. */
     /**
      * Writes the datagrams of one message to {@code peer}: one {@code DatagramPacket} each, or with
      * GSO runs of equal-size datagrams (a shorter one may end a run) copied into one buffer and sent
@@ -127,6 +126,7 @@ final class RawUdpBench {
         datagrams.clear();
     }
 
+    /** The passive side: answers each message's last datagram with the response it names. */
     static final class Responder implements AutoCloseable {
         private final EventLoopGroup group;
         private final DatagramChannel channel;

@@ -159,7 +159,6 @@ public final class RxePerf implements Callable<Integer> {
             + "mark, i.e. inproc with a link model)")
     boolean ecn;
 
-    /** @return the device configuration the options ask for */
     /** One line of what the reliability and congestion machinery did, requester (a) and responder (b). */
     private void printCounters(RdmaBench.Side a, RdmaBench.Side b) {
         long rcvd = b.device.counter("rcvd_pkts");
@@ -173,6 +172,7 @@ public final class RxePerf implements Callable<Integer> {
                 b.device.counter("rcv_queue_drops"));
     }
 
+    /** @return the device configuration the options ask for */
     private io.rxe4j.verbs.DeviceConfig deviceConfig() {
         io.rxe4j.verbs.DeviceConfig c = io.rxe4j.verbs.DeviceConfig.defaults()
                 .withCongestionControl(!noCongestionControl).withPeerBudgetBytes(peerBudget).withEcn(ecn);

@@ -63,7 +63,7 @@ public final class Events {
                 }
             });
             try (RdmaConnection client = RdmaConnection.connect(cpd, ccq, listener.localAddress());
-                    RdmaConnection server = accepted.join()) {
+                    RdmaConnection _ = accepted.join()) {
                 scq.reqNotify(true); // wake only for a solicited completion (or an error)
 
                 client.qp().postSend(new SendWr().send(10).inline(new byte[] {1}));

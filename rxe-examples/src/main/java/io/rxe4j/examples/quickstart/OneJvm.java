@@ -56,7 +56,7 @@ public final class OneJvm {
 
             // client: connect; the server's buffer comes back as private data
             try (RdmaConnection conn = RdmaConnection.connect(cpd, ccq, listener.localAddress());
-                    RdmaConnection server = accepted.join()) {
+                    RdmaConnection _ = accepted.join()) {
                 ByteBuffer peer = ByteBuffer.wrap(conn.remotePrivateData());
                 int rkey = peer.getInt();
                 long va = peer.getLong();

@@ -55,7 +55,7 @@ public final class Persistence {
                 }
             });
             try (RdmaConnection conn = RdmaConnection.connect(cpd, ccq, listener.localAddress());
-                    RdmaConnection server = accepted.join()) {
+                    RdmaConnection _ = accepted.join()) {
                 ByteBuffer peer = ByteBuffer.wrap(conn.remotePrivateData());
                 int rkey = peer.getInt();
                 long va = peer.getLong();
