@@ -211,6 +211,55 @@ abstract class ConformanceFixture {
         };
     }
 
+    /** The in-JVM fabric with {@code loops} event loops per endpoint (multi-core devices). */
+    static Net inJvmMultiLoop(int loops) {
+        InJvmFabric fabric = new InJvmFabric();
+        return new RealTimeNet() {
+            @Override
+            public Transport newTransport() {
+                return fabric.newTransport(loopback(0), loops);
+            }
+
+            @Override
+            public String describe() {
+                return "in-JVM fabric, " + loops + " event loops per endpoint";
+            }
+
+            @Override
+            public void close() {
+                fabric.closeAll();
+            }
+        };
+    }
+
+    /** UDP on the loopback address, {@code loops} {@code SO_REUSEPORT} sockets and event loops per endpoint. */
+    static Net udpMultiLoop(UdpTransport.Io io, int loops) {
+        List<Transport> made = new ArrayList<>();
+        return new RealTimeNet() {
+            @Override
+            public Transport newTransport() {
+                Transport t = UdpTransport.builder(InetAddress.getLoopbackAddress()).port(0).io(io).loops(loops)
+                        .bindLoops();
+                made.add(t);
+                return t;
+            }
+
+            @Override
+            public String describe() {
+                StringBuilder sb = new StringBuilder("UDP on 127.0.0.1, " + io + ", " + loops + " loops per endpoint");
+                for (Transport t : made) {
+                    sb.append("; ").append(t.localAddress());
+                    for (Transport lane : t.lanes()) {
+                        UdpTransport u = (UdpTransport) lane;
+                        sb.append(" [sent ").append(u.packetsSent()).append(" received ").append(u.packetsReceived())
+                                .append(']');
+                    }
+                }
+                return sb.toString();
+            }
+        };
+    }
+
     /** Real UDP sockets on the loopback address with ephemeral ports, each with its own loop. */
     static final class UdpNet extends RealTimeNet {
         private final String name;

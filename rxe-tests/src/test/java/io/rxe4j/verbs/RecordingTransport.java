@@ -21,22 +21,44 @@ final class RecordingTransport implements Transport {
     record Sent(byte[] bytes, InetSocketAddress from, InetSocketAddress to) {}
 
     private final Transport delegate;
-    private final ConcurrentLinkedQueue<Sent> sent = new ConcurrentLinkedQueue<>();
-    private volatile boolean recording;
+    private final ConcurrentLinkedQueue<Sent> sent;
+    private final java.util.concurrent.atomic.AtomicBoolean recording;
+    /** For a multi-loop delegate: one recording lane per lane, sharing what is recorded. */
+    private final List<RecordingTransport> lanes;
 
     RecordingTransport(Transport delegate) {
+        this(delegate, new ConcurrentLinkedQueue<>(), new java.util.concurrent.atomic.AtomicBoolean());
+    }
+
+    private RecordingTransport(Transport delegate, ConcurrentLinkedQueue<Sent> sent,
+            java.util.concurrent.atomic.AtomicBoolean recording) {
         this.delegate = delegate;
+        this.sent = sent;
+        this.recording = recording;
+        List<? extends Transport> in = delegate.lanes();
+        List<RecordingTransport> l = new ArrayList<>();
+        if (in.size() > 1) {
+            for (Transport t : in) {
+                l.add(new RecordingTransport(t, sent, recording));
+            }
+        }
+        this.lanes = l.isEmpty() ? null : List.copyOf(l);
+    }
+
+    @Override
+    public List<? extends Transport> lanes() {
+        return lanes == null ? List.of(this) : lanes;
     }
 
     /** Clears what was recorded and starts recording. */
     void start() {
         sent.clear();
-        recording = true;
+        recording.set(true);
     }
 
-    /** Stops recording. @return the packets recorded, in the order they were sent */
+    /** Stops recording. @return the packets recorded, in the order they were sent (per loop) */
     List<Sent> stop() {
-        recording = false;
+        recording.set(false);
         return new ArrayList<>(sent);
     }
 
@@ -62,7 +84,7 @@ final class RecordingTransport implements Transport {
 
     @Override
     public void send(ByteBuf packet, InetSocketAddress peer) {
-        if (recording) {
+        if (recording.get()) {
             byte[] copy = new byte[packet.readableBytes()];
             packet.getBytes(packet.readerIndex(), copy);
             sent.add(new Sent(copy, delegate.localAddress(), peer));

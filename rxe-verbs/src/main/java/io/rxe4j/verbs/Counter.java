@@ -107,6 +107,11 @@ public enum Counter {
     /** Times a request waited behind a TID WRITE (the interlocks of tid-opfn-facts.md §7). */
     TID_INTERLOCK_WAITS,
     /**
+     * Packets received on one event loop of a multi-loop device and handed to the loop of their QP
+     * (0 on a single-loop device, and on a UDP device whose sockets steer by QPN).
+     */
+    STEERED_PKTS,
+    /**
      * Packets dropped: shorter than BTH + ICRC, or than the opcode's headers + pad + ICRC; also an
      * opcode without payload followed by extra bytes, and a TID list of 0 or more than 64 entries.
      */
@@ -140,6 +145,11 @@ public enum Counter {
      * through OPFN ({@code tid-opfn-facts.md} §3.3).
      */
     DROP_BAD_JKEY,
+    /**
+     * Packets dropped: received on one event loop of a multi-loop device for a QP of another while
+     * the ring between the two loops was full (the peer resends them).
+     */
+    DROP_STEER_QUEUE_FULL,
     /** Datagrams the transport dropped because its receive queue was full (socket buffer overflow, or the in-JVM fabric's queue). */
     RCV_QUEUE_DROPS;
 

@@ -135,16 +135,42 @@ public final class RdmaDevice implements AutoCloseable {
     }
 
     /**
-     * Creates a completion queue ({@code ibv_create_cq}).
+     * Creates a completion queue ({@code ibv_create_cq}) on the next completion vector, round
+     * robin (see {@link #createCq(int, int)}).
      *
      * @param cqe capacity in completions, 1..{@link DeviceAttr#maxCqe()}
      * @throws IllegalArgumentException if {@code cqe} is out of range
      */
     public CompletionQueue createCq(int cqe) {
+        return createCq(cqe, -1);
+    }
+
+    /**
+     * Creates a completion queue on completion vector {@code compVector} ({@code ibv_create_cq}'s
+     * {@code comp_vector}). A device has one completion vector per event loop ({@link
+     * #numCompVectors()}, {@code ibv_context.num_comp_vectors}); a QP runs on the event loop of its
+     * send CQ, so QPs whose CQs are on different vectors run in parallel, and QPs that share a
+     * send CQ share a loop. A QP whose receive CQ is on another vector works too: that CQ then
+     * takes a lock per completion.
+     *
+     * @param cqe capacity in completions, 1..{@link DeviceAttr#maxCqe()}
+     * @param compVector 0..{@code numCompVectors() - 1}, or -1 for the next vector round robin
+     * @throws IllegalArgumentException if {@code cqe} or {@code compVector} is out of range
+     */
+    public CompletionQueue createCq(int cqe, int compVector) {
         checkOpen();
-        CompletionQueue cq = new CompletionQueue(this, core.createCq(cqe));
+        CompletionQueue cq = new CompletionQueue(this, core.createCq(cqe, compVector));
         cqs.add(cq);
         return cq;
+    }
+
+    /**
+     * @return the number of completion vectors, one per event loop of the device ({@code
+     *     ibv_context.num_comp_vectors}): 1 unless the transport runs several loops (e.g. {@code
+     *     UdpTransport.Builder.loops})
+     */
+    public int numCompVectors() {
+        return core.lanes().length;
     }
 
     /**

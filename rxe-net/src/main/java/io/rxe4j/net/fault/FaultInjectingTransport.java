@@ -55,8 +55,14 @@ public final class FaultInjectingTransport implements Transport {
      * @param inner the transport to wrap (owned: closed with this one)
      * @param seed seed of every probabilistic choice (which packets, which byte to corrupt)
      * @param initialRules rules in priority order
+     * @throws IllegalArgumentException if {@code inner} is multi-loop ({@link Transport#lanes()}):
+     *     faults are injected on one loop, with one seeded random sequence
      */
     public FaultInjectingTransport(Transport inner, long seed, List<FaultRule> initialRules) {
+        if (inner.lanes().size() != 1) {
+            throw new IllegalArgumentException("fault injection wraps a single-loop transport; " + inner + " has "
+                    + inner.lanes().size() + " loops (open it with one loop, e.g. UdpTransport.Builder.bind())");
+        }
         this.inner = inner;
         this.scheduler = inner.scheduler();
         this.random = new SplittableRandom(seed);

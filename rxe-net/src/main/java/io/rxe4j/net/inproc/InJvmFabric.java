@@ -152,6 +152,52 @@ public final class InJvmFabric {
         return t;
     }
 
+    /**
+     * Creates an endpoint that runs on {@code loops} event loops: a {@link
+     * io.rxe4j.net.MultiLoopTransport} of {@code loops} lanes with one address (with a shared
+     * scheduler, every lane runs on it). A packet sent by lane {@code i} of one endpoint reaches
+     * lane {@code i % loops} of its destination (no look into the packet: the device steers it to
+     * its QP's lane).
+     *
+     * @param address as {@link #newTransport(InetSocketAddress)}
+     * @param loops 1..64; 1 gives a plain {@link InJvmTransport}
+     * @return the endpoint, not yet started
+     * @throws IllegalArgumentException if {@code loops} is out of range, or as {@link
+     *     #newTransport(InetSocketAddress)}
+     */
+    public io.rxe4j.verbs.spi.Transport newTransport(InetSocketAddress address, int loops) {
+        if (loops < 1 || loops > 64) {
+            throw new IllegalArgumentException("loops must be 1..64, got " + loops);
+        }
+        InJvmTransport first = newTransport(address);
+        if (loops == 1) {
+            return first;
+        }
+        InJvmTransport[] group = new InJvmTransport[loops];
+        group[0] = first;
+        for (int i = 1; i < loops; i++) {
+            group[i] = newLane(first.localAddress(), i);
+        }
+        for (InJvmTransport t : group) {
+            t.group = group;
+        }
+        return new io.rxe4j.net.MultiLoopTransport<>(java.util.List.of(group));
+    }
+
+    private InJvmTransport newLane(InetSocketAddress address, int index) {
+        Scheduler scheduler;
+        DefaultEventLoop ownLoop = null;
+        if (sharedScheduler != null) {
+            scheduler = sharedScheduler;
+        } else {
+            ownLoop = new DefaultEventLoop(new DefaultThreadFactory("rxe-injvm-" + address.getPort() + "-" + index, true));
+            scheduler = new NettyScheduler(ownLoop);
+        }
+        InJvmTransport t = new InJvmTransport(this, address, scheduler, ownLoop, allocator);
+        t.laneIndex = index;
+        return t;
+    }
+
     private InJvmTransport tryRegister(InetSocketAddress address) {
         if (endpoints.containsKey(address)) {
             return null;
@@ -201,12 +247,14 @@ public final class InJvmFabric {
                 return;
             }
         }
-        InJvmTransport dest = endpoints.get(to);
-        if (dest == null) {
+        InJvmTransport registered = endpoints.get(to);
+        if (registered == null) {
             droppedNoEndpoint.increment();
             packet.release();
             return;
         }
+        InJvmTransport[] group = registered.group;
+        InJvmTransport dest = group == null ? registered : group[from.laneIndex % group.length];
         if (link != null) {
             deliverOverLink(from, dest, packet, sender, to);
             return;
@@ -371,7 +419,14 @@ public final class InJvmFabric {
     /** Closes every endpoint of this fabric (see {@link InJvmTransport#close()}). */
     public void closeAll() {
         for (InJvmTransport t : endpoints.values()) {
-            t.close();
+            InJvmTransport[] group = t.group;
+            if (group == null) {
+                t.close();
+            } else {
+                for (InJvmTransport lane : group) {
+                    lane.close();
+                }
+            }
         }
     }
 

@@ -53,6 +53,10 @@ public final class InJvmTransport implements Transport {
     private final LongAdder received = new LongAdder();
     private final LongAdder sent = new LongAdder();
     private volatile PacketReceiver receiver;
+    /** The lanes of this endpoint's multi-loop transport (this one included), or null; set once before use. */
+    volatile InJvmTransport[] group;
+    /** This endpoint's index in {@link #group} (0 without one). */
+    int laneIndex;
 
     InJvmTransport(
             InJvmFabric fabric,

@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.List;
 
 /**
  * A transport wrapper that writes every packet the device sends and receives to a pcap file
@@ -57,6 +58,37 @@ public final class CapturingTransport implements Transport {
     private long micros() {
         Instant now = clock.instant();
         return now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+    }
+
+    private volatile List<CapturingTransport> lanes;
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>For a multi-loop inner transport: one capturing lane per inner lane, all writing to this
+     * capture's file (records from different loops interleave in the order they are written).
+     * Closing this transport closes the inner one and the file.
+     */
+    @Override
+    public List<? extends Transport> lanes() {
+        List<? extends Transport> in = inner.lanes();
+        if (in.size() == 1) {
+            return List.of(this);
+        }
+        List<CapturingTransport> l = lanes;
+        if (l == null) {
+            synchronized (this) {
+                l = lanes;
+                if (l == null) {
+                    List<CapturingTransport> c = new java.util.ArrayList<>();
+                    for (Transport t : in) {
+                        c.add(new CapturingTransport(t, writer, clock));
+                    }
+                    lanes = l = List.copyOf(c);
+                }
+            }
+        }
+        return l;
     }
 
     @Override

@@ -255,6 +255,8 @@ public final class UdpTransport implements Transport {
     private boolean writableTaskQueued;
     private final Runnable writableTask = this::notifyWritable;
     private volatile PacketReceiver receiver;
+    /** The reuseport group's cBPF program steers datagrams to sockets by DestQP (see {@link Builder#loops}). */
+    private final boolean steersByQpn;
 
     private UdpTransport(Builder b) {
         InetAddress ip = b.bindAddress;
@@ -321,6 +323,9 @@ public final class UdpTransport implements Transport {
             } else {
                 this.zeroChecksumRx = false;
             }
+            if (b.reusePort) {
+                setReusePort(ch);
+            }
             ch.pipeline().addLast("rxe-udp", new Handler());
             ChannelFuture reg = group.register(ch).awaitUninterruptibly();
             if (!reg.isSuccess()) {
@@ -335,6 +340,7 @@ public final class UdpTransport implements Transport {
             }
             this.channel = ch;
             this.localAddress = ch.localAddress();
+            this.steersByQpn = b.steerLanes > 1 && attachQpnSteering(ch, b.steerLanes);
             this.scheduler = new NettyScheduler(ch.eventLoop());
             if (log.isDebugEnabled()) {
                 log.debug(
@@ -359,6 +365,88 @@ public final class UdpTransport implements Transport {
                 }
             }
         }
+    }
+
+    private static void setReusePort(DatagramChannel ch) {
+        boolean set;
+        try {
+            set = ch instanceof EpollDatagramChannel
+                    ? ch.config().setOption(EpollChannelOption.SO_REUSEPORT, Boolean.TRUE)
+                    : ch.config().setOption(NioChannelOption.of(java.net.StandardSocketOptions.SO_REUSEPORT), Boolean.TRUE);
+        } catch (ChannelException | UnsupportedOperationException e) {
+            throw new IllegalStateException("cannot set SO_REUSEPORT, which a multi-loop UDP transport needs: " + e, e);
+        }
+        if (!set) {
+            throw new IllegalStateException("SO_REUSEPORT is not supported here; a multi-loop UDP transport needs it"
+                    + " (use loops(1))");
+        }
+    }
+
+    // <asm-generic/socket.h>, <linux/filter.h>
+    private static final int SOL_SOCKET = 1;
+    private static final int SO_ATTACH_REUSEPORT_CBPF = 51;
+    private static final short BPF_LD_W_ABS = 0x20;
+    private static final short BPF_ALU_AND_K = 0x54;
+    private static final short BPF_ALU_SUB_K = 0x14;
+    private static final short BPF_ALU_MOD_K = 0x94;
+    private static final short BPF_RET_A = 0x16;
+
+    /**
+     * Attaches a classic BPF program to the socket's {@code SO_REUSEPORT} group that picks, for
+     * each datagram, the socket {@code (DestQP - 16) % lanes}: the kernel runs it with the packet
+     * data at the UDP payload, so it reads BTH bytes 4..7 (big-endian: DW1, whose low 24 bits are
+     * DestQP). A result of {@code lanes} or more (never, after the modulo) would fall back to the
+     * kernel's hash. This is the lane of the device's QP with that QPN ({@code RxeDevice.createQp}
+     * gives lane {@code i} the QPNs with {@code (qpn - 16) % lanes == i}); socket {@code i} of the
+     * group is the {@code i}-th bound, which is lane {@code i}. TID RDMA packets carry a KDETH QPN
+     * in DestQP and may land on another lane: the device steers those itself. This is the
+     * software form of an RNIC's QPN-based receive steering, so that a packet is read on the loop
+     * that owns its QP. Epoll only.
+     *
+     * @return whether the program is attached (failure is logged: the device then steers every
+     *     packet itself, which costs a hand-off between loops)
+     */
+    private static boolean attachQpnSteering(DatagramChannel ch, int lanes) {
+        if (!(ch instanceof EpollDatagramChannel)) {
+            return false;
+        }
+        short[] code = {BPF_LD_W_ABS, BPF_ALU_AND_K, BPF_ALU_SUB_K, BPF_ALU_MOD_K, BPF_RET_A};
+        int[] k = {4, 0xFFFFFF, 16, lanes, 0};
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment filter = arena.allocate(8L * code.length, 8);
+            java.nio.ByteBuffer f = filter.asByteBuffer().order(java.nio.ByteOrder.nativeOrder());
+            for (int i = 0; i < code.length; i++) {
+                f.putShort(code[i]).put((byte) 0).put((byte) 0).putInt(k[i]); // struct sock_filter
+            }
+            java.nio.ByteBuffer prog = java.nio.ByteBuffer.allocateDirect(16).order(java.nio.ByteOrder.nativeOrder());
+            prog.putShort(0, (short) code.length).putLong(8, filter.address()); // struct sock_fprog
+            boolean set = ch.config().setOption(
+                    new io.netty.channel.unix.RawUnixChannelOption("SO_ATTACH_REUSEPORT_CBPF", SOL_SOCKET,
+                            SO_ATTACH_REUSEPORT_CBPF, 16), prog);
+            if (!set) {
+                log.info("UDP {}: SO_ATTACH_REUSEPORT_CBPF not supported; the device steers packets to their QP's loop itself",
+                        ch.localAddress());
+            }
+            return set;
+        } catch (ChannelException | UnsupportedOperationException | IllegalArgumentException e) {
+            log.info("UDP {}: cannot attach the QPN steering program ({}); the device steers packets to their QP's loop"
+                    + " itself", ch.localAddress(), e.toString());
+            return false;
+        }
+    }
+
+    /**
+     * @return whether this socket's {@code SO_REUSEPORT} group steers datagrams to sockets by
+     *     DestQP in the kernel (the first lane of a multi-loop epoll transport; see {@link
+     *     Builder#loops})
+     */
+    public boolean steersByQpn() {
+        return steersByQpn;
+    }
+
+    /** @return the default number of event loops of {@link Builder#bindLoops()}: the available cores, at most 8 */
+    public static int defaultLoops() {
+        return Math.max(1, Math.min(8, Runtime.getRuntime().availableProcessors()));
     }
 
     // <netinet/in.h>, <linux/in6.h>: the options behind the JDK's IP_DONTFRAGMENT on Linux
@@ -1048,6 +1136,9 @@ public final class UdpTransport implements Transport {
         private boolean gro;
         private int writeBufferLowWaterMark = DEFAULT_WRITE_BUFFER_LOW_WATER_MARK;
         private int writeBufferHighWaterMark = DEFAULT_WRITE_BUFFER_HIGH_WATER_MARK;
+        private int loops = defaultLoops();
+        private boolean reusePort;
+        private int steerLanes;
 
         private Builder(InetAddress bindAddress) {
             Objects.requireNonNull(bindAddress, "bindAddress");
@@ -1234,6 +1325,92 @@ public final class UdpTransport implements Transport {
          */
         public UdpTransport bind() {
             return new UdpTransport(this);
+        }
+
+        /**
+         * @param loops event loops (and sockets) of {@link #bindLoops()}, 1..64; default {@link
+         *     UdpTransport#defaultLoops()} (the available cores, at most 8). Ignored by {@link
+         *     #bind()}, which always opens one socket on one loop.
+         * @return this builder
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder loops(int loops) {
+            if (loops < 1 || loops > 64) {
+                throw new IllegalArgumentException("loops must be 1..64, got " + loops);
+            }
+            this.loops = loops;
+            return this;
+        }
+
+        /**
+         * Opens a transport for a multi-core device: {@link #loops(int)} UDP sockets bound to the
+         * same address with {@code SO_REUSEPORT}, each on its own event loop, as the lanes of one
+         * {@link io.rxe4j.net.MultiLoopTransport} (with one loop: a plain {@link #bind()}). The
+         * device opened on it spreads its QPs over the loops ({@code RdmaDevice.createCq}'s
+         * completion vector). With {@link Io#EPOLL} a classic BPF program on the socket group
+         * steers each datagram to the socket of its QP's loop by DestQP ({@link
+         * UdpTransport#steersByQpn()}); with NIO the kernel spreads datagrams by a hash of their
+         * addresses, and the device hands a packet that arrives on another QP's loop to that loop
+         * (counter {@code steered_pkts}). The loops come from the {@link #eventLoopGroup} if one is
+         * given (one {@code next()} per socket; the group should have at least as many threads),
+         * else from an own group of {@code loops} daemon threads, shut down when the transport is
+         * closed. Other settings apply to each socket.
+         *
+         * @return the bound transport, not yet started
+         * @throws UncheckedIOException if a socket cannot be bound
+         * @throws IllegalStateException as {@link #bind()}, or if {@code SO_REUSEPORT} cannot be set
+         */
+        public io.rxe4j.verbs.spi.Transport bindLoops() {
+            if (loops == 1) {
+                return bind();
+            }
+            EventLoopGroup own = group == null ? newEventLoopGroup(chooseIo(io, bindAddress, null), loops, "rxe-udp") : null;
+            EventLoopGroup g = group != null ? group : own;
+            java.util.List<UdpTransport> lanes = new ArrayList<>();
+            boolean ok = false;
+            try {
+                for (int i = 0; i < loops; i++) {
+                    Builder lane = copy();
+                    lane.group = g.next();
+                    lane.reusePort = true;
+                    lane.steerLanes = i == 0 ? loops : 0;
+                    lane.port = i == 0 ? port : lanes.get(0).localAddress().getPort();
+                    lanes.add(new UdpTransport(lane));
+                }
+                io.rxe4j.net.MultiLoopTransport<UdpTransport> t = new io.rxe4j.net.MultiLoopTransport<>(lanes,
+                        own == null ? null : () -> own.shutdownGracefully(0, 2, TimeUnit.SECONDS)
+                                .awaitUninterruptibly(CLOSE_TIMEOUT_SECONDS, TimeUnit.SECONDS));
+                ok = true;
+                return t;
+            } finally {
+                if (!ok) {
+                    for (UdpTransport t : lanes) {
+                        t.close();
+                    }
+                    if (own != null) {
+                        own.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+                    }
+                }
+            }
+        }
+
+        private Builder copy() {
+            Builder c = new Builder(bindAddress);
+            c.port = port;
+            c.receiveBufferBytes = receiveBufferBytes;
+            c.sendBufferBytes = sendBufferBytes;
+            c.maxDatagramBytes = maxDatagramBytes;
+            c.dontFragment = dontFragment;
+            c.group = group;
+            c.allocator = allocator;
+            c.io = io;
+            c.recvBatch = recvBatch;
+            c.gso = gso;
+            c.gro = gro;
+            c.writeBufferLowWaterMark = writeBufferLowWaterMark;
+            c.writeBufferHighWaterMark = writeBufferHighWaterMark;
+            c.loops = loops;
+            return c;
         }
 
         private static int positive(int v, String name) {

@@ -10,10 +10,12 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A completion queue ({@code ibv_cq}): a bounded ring of preallocated completion slots.
  *
- * <p>Threading: exactly one producer, the device's event loop ({@link #push}); any number of
- * consumers ({@link #poll}, serialized by a lock on the consumer side only). The producer
- * publishes a slot with a release store of the tail; consumers read the tail with acquire
- * semantics, so a polled completion is fully written. When the ring is full, {@link #push}
+ * <p>Threading: one producer, the event loop (device lane) the CQ is bound to ({@link #push});
+ * any number of consumers ({@link #poll}, serialized by a lock on the consumer side only). The
+ * producer publishes a slot with a release store of the tail; consumers read the tail with acquire
+ * semantics, so a polled completion is fully written. A CQ that receives completions from QPs on
+ * two lanes (a QP whose receive CQ is on another lane than its send CQ) is switched to shared mode
+ * once ({@link #shareWithAnotherLane}): from then on every push takes a producer lock. When the ring is full, {@link #push}
  * returns {@code false} and the QP that produced the completion moves to ERR
  * ({@code rxe-facts.md} §5.6, "Receive CQ overflow").
  *
@@ -58,6 +60,11 @@ public final class RxeCq {
      */
     private final java.util.concurrent.atomic.AtomicInteger armed = new java.util.concurrent.atomic.AtomicInteger();
     private volatile Events events;
+    /** The device lane (completion vector) whose QPs use this CQ as their send CQ. */
+    private int lane;
+    /** Pushes come from more than one loop: each takes {@link #producerLock}. */
+    private volatile boolean shared;
+    private final Object producerLock = new Object();
 
     /**
      * Where a CQ reports its events. Called on the device's event loop: implementations hand the
@@ -84,6 +91,30 @@ public final class RxeCq {
         for (int i = 0; i < cqe; i++) {
             slots[i] = new WorkCompletion();
         }
+    }
+
+    /** Sets the CQ's lane (completion vector); called once by the device before the CQ is used. */
+    public void bindLane(int lane) {
+        this.lane = lane;
+    }
+
+    /** @return the device lane (completion vector) the CQ is bound to */
+    public int lane() {
+        return lane;
+    }
+
+    /**
+     * Switches the CQ to shared mode: pushes from then on take a producer lock, so that QPs on
+     * two lanes may complete into it. The caller must then let the CQ's own lane end its current
+     * task before a QP of another lane can push (so that no unlocked push is still in progress).
+     */
+    public void shareWithAnotherLane() {
+        shared = true;
+    }
+
+    /** @return whether pushes come from more than one lane (and take a producer lock) */
+    public boolean sharedAcrossLanes() {
+        return shared;
     }
 
     /** @return the device-unique CQ number */
@@ -119,6 +150,16 @@ public final class RxeCq {
      * @param solicited whether the completion satisfies a solicited-only arming
      */
     public boolean push(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int wcFlags,
+            int immData, int vendorErr, boolean solicited) {
+        if (shared) {
+            synchronized (producerLock) {
+                return push0(wrId, status, opcode, byteLen, qpNum, wcFlags, immData, vendorErr, solicited);
+            }
+        }
+        return push0(wrId, status, opcode, byteLen, qpNum, wcFlags, immData, vendorErr, solicited);
+    }
+
+    private boolean push0(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int wcFlags,
             int immData, int vendorErr, boolean solicited) {
         long t = (long) TAIL.getOpaque(this);
         long h = (long) HEAD.getAcquire(this);

@@ -109,6 +109,8 @@ public final class DeviceCounters {
     public long tidWriteRingFull;
     /** Times a request waited behind a TID WRITE (the interlocks of tid-opfn-facts.md §7). */
     public long tidInterlockWaits;
+    /** Packets received on one lane (event loop) of a device and handed to the lane of their QP ({@link RxeLane}). */
+    public long steeredPkts;
     private final long[] drops = new long[DropReason.values().length];
 
     /** Creates zeroed counters. */
@@ -182,6 +184,7 @@ public final class DeviceCounters {
         tidWriteRnr += o.tidWriteRnr;
         tidWriteRingFull += o.tidWriteRingFull;
         tidInterlockWaits += o.tidInterlockWaits;
+        steeredPkts += o.steeredPkts;
         for (int i = 0; i < drops.length; i++) {
             drops[i] += o.drops[i];
         }
@@ -239,6 +242,7 @@ public final class DeviceCounters {
         m.put("tid_write_rnr", tidWriteRnr);
         m.put("tid_write_ring_full", tidWriteRingFull);
         m.put("tid_interlock_waits", tidInterlockWaits);
+        m.put("steered_pkts", steeredPkts);
         for (DropReason r : DropReason.values()) {
             m.put("drop_" + r.name().toLowerCase(java.util.Locale.ROOT), drops[r.ordinal()]);
         }

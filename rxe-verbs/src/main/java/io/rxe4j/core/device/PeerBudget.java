@@ -4,7 +4,7 @@ import io.rxe4j.core.qp.RxeQp;
 import java.util.ArrayDeque;
 
 /**
- * The bytes a device may have in flight towards one peer, summed over all of its QPs to that peer
+ * The bytes a device lane may have in flight towards one peer, summed over all of its QPs to that peer
  * (issue 9: local backpressure and congestion control of the peer path). A requester takes the
  * bytes of a packet when it sends it (a SEND/WRITE packet's wire bytes; 64 for a READ request or an
  * atomic, whose responses the responder paces) and gives them back when the packet is acknowledged,
@@ -18,7 +18,7 @@ import java.util.ArrayDeque;
  * <p>Fairness: QPs that find the budget spent wait in a FIFO. While any QP waits, no other QP may
  * send outside its turn (not even one whose own ACK just freed bytes): it joins the FIFO too. As bytes
  * come back, the QPs at the head get a turn each ({@link #QUANTUM_BYTES} per turn, as far as the
- * freed bytes go) and are scheduled by the device ({@link RxeDevice#requestService}); a QP that used
+ * freed bytes go) and are scheduled by the device ({@link RxeLane#requestService}); a QP that used
  * its quantum and still has work goes to the tail. That is round robin with a fixed quantum, so one
  * QP with a deep queue cannot take every byte that comes back. A single packet larger than the whole
  * budget is allowed when nothing is in flight, so that a tiny budget never deadlocks. Loop only.
@@ -27,14 +27,14 @@ public final class PeerBudget {
     /** Bytes a QP may send per turn while other QPs wait for the budget: 64 KiB. */
     public static final int QUANTUM_BYTES = 64 * 1024;
 
-    private final RxeDevice device;
+    private final RxeLane lane;
     private final long limitBytes;
     private final CongestionWindow window;
     private long inFlightBytes;
     private final ArrayDeque<RxeQp> waiters = new ArrayDeque<>();
 
-    PeerBudget(RxeDevice device, long limitBytes, boolean congestionControl) {
-        this.device = device;
+    PeerBudget(RxeLane lane, long limitBytes, boolean congestionControl) {
+        this.lane = lane;
         this.limitBytes = limitBytes;
         this.window = new CongestionWindow(congestionControl);
     }
@@ -116,7 +116,7 @@ public final class PeerBudget {
             first = false;
             w.budgetQueued = false;
             w.budgetTurn = true;
-            device.requestService(w);
+            lane.requestService(w);
             free -= QUANTUM_BYTES;
         }
     }

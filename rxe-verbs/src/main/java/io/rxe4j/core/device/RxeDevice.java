@@ -35,69 +35,79 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A soft-RoCE device bound to one {@link Transport}: it owns the QP and MR tables, the counters,
- * and the receive path. All protocol work runs on the transport's {@link Scheduler} loop.
+ * A soft-RoCE device bound to one {@link Transport}: it owns the QP and MR tables and the
+ * counters, and runs on one or more event loops, its lanes ({@link RxeLane}, one per {@link
+ * Transport#lanes() transport lane}). Each QP belongs to one lane for its whole life and all its
+ * protocol work runs there; a QP goes to the lane of its send CQ, and CQs are spread over the lanes
+ * round robin unless a completion vector is asked for ({@link #createCq(int, int)}), as {@code
+ * comp_vector} picks a CQ's interrupt vector, and so a core, on an RNIC.
  *
- * <p>Receive path ({@code rxe-facts.md} §4.1 "Receive filtering"): structure
- * ({@link PacketView#parse}), ICRC, P_Key (0xFFFF or 0x7FFF), DestQP, QP type, the sender being
- * the QP's peer, QP state (requests need RTR or later, responses RTS or later; nothing in ERR).
- * A packet failing any check is counted by {@link DropReason} and dropped; no exception leaves
- * {@link #onPacket}.
+ * <p>Receive path ({@code rxe-facts.md} §4.1 "Receive filtering"; see {@link RxeLane}): steering
+ * to the QP's lane, structure ({@link PacketView#parse}), ICRC, P_Key (0xFFFF or 0x7FFF), DestQP,
+ * QP type, the sender being the QP's peer, QP state (requests need RTR or later, responses RTS or
+ * later; nothing in ERR). A packet failing any check is counted by {@link DropReason} and dropped;
+ * no exception leaves {@link #onPacket}.
  */
 public final class RxeDevice implements PacketReceiver, AutoCloseable {
     /** The first QPN handed out ({@code rxe-facts.md} §6.4: QPNs are pool indices from 16). */
     public static final int FIRST_QPN = 16;
-    private static final Logger LOG = LoggerFactory.getLogger(RxeDevice.class);
+    static final Logger LOG = LoggerFactory.getLogger(RxeDevice.class);
 
     private final Transport transport;
-    private final Scheduler scheduler;
     private final DeviceConfig config;
     private final InetSocketAddress address;
     private final MrTable mrs;
-    /** TID entries and hardware flows of the device's receive context; null without TID RDMA. */
-    private final io.rxe4j.core.qp.TidPool tidPool;
-    private final DeviceCounters counters = new DeviceCounters();
+    private final RxeLane[] lanes;
     private final AtomicReferenceArray<RxeQp> qps;
     /** Counters of destroyed QPs, so device totals never go backwards. */
     private final DeviceCounters retired = new DeviceCounters();
-    private final Icrc icrc;
-    private final PacketView view = new PacketView();
     private final AtomicInteger pdHandles = new AtomicInteger();
     private final AtomicInteger cqHandles = new AtomicInteger();
     private int nextQpIndex;
-    private boolean needFlush;
     private volatile boolean closed;
-    /** QPs waiting for a turn to produce output (READ reply batches, a requester after backpressure); loop only. */
-    private final java.util.ArrayDeque<RxeQp> serviceQueue = new java.util.ArrayDeque<>();
-    private boolean serviceScheduled;
-    private final Runnable serviceTask = this::service;
-    /** Per-peer budgets of bytes in flight, by peer address; loop only. */
-    private final java.util.HashMap<InetSocketAddress, PeerBudget> budgets = new java.util.HashMap<>();
     /** WARN lines about QPs that fail: at most 10 per second, the rest counted. */
     private final RateLimitedLog qpFailureLog = new RateLimitedLog(LOG, 1_000_000_000L, 10);
 
     /**
-     * Creates the device and starts receiving on {@code transport}.
+     * Creates the device and starts receiving on every lane of {@code transport}.
      *
      * @param transport the transport; the device takes ownership and closes it
      * @param config options
+     * @throws IllegalArgumentException if the transport's lanes are malformed (none, more than 64,
+     *     or a lane whose address differs from the transport's)
      */
     public RxeDevice(Transport transport, DeviceConfig config) {
         this.transport = transport;
-        this.scheduler = transport.scheduler();
         this.config = config;
         this.address = transport.localAddress();
         this.mrs = new MrTable(config.maxMr(), config.seed());
-        this.tidPool = config.opfn() && config.tid().enabled()
-                ? new io.rxe4j.core.qp.TidPool(config.tid(), config.seed() ^ 0x5449445F524D4DL) : null;
         this.qps = new AtomicReferenceArray<>(config.maxQp());
-        this.icrc = new Icrc().rxeFlushCompat(config.rxeFlushCompat());
-        transport.start(this);
+        java.util.List<? extends Transport> ts = transport.lanes();
+        if (ts.isEmpty() || ts.size() > 64) {
+            throw new IllegalArgumentException("a transport needs 1..64 lanes, got " + ts.size() + " from " + transport);
+        }
+        this.lanes = new RxeLane[ts.size()];
+        for (int i = 0; i < lanes.length; i++) {
+            Transport t = ts.get(i);
+            if (ts.size() > 1 && (t.lanes().size() != 1 || !t.localAddress().equals(address))) {
+                throw new IllegalArgumentException("lane " + i + " of " + transport + " is " + t
+                        + ": a lane must be single-loop and have the transport's address " + address);
+            }
+            lanes[i] = new RxeLane(this, i, t, config);
+        }
+        for (RxeLane l : lanes) {
+            l.start(lanes);
+        }
     }
 
-    /** @return the loop the device runs on */
+    /** @return the first lane's loop (the only one of a single-loop device) */
     public Scheduler scheduler() {
-        return scheduler;
+        return lanes[0].scheduler();
+    }
+
+    /** @return the device's lanes (event loops), in transport order; do not modify */
+    public RxeLane[] lanes() {
+        return lanes;
     }
 
     /** @return the (IP, UDP port) peers address this device by */
@@ -115,28 +125,31 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         return mrs;
     }
 
-    /** @return the TID RDMA pools (TID entries, hardware flows), or null without TID RDMA. Loop only. */
+    /** @return the first lane's TID RDMA pools (TID entries, hardware flows), or null without TID RDMA. Loop only. */
     public io.rxe4j.core.qp.TidPool tidPool() {
-        return tidPool;
+        return lanes[0].tidPool();
     }
 
     /**
-     * @return the device's own counters: packets sent and received and the receive-path drops
-     *     before a packet reaches a QP; see {@link #counterSnapshot()} for the totals
+     * @return the first lane's own counters (the only lane of a single-loop device): packets sent
+     *     and received and the receive-path drops before a packet reaches a QP; see {@link
+     *     #counterSnapshot()} for the totals
      */
     public DeviceCounters counters() {
-        return counters;
+        return lanes[0].counters();
     }
 
     /**
-     * @return device totals by rxe-style name: the device's own counters plus those of every QP,
-     *     live or destroyed (reads QP counters without synchronisation: a snapshot off the loop may
-     *     be slightly stale), and {@code rcv_queue_drops}: datagrams the transport's receive queue
-     *     dropped because it was full ({@link Transport#receiveQueueDrops()})
+     * @return device totals by rxe-style name: the lanes' own counters plus those of every QP,
+     *     live or destroyed (reads counters without synchronisation: a snapshot off the loops may
+     *     be slightly stale), and {@code rcv_queue_drops}: datagrams the transport's receive queues
+     *     dropped because they were full ({@link Transport#receiveQueueDrops()})
      */
     public java.util.Map<String, Long> counterSnapshot() {
         DeviceCounters total = new DeviceCounters();
-        total.add(counters, true);
+        for (RxeLane l : lanes) {
+            total.add(l.counters(), true);
+        }
         synchronized (this) {
             total.add(retired, false);
         }
@@ -147,7 +160,7 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
             }
         }
         java.util.Map<String, Long> m = total.snapshot();
-        m.put("rcv_queue_drops", transport.receiveQueueDrops());
+        m.put("rcv_queue_drops", receiveQueueDrops());
         return m;
     }
 
@@ -206,58 +219,101 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
 
     /**
      * Deregisters an MR ({@code ibv_dereg_mr}): later accesses fail (remote: NAK 0x62), and the
-     * memory (if the MR owns it) is freed on the device loop after any packet in progress.
+     * memory (if the MR owns it) is freed once every lane has finished the packet it may be working
+     * on (a task boundary on each lane's loop: no lane can still hold the MR after its key is gone).
      */
     public void deregisterMr(RxeMr mr) {
         mrs.unregister(mr);
+        if (!closed) {
+            for (int i = 1; i < lanes.length; i++) {
+                try {
+                    lanes[i].callOnLoop(() -> null);
+                } catch (java.util.concurrent.RejectedExecutionException gone) {
+                    // that lane's loop has shut down: it runs nothing any more
+                }
+            }
+        }
         if (closed) {
             mr.release();
             return;
         }
-        callOnLoop(() -> {
+        lanes[0].callOnLoop(() -> {
             mr.release();
             return null;
         });
     }
 
     /**
+     * Creates a CQ on the next lane, round robin ({@link #createCq(int, int)}).
+     *
      * @param cqe capacity in completions, 1..maxCqe
      * @return a new CQ
      * @throws IllegalArgumentException if {@code cqe} is out of range
      */
     public RxeCq createCq(int cqe) {
+        return createCq(cqe, -1);
+    }
+
+    /**
+     * Creates a CQ ({@code ibv_create_cq}). Its completion vector picks the lane (event loop) of
+     * the QPs whose send CQ it is, as {@code comp_vector} picks an interrupt vector on an RNIC.
+     *
+     * @param cqe capacity in completions, 1..maxCqe
+     * @param compVector 0..{@code lanes().length - 1}, or -1 for the next lane round robin
+     * @return a new CQ
+     * @throws IllegalArgumentException if {@code cqe} or {@code compVector} is out of range
+     */
+    public RxeCq createCq(int cqe, int compVector) {
         checkOpen();
         if (cqe < 1 || cqe > config.maxCqe()) {
             throw new IllegalArgumentException("cqe must be 1.." + config.maxCqe() + ", got " + cqe);
         }
-        return new RxeCq(cqHandles.incrementAndGet(), cqe);
+        if (compVector < -1 || compVector >= lanes.length) {
+            throw new IllegalArgumentException("comp_vector must be 0.." + (lanes.length - 1) + " (the device has "
+                    + lanes.length + " event loop(s)), got " + compVector);
+        }
+        int handle = cqHandles.incrementAndGet();
+        RxeCq cq = new RxeCq(handle, cqe);
+        cq.bindLane(compVector >= 0 ? compVector : (handle - 1) % lanes.length);
+        return cq;
     }
 
     /**
-     * Creates an RC QP in RESET ({@code ibv_create_qp}).
+     * Creates an RC QP in RESET ({@code ibv_create_qp}) on the lane of its send CQ. The QPN is
+     * one whose pool index is that lane's index modulo the lane count ({@code (qpn - 16) % lanes}),
+     * so that a transport can steer by QPN. When the receive CQ is on another lane, that CQ takes
+     * completions from two loops from then on ({@link RxeCq#shareWithAnotherLane}).
      *
-     * @throws IllegalStateException when every QPN is in use
+     * @throws IllegalStateException when every QPN of that lane is in use
      */
     public synchronized RxeQp createQp(RxePd pd, RxeCq sendCq, RxeCq recvCq,
             QpCaps caps, boolean sqSigAll) {
         checkOpen();
+        RxeLane lane = lanes[sendCq.lane()];
+        if (recvCq.lane() != lane.index() && !recvCq.sharedAcrossLanes()) {
+            recvCq.shareWithAnotherLane();
+            // the CQ's own lane may be inside an unlocked push right now: let it end that task, so
+            // that every push from here on, on any lane, takes the producer lock
+            lanes[recvCq.lane()].callOnLoop(() -> null);
+        }
         int n = qps.length();
         for (int i = 0; i < n; i++) {
             int idx = (nextQpIndex + i) % n;
-            if (qps.get(idx) == null) {
-                RxeQp qp = new RxeQp(this, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll);
+            if (idx % lanes.length == lane.index() && qps.get(idx) == null) {
+                RxeQp qp = new RxeQp(lane, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll);
                 qps.set(idx, qp);
                 nextQpIndex = (idx + 1) % n;
                 return qp;
             }
         }
-        throw new IllegalStateException("no free QPN: " + n + " QPs exist");
+        throw new IllegalStateException("no free QPN: " + n + " QPs exist"
+                + (lanes.length > 1 ? " (or every QPN of event loop " + lane.index() + " is in use)" : ""));
     }
 
-    /** Destroys a QP: it stops on the loop, and its QPN is freed. */
+    /** Destroys a QP: it stops on its lane's loop, and its QPN is freed. */
     public void destroyQp(RxeQp qp) {
         if (!closed) {
-            callOnLoop(() -> {
+            qp.lane().callOnLoop(() -> {
                 qp.destroyOnLoop();
                 return null;
             });
@@ -270,7 +326,7 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         }
     }
 
-    /** @return the QP with this QPN, or null */
+    /** @return the QP with this QPN, or null. Any thread. */
     public RxeQp qp(int qpn) {
         int idx = qpn - FIRST_QPN;
         return idx >= 0 && idx < qps.length() ? qps.get(idx) : null;
@@ -279,183 +335,54 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
     // ------------------------------------------------------------------ loop helpers
 
     /**
-     * Runs {@code task} on the device loop and returns its result; runs it directly when called
-     * on the loop. Exceptions of the task are rethrown as they are (unchecked) or wrapped.
+     * Runs {@code task} on the first lane's loop and returns its result ({@link RxeLane#callOnLoop});
+     * work for a QP runs on {@code qp.lane()}.
      */
     public <T> T callOnLoop(Callable<T> task) {
-        if (scheduler.inLoop()) {
-            try {
-                return task.call();
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new CompletionException(e);
-            }
-        }
-        CompletableFuture<T> f = new CompletableFuture<>();
-        scheduler.execute(() -> {
-            try {
-                f.complete(task.call());
-            } catch (Throwable t) {
-                f.completeExceptionally(t);
-            }
-        });
-        try {
-            return f.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted waiting for the device loop", e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException re) {
-                throw re;
-            }
-            if (e.getCause() instanceof Error err) {
-                throw err;
-            }
-            throw new CompletionException(e.getCause());
-        }
+        return lanes[0].callOnLoop(task);
     }
 
-    /** @return a pooled buffer for an outgoing packet of {@code length} bytes (ICRC included). Loop only. */
-    public ByteBuf allocPacket(int length) {
-        return transport.allocator().directBuffer(length, length);
-    }
-
-    /**
-     * Writes the ICRC of a built packet ({@code writerIndex} = length including the ICRC) and
-     * hands it to the transport, addressed to the QP's peer. Loop only.
-     */
-    public void transmit(RxeQp qp, ByteBuf packet) {
-        InetSocketAddress peer = qp.av();
-        if (config.opfn() && packet.getUnsignedByte(0) != Opcode.CNP.code()) {
-            Bth.setExtended(packet, 0); // OPFN: BTH DW1 bit 24 on every RC packet (tid-opfn-facts §1.1)
-        }
-        icrc.write(packet, 0, packet.writerIndex(), address, peer);
-        counters.sentPkts++;
-        qp.counters().sentPkts++;
-        if (PacketTrace.LOG.isTraceEnabled()) {
-            PacketTrace.trace("tx", packet, 0, packet.writerIndex(), address, peer);
-        }
-        transport.send(packet, peer);
-        needFlush = true;
-    }
-
-    /**
-     * @return the budget of bytes in flight towards {@code peer}, shared by every QP of this device
-     *     that talks to it ({@link DeviceConfig#peerBudgetBytes()}, or the transport's {@link
-     *     Transport#inFlightBudgetHint()}). Loop only.
-     */
-    public PeerBudget peerBudget(InetSocketAddress peer) {
-        PeerBudget b = budgets.get(peer);
-        if (b == null) {
-            long limit = config.peerBudgetBytes() == DeviceConfig.DERIVE_BUDGET ? transport.inFlightBudgetHint()
-                    : config.peerBudgetBytes();
-            b = new PeerBudget(this, limit, config.congestionControl());
-            budgets.put(peer, b);
-        }
-        return b;
-    }
-
-    /** @return the datagrams the transport's receive queue dropped ({@link Transport#receiveQueueDrops()}). Any thread. */
+    /** @return the datagrams the transport's receive queues dropped ({@link Transport#receiveQueueDrops()}). Any thread. */
     public long receiveQueueDrops() {
-        return transport.receiveQueueDrops();
-    }
-
-    /** @return whether the transport takes more packets now ({@link Transport#isWritable()}). Loop only. */
-    public boolean transportWritable() {
-        return transport.isWritable();
+        if (lanes.length == 1) {
+            return transport.receiveQueueDrops();
+        }
+        long sum = 0;
+        for (RxeLane l : lanes) {
+            sum += l.transport().receiveQueueDrops();
+        }
+        return sum;
     }
 
     /**
-     * {@code qp} stopped producing because the transport is not writable: it gets a turn (see
-     * {@link #requestService}) once the transport calls {@link #onWritable()}. Loop only.
+     * Logs an unexpected exception in the engine while working for {@code qp} (a bug, or a case the
+     * engine does not handle), which is never swallowed: the QP enters ERR with an "internal error"
+     * reason ({@link RxeQp#errorReason()}) and a rate-limited WARN names the QP and what it was
+     * doing. Called by {@link RxeLane#internalError}, which counts {@code drop_internal_error}. Loop only.
      */
-    public void awaitWritable(RxeQp qp) {
-        counters.txNotWritable++;
-        qp.counters().txNotWritable++;
-        requestService(qp);
-    }
-
-    /**
-     * Gives {@code qp} a turn ({@link RxeQp#onService()}) after the QPs already waiting:
-     * output that is produced in bounded batches (a READ reply) continues here, round robin across
-     * the device's QPs, so that no QP can starve the others. Turns run in a loop task of their own,
-     * scheduled when the current loop task ends ({@link #flushTransport()}), after the packets
-     * already received, and only while the transport is writable. Loop only.
-     */
-    public void requestService(RxeQp qp) {
-        if (!qp.serviceQueued) {
-            qp.serviceQueued = true;
-            serviceQueue.add(qp);
-        }
-    }
-
-    private void scheduleService() {
-        if (!serviceScheduled && !serviceQueue.isEmpty() && transport.isWritable() && !closed) {
-            serviceScheduled = true;
-            try {
-                scheduler.execute(serviceTask);
-            } catch (java.util.concurrent.RejectedExecutionException shutDown) {
-                serviceScheduled = false; // the loop is gone (the device is closing)
-            }
-        }
-    }
-
-    /** One round: each QP queued when it starts gets one turn, while the transport is writable. */
-    private void service() {
-        serviceScheduled = false;
-        for (int n = serviceQueue.size(); n > 0 && transport.isWritable(); n--) {
-            RxeQp qp = serviceQueue.poll();
-            qp.serviceQueued = false;
-            if (qp.isDestroyed()) {
-                continue;
-            }
-            try {
-                qp.onService();
-            } catch (RuntimeException e) {
-                internalError(qp, "service turn", e);
-            }
-        }
-        flushTransport(); // and the next round, if QPs still wait
-    }
-
-    /** The transport can take packets again: the QPs that waited get their turns. */
-    @Override
-    public void onWritable() {
-        scheduleService();
-    }
-
-    /**
-     * An unexpected exception in the engine while working for {@code qp} (a bug, or a case the
-     * engine does not handle): it is never swallowed. The QP enters ERR with an "internal error"
-     * reason ({@link RxeQp#errorReason()}), the device counts {@code drop_internal_error}, and a
-     * rate-limited WARN names the QP and what it was doing. Loop only.
-     *
-     * @param what what the engine was doing (e.g. the opcode and PSN of the packet)
-     */
-    public void internalError(RxeQp qp, String what, RuntimeException e) {
-        counters.drop(DropReason.INTERNAL_ERROR);
-        qpFailureLog.warn(scheduler.nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on " + address
+    void reportInternalError(RxeQp qp, String what, RuntimeException e) {
+        qpFailureLog.warn(qp.lane().scheduler().nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on " + address
                 + ": internal error in " + what + ": " + e + "; the QP enters ERR", e);
         try {
             qp.moveToErrorOnInternalError("internal error in " + what + ": " + e);
         } catch (RuntimeException again) {
             LOG.debug("QP 0x{}: moving to ERR after an internal error failed too", Integer.toHexString(qp.qpn()), again);
         }
-        flushTransport();
     }
 
     /**
      * Called when a QP enters ERR for a reason of its own (not a modify_qp to ERR): a retry count
      * exhausted, a NAK, a CQ overflow, an internal error. Logged at WARN, rate-limited, so that a
-     * QP aimed at a dead peer is never silent. Loop only.
+     * QP aimed at a dead peer is never silent. On the QP's loop.
      */
     public void onQpError(RxeQp qp, String reason) {
         if (reason.startsWith("modify_qp")) {
             return;
         }
-        qpFailureLog.warn(scheduler.nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on " + address
-                + " enters ERR: " + reason, null);
+        synchronized (qpFailureLog) {
+            qpFailureLog.warn(qp.lane().scheduler().nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on "
+                    + address + " enters ERR: " + reason, null);
+        }
         QpEvents e = qpEvents;
         if (e != null) {
             e.qpFatal(qp, reason);
@@ -466,7 +393,7 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
 
     /**
      * Where the device reports that a QP entered ERR on its own ({@code IBV_EVENT_QP_FATAL}).
-     * Called on the event loop: implementations hand the event to another thread and return.
+     * Called on the QP's event loop: implementations hand the event to another thread and return.
      */
     public interface QpEvents {
         /** @param reason why, as {@link RxeQp#errorReason()} will say */
@@ -478,153 +405,22 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         this.qpEvents = events;
     }
 
-    /**
-     * Ends a loop task of the device: flushes the packets queued in the transport and schedules
-     * the turns of the QPs that asked for one ({@link #requestService}). Loop only.
-     */
+    /** Ends a loop task of the first lane ({@link RxeLane#flushTransport()}). First lane's loop only. */
     public void flushTransport() {
-        if (needFlush) {
-            needFlush = false;
-            transport.flush();
-        }
-        scheduleService();
+        lanes[0].flushTransport();
     }
 
     // ------------------------------------------------------------------ receive path
 
-    /** The packet being received was marked CE by the network (loop only, valid during {@link #receive}). */
-    private boolean receivedCe;
-
-    /**
-     * A packet the network marked CE (Congestion Experienced). With {@link DeviceConfig#ecn()} a
-     * request makes its QP's responder send a CNP (at most one per QP per {@code
-     * Responder.CNP_INTERVAL_NANOS}); otherwise the mark is ignored.
-     */
+    /** Receives a packet on the first lane (which steers it to its QP's lane). First lane's loop only. */
     @Override
     public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient, boolean ceMarked) {
-        receivedCe = ceMarked;
-        try {
-            onPacket(packet, sender, recipient);
-        } finally {
-            receivedCe = false;
-        }
+        lanes[0].onPacket(packet, sender, recipient, ceMarked);
     }
 
     @Override
     public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient) {
-        try {
-            receive(packet, sender, recipient);
-        } catch (RuntimeException e) {
-            counters.drop(DropReason.INTERNAL_ERROR);
-            if (LOG.isDebugEnabled()) {
-                LOG.debug("packet from {} dropped by an unexpected error", sender, e);
-            }
-        } finally {
-            flushTransport();
-        }
-    }
-
-    private void receive(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient) {
-        counters.rcvdPkts++;
-        if (PacketTrace.LOG.isTraceEnabled()) {
-            PacketTrace.trace("rx", packet, packet.readerIndex(), packet.readableBytes(), sender, recipient);
-        }
-        if (closed) {
-            return;
-        }
-        int at = packet.readerIndex();
-        int len = packet.readableBytes();
-        DropReason reason = view.parse(packet, at, len);
-        if (reason != null) {
-            counters.drop(reason);
-            return;
-        }
-        if (config.checkIcrc() && !icrc.check(packet, at, len, sender, recipient)) {
-            counters.drop(DropReason.BAD_ICRC);
-            return;
-        }
-        if ((view.pkey() & 0x7FFF) != 0x7FFF) {
-            counters.drop(DropReason.BAD_PKEY);
-            return;
-        }
-        Opcode op = view.opcode();
-        boolean tid = op.transport() == Opcode.Transport.TID;
-        if (tid && tidPool == null) {
-            counters.drop(DropReason.WRONG_TRANSPORT); // TID RDMA is off on this device
-            return;
-        }
-        // a TID packet's BTH DestQP is a KDETH QPN: the QP is named by verbs_qp (tid-opfn-facts §3.2, §9.1)
-        RxeQp qp = qp(tid ? TidHeader.verbsQp(packet, view.index(Header.KDETH)) : view.destQp());
-        if (qp == null || qp.isDestroyed()) {
-            counters.drop(DropReason.NO_QP);
-            return;
-        }
-        if (op == Opcode.CNP) {
-            onCnp(qp, sender);
-            return;
-        }
-        if (op.transport() != Opcode.Transport.RC && !tid) {
-            counters.drop(DropReason.WRONG_TRANSPORT);
-            return;
-        }
-        if (tid && (Kdeth.jkey(packet, view.index(Header.KDETH)) & Kdeth.JKEY_DRIVER_MASK)
-                != io.rxe4j.verbs.TidRdmaParams.DEFAULT_JKEY) {
-            counters.drop(DropReason.BAD_JKEY); // the receive context's J_KEY (tid-opfn-facts §9.7)
-            return;
-        }
-        // rxe-facts §4.1: the packet's IP source must be the QP's peer; the UDP source port is
-        // not checked (a kernel rdma_rxe peer sends from a hashed port to 4791)
-        InetSocketAddress av = qp.av();
-        if (av == null || !sender.getAddress().equals(av.getAddress())) {
-            counters.drop(DropReason.WRONG_PEER);
-            return;
-        }
-        qp.counters().rcvdPkts++;
-        QpState s = qp.state();
-        boolean sending = s == QpState.RTS || s == QpState.SQD || s == QpState.SQE;
-        if (!(sending || (op.isRequest() && s == QpState.RTR))) {
-            counters.drop(DropReason.QP_STATE); // requests need RTR or later, responses RTS or later
-            return;
-        }
-        if (config.opfn() && op.transport() == Opcode.Transport.RC && Bth.extended(packet, at)) {
-            qp.onExtendedBit(); // before the packet is handled, requests and responses alike (hfi1_rc_rcv)
-        }
-        if (receivedCe && config.ecn() && op.isRequest()) {
-            qp.onCongestionExperienced();
-        }
-        try {
-            if (op.operation() == Opcode.Operation.TID_WRITE_DATA || op == Opcode.TID_RDMA_RESYNC) {
-                qp.onTidWriteData(view); // the flow table's path, not the ordered request queue
-            } else if (op.isRequest()) {
-                qp.onRequest(view);
-            } else if (op == Opcode.TID_RDMA_READ_RESP) {
-                qp.onTidReadResponse(view);
-            } else if (tid) {
-                qp.onTidWriteResponse(view); // WRITE_RESP, TID ACK
-            } else {
-                qp.onResponse(view);
-            }
-        } catch (RuntimeException e) {
-            internalError(qp, op + " PSN 0x" + Integer.toHexString(view.psn()), e);
-        }
-    }
-
-    /** A CNP for {@code qp}'s requester (RoCEv2 ECN): from its peer only, and acted on only with ECN on. */
-    private void onCnp(RxeQp qp, InetSocketAddress sender) {
-        InetSocketAddress av = qp.av();
-        if (av == null || !sender.getAddress().equals(av.getAddress())) {
-            counters.drop(DropReason.WRONG_PEER);
-            return;
-        }
-        qp.counters().rcvdPkts++;
-        qp.counters().cnpRcvd++;
-        if (config.ecn()) {
-            try {
-                qp.onCnp();
-            } catch (RuntimeException e) {
-                internalError(qp, "CNP", e);
-            }
-        }
+        lanes[0].onPacket(packet, sender, recipient, false);
     }
 
     private void checkOpen() {
@@ -633,27 +429,32 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         }
     }
 
-    /** Stops every QP and closes the transport. Idempotent. */
+    /** Stops every QP (each on its lane) and closes the transport. Idempotent. */
     @Override
     public void close() {
         if (closed) {
             return;
         }
-        try {
-            callOnLoop(() -> {
-                for (int i = 0; i < qps.length(); i++) {
-                    RxeQp qp = qps.get(i);
-                    if (qp != null) {
-                        qp.destroyOnLoop();
+        for (RxeLane lane : lanes) {
+            try {
+                lane.callOnLoop(() -> {
+                    for (int i = 0; i < qps.length(); i++) {
+                        RxeQp qp = qps.get(i);
+                        if (qp != null && qp.lane() == lane) {
+                            qp.destroyOnLoop();
+                        }
                     }
-                }
-                closed = true;
-                return null;
-            });
-        } catch (RuntimeException e) {
-            closed = true;
+                    return null;
+                });
+            } catch (RuntimeException e) {
+                LOG.debug("closing {}: lane {} did not stop its QPs", address, lane.index(), e);
+            }
         }
+        closed = true;
         transport.close();
+        for (RxeLane lane : lanes) {
+            lane.releaseInboxes();
+        }
     }
 
     /** @return whether {@link #close()} ran */
@@ -663,6 +464,6 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
 
     @Override
     public String toString() {
-        return "RxeDevice{" + address + '}';
+        return "RxeDevice{" + address + (lanes.length > 1 ? ", " + lanes.length + " lanes" : "") + '}';
     }
 }

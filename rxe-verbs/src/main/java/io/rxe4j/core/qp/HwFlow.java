@@ -51,7 +51,7 @@ final class HwFlow {
             release();
         }
         if (idx < 0) {
-            TidPool pool = qp.device.tidPool();
+            TidPool pool = qp.lane.tidPool();
             int i = pool.allocFlow(qp, lastIdx);
             if (i < 0) {
                 return false;
@@ -94,7 +94,7 @@ final class HwFlow {
     /** Releases the flow (its generation advances); SW PSN mode and the sync point end. */
     void release() {
         if (idx >= 0) {
-            qp.device.tidPool().releaseFlow(idx);
+            qp.lane.tidPool().releaseFlow(idx);
             idx = -1;
         }
         swPsn = false;

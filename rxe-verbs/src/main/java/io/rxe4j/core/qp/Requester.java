@@ -131,7 +131,7 @@ final class Requester {
     /** The peer is {@code peer} (modify_qp AV): its budget is the one this QP's packets count against. */
     void setPeer(java.net.InetSocketAddress peer) {
         releaseBudget(unacked.clear(), false);
-        budget = qp.device.peerBudget(peer);
+        budget = qp.lane.peerBudget(peer);
     }
 
     private void releaseBudget(long bytes, boolean acknowledged) {
@@ -175,7 +175,7 @@ final class Requester {
             return;
         }
         if (qp.tidWrite.sendData()) {
-            qp.device.requestService(qp); // TID WRITE data left: another turn after the other QPs
+            qp.lane.requestService(qp); // TID WRITE data left: another turn after the other QPs
         }
         if (rnrWaiting) {
             return;
@@ -229,8 +229,8 @@ final class Requester {
                 counters.outputStalls++;
                 break;
             }
-            if (!qp.device.transportWritable()) {
-                qp.device.awaitWritable(qp); // the device runs this QP again when the transport drains
+            if (!qp.lane.transportWritable()) {
+                qp.lane.awaitWritable(qp); // the device runs this QP again when the transport drains
                 break;
             }
             // TID RDMA is paced by its own receiver-driven flow control (the responder's max_write
@@ -327,7 +327,7 @@ final class Requester {
         Opcode op = Opcode.TID_RDMA_READ_REQ;
         int list = seg.count * io.rxe4j.core.wire.TidEntry.LENGTH;
         int total = op.headerLength() + list + Icrc.LENGTH;
-        ByteBuf b = qp.device.allocPacket(total);
+        ByteBuf b = qp.lane.allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
         int at = op.offset(Header.KDETH);
         io.rxe4j.core.wire.TidHeader.clear(b, at);
@@ -374,7 +374,7 @@ final class Requester {
         io.rxe4j.verbs.TidRdmaParams remote = qp.opfn.remote();
         Opcode op = Opcode.TID_RDMA_WRITE_REQ;
         int total = op.headerLength() + Icrc.LENGTH;
-        ByteBuf b = qp.device.allocPacket(total);
+        ByteBuf b = qp.lane.allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
         int at = op.offset(Header.KDETH);
         io.rxe4j.core.wire.TidHeader.clear(b, at);
@@ -452,7 +452,7 @@ final class Requester {
         int hdr = op.headerLength();
         int total = hdr + payload + pad + Icrc.LENGTH;
         boolean ackReq = ackReq(last);
-        ByteBuf b = qp.device.allocPacket(total);
+        ByteBuf b = qp.lane.allocPacket(total);
         try {
             Bth.write(b, 0, op.code(), se, pad, Bth.DEFAULT_PKEY, qp.destQpn, ackReq, psn);
             if (op.has(Header.RETH)) {
@@ -548,7 +548,7 @@ final class Requester {
         w.lastPsn = Psn.add(psn, npkts - 1);
         Opcode op = Opcode.RC_RDMA_READ_REQUEST;
         int total = op.headerLength() + Icrc.LENGTH;
-        ByteBuf b = qp.device.allocPacket(total);
+        ByteBuf b = qp.lane.allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, true, psn);
         Reth.write(b, op.offset(Header.RETH), w.remoteAddr + w.readBytes, w.rkey, remaining);
         noAckPkts = 0;
@@ -603,7 +603,7 @@ final class Requester {
     private ByteBuf startSinglePacket(SendWqe w, Opcode op, int payload) {
         w.firstPsn = psn;
         w.lastPsn = psn;
-        ByteBuf b = qp.device.allocPacket(op.headerLength() + payload + Icrc.LENGTH);
+        ByteBuf b = qp.lane.allocPacket(op.headerLength() + payload + Icrc.LENGTH);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, true, psn);
         return b;
     }
@@ -645,7 +645,7 @@ final class Requester {
         if (Psn.diff(packetLastPsn, sendHighWater) >= 0) {
             sendHighWater = Psn.next(packetLastPsn);
         }
-        qp.device.transmit(qp, b);
+        qp.lane.transmit(qp, b);
         unacked.add(packetLastPsn, scheduler.nanoTime(), budgetBytes, timeoutShift);
         if (budget != null) {
             budget.take(budgetBytes);
@@ -690,7 +690,7 @@ final class Requester {
         }
         counters.retransmitTimeouts++;
         retry(RetryCause.TIMEOUT);
-        qp.device.flushTransport();
+        qp.lane.flushTransport();
     }
 
     /**
@@ -780,7 +780,7 @@ final class Requester {
         }
         rewind();
         run();
-        qp.device.flushTransport();
+        qp.lane.flushTransport();
     }
 
     /**

@@ -198,7 +198,7 @@ final class Responder {
             }
         }
         if (busy() && qp.state != io.rxe4j.verbs.QpState.ERR) {
-            qp.device.requestService(qp);
+            qp.lane.requestService(qp);
         }
     }
 
@@ -535,7 +535,7 @@ final class Responder {
     void releaseInterlock() {
         if (interlocked) {
             interlocked = false;
-            qp.device.requestService(qp);
+            qp.lane.requestService(qp);
         }
     }
 
@@ -894,19 +894,19 @@ final class Responder {
     }
 
     void sendAck(int syndrome, int psn) {
-        qp.device.transmit(qp, headerOnlyResponse(Opcode.RC_ACKNOWLEDGE, psn, syndrome));
+        qp.lane.transmit(qp, headerOnlyResponse(Opcode.RC_ACKNOWLEDGE, psn, syndrome));
     }
 
     private void sendAtomicAck(int psn, long original) {
         Opcode op = Opcode.RC_ATOMIC_ACKNOWLEDGE;
         ByteBuf b = headerOnlyResponse(op, psn, Aeth.ACK_UNLIMITED);
         AtomicAckEth.write(b, op.offset(Header.ATOMIC_ACK_ETH), original);
-        qp.device.transmit(qp, b);
+        qp.lane.transmit(qp, b);
     }
 
     /** Answers ATOMIC WRITE and FLUSH: one zero-length READ RESPONSE ONLY with PSN {@code psn}. */
     private void sendEmptyReadResponse(int psn) {
-        qp.device.transmit(qp, headerOnlyResponse(Opcode.RC_RDMA_READ_RESPONSE_ONLY, psn, Aeth.ACK_UNLIMITED));
+        qp.lane.transmit(qp, headerOnlyResponse(Opcode.RC_RDMA_READ_RESPONSE_ONLY, psn, Aeth.ACK_UNLIMITED));
     }
 
     /**
@@ -916,7 +916,7 @@ final class Responder {
      */
     private ByteBuf headerOnlyResponse(Opcode op, int psn, int syndrome) {
         int total = op.headerLength() + Icrc.LENGTH;
-        ByteBuf b = qp.device.allocPacket(total);
+        ByteBuf b = qp.lane.allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, false, psn);
         Aeth.write(b, op.offset(Header.AETH), syndrome, msn);
         b.writerIndex(total);
@@ -936,13 +936,13 @@ final class Responder {
         Opcode op = Opcode.CNP;
         int reserved = 16;
         int total = op.headerLength() + reserved + Icrc.LENGTH;
-        ByteBuf b = qp.device.allocPacket(total);
+        ByteBuf b = qp.lane.allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, false, 0);
         b.setInt(Bth.DEST_QP_WORD_OFFSET, b.getInt(Bth.DEST_QP_WORD_OFFSET) | Bth.BECN_BIT);
         b.setZero(op.headerLength(), reserved);
         b.writerIndex(total);
         counters.cnpSent++;
-        qp.device.transmit(qp, b);
+        qp.lane.transmit(qp, b);
     }
 
     /**
@@ -967,15 +967,15 @@ final class Responder {
             sendReplyBatch();
         }
         if (busy()) {
-            qp.device.requestService(qp);
+            qp.lane.requestService(qp);
         }
     }
 
     /** Sends up to {@link #REPLY_BATCH} packets of the reply under way, while the transport is writable. */
     private void sendReplyBatch() {
         for (int i = 0; i < REPLY_BATCH && reply != null; i++) {
-            if (!qp.device.transportWritable()) {
-                qp.device.awaitWritable(qp);
+            if (!qp.lane.transportWritable()) {
+                qp.lane.awaitWritable(qp);
                 return;
             }
             if (reply.type == ResponderResources.Type.TID_READ) {
@@ -1003,7 +1003,7 @@ final class Responder {
             return;
         }
         Opcode op = Opcode.TID_RDMA_READ_RESP;
-        ByteBuf b = qp.device.allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
+        ByteBuf b = qp.lane.allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
         io.rxe4j.verbs.TidRdmaParams remote = qp.opfn.remote();
         Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, seg.tidQpn, false,
                 FlowPsn.of(seg.generation, seg.spsn + seg.pkt));
@@ -1039,7 +1039,7 @@ final class Responder {
             readFault(e);
             return;
         }
-        ByteBuf b = qp.device.allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
+        ByteBuf b = qp.lane.allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
         Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, qp.destQpn, false, e.curPsn);
         if (op.has(Header.AETH)) {
             Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, msn);
@@ -1079,7 +1079,7 @@ final class Responder {
             b.setByte(hdr + n + i, 0);
         }
         b.writerIndex(hdr + n + pad + Icrc.LENGTH);
-        qp.device.transmit(qp, b);
+        qp.lane.transmit(qp, b);
         return true;
     }
 

@@ -4,6 +4,7 @@ import io.rxe4j.core.wire.PacketView;
 import io.rxe4j.core.cq.RxeCq;
 import io.rxe4j.core.device.DeviceCounters;
 import io.rxe4j.core.device.RxeDevice;
+import io.rxe4j.core.device.RxeLane;
 import io.rxe4j.core.memory.RxeMr;
 import io.rxe4j.core.memory.RxePd;
 import io.rxe4j.verbs.spi.Scheduler;
@@ -58,6 +59,8 @@ public final class RxeQp {
     }
 
     final RxeDevice device;
+    /** The device lane (event loop) this QP belongs to for its whole life. */
+    final RxeLane lane;
     final Scheduler scheduler;
     final int qpn;
     final RxePd pd;
@@ -120,7 +123,7 @@ public final class RxeQp {
 
     private final AtomicBoolean kickScheduled = new AtomicBoolean();
     private final Runnable kickTask = guard("post_send", this::onKick);
-    /** Queued for a turn on the device's service queue (loop only; see {@link RxeDevice#requestService}). */
+    /** Queued for a turn on the device's service queue (loop only; see {@link io.rxe4j.core.device.RxeLane#requestService}). */
     public boolean serviceQueued;
     /** Waiting for its peer's byte budget (loop only; see {@link io.rxe4j.core.device.PeerBudget}). */
     public boolean budgetQueued;
@@ -133,10 +136,11 @@ public final class RxeQp {
     /**
      * Creates a QP in RESET. Called by {@link RxeDevice#createQp}.
      */
-    public RxeQp(RxeDevice device, int qpn, RxePd pd, RxeCq sendCq, RxeCq recvCq,
+    public RxeQp(RxeLane lane, int qpn, RxePd pd, RxeCq sendCq, RxeCq recvCq,
             QpCaps caps, boolean sqSigAll) {
-        this.device = device;
-        this.scheduler = device.scheduler();
+        this.device = lane.device();
+        this.lane = lane;
+        this.scheduler = lane.scheduler();
         this.qpn = qpn;
         this.pd = pd;
         this.sendCq = sendCq;
@@ -165,6 +169,11 @@ public final class RxeQp {
     /** @return this QP's counters, named like the device's ({@code rdma statistic qp} in rdma-core) */
     public DeviceCounters counters() {
         return counters;
+    }
+
+    /** @return the lane (event loop) of the device this QP runs on */
+    public RxeLane lane() {
+        return lane;
     }
 
     /** @return the 24-bit QPN */
@@ -229,7 +238,7 @@ public final class RxeQp {
         if (destroyed) {
             throw new IllegalStateException("QP 0x" + Integer.toHexString(qpn) + " was destroyed");
         }
-        device.callOnLoop(() -> {
+        lane.callOnLoop(() -> {
             applyModify(attr, mask);
             return null;
         });
@@ -363,7 +372,7 @@ public final class RxeQp {
      * @return {@code out}
      */
     public QpAttr query(QpAttr out) {
-        return device.callOnLoop(() -> {
+        return lane.callOnLoop(() -> {
             out.clearMask();
             out.state(state).curState(state).accessFlags(accessFlags).pkeyIndex(0).port(1).pathMtu(pathMtu)
                     .timeout(timeout).retryCnt(retryCnt).rnrRetry(rnrRetry).rqPsn(rqPsn).sqPsn(sqPsn)
@@ -787,7 +796,7 @@ public final class RxeQp {
             try {
                 task.run();
             } catch (RuntimeException e) {
-                device.internalError(this, what, e);
+                lane.internalError(this, what, e);
             }
         };
     }
@@ -815,7 +824,7 @@ public final class RxeQp {
         } else {
             requester.run();
         }
-        device.flushTransport();
+        lane.flushTransport();
     }
 
     long sqProducer() {
@@ -947,7 +956,7 @@ public final class RxeQp {
 
     /**
      * Moves the QP to ERR after an unexpected exception in the engine (see {@link
-     * RxeDevice#internalError}): the WQE being worked on completes with its real status if one was
+     * io.rxe4j.core.device.RxeLane#internalError}): the WQE being worked on completes with its real status if one was
      * set, every other one with WR_FLUSH_ERR. Loop only.
      */
     public void moveToErrorOnInternalError(String reason) {
@@ -1122,7 +1131,7 @@ public final class RxeQp {
         }
         tidWriteResp.allocateAndRespond();
         requester.run();
-        device.flushTransport();
+        lane.flushTransport();
     }
 
     /** Frees every TID entry, flow and timer of this QP (ERR, RESET, destroy). Loop only. */
@@ -1131,7 +1140,7 @@ public final class RxeQp {
         tidWrite.releaseAll();
         tidWriteResp.releaseAll();
         hwFlow.reset();
-        TidPool pool = device.tidPool();
+        TidPool pool = lane.tidPool();
         if (pool != null) {
             pool.forget(this);
         }

@@ -120,7 +120,7 @@ final class TidReadRequester {
         long offset = (long) k * w.segLen;
         int length = (int) Math.min(w.segLen, w.length - offset);
         int npkts = (length + qp.pmtu() - 1) / qp.pmtu();
-        TidPool pool = qp.device.tidPool();
+        TidPool pool = qp.lane.tidPool();
         boolean had = flow.idx >= 0;
         if (!flow.prepare(npkts)) {
             return WAIT; // a freed flow or a completed segment runs the requester again
@@ -237,7 +237,7 @@ final class TidReadRequester {
             }
             return;
         }
-        switch (qp.device.tidPool().place(qp, p, at, Access.LOCAL_WRITE)) {
+        switch (qp.lane.tidPool().place(qp, p, at, Access.LOCAL_WRITE)) {
             case TidPool.NOT_MINE -> {
                 counters.drop(DropReason.OTHER); // not a TID entry of this QP, or outside it
                 return;
@@ -282,7 +282,7 @@ final class TidReadRequester {
             return; // an earlier READ/atomic was restarted instead
         }
         counters.tidReadSegmentsDone++;
-        qp.device.tidPool().releaseEntries(seg.handles, seg.count);
+        qp.lane.tidPool().releaseEntries(seg.handles, seg.count);
         seg.count = 0;
         w.compSeg++;
         w.readBytes += seg.length;
@@ -331,7 +331,7 @@ final class TidReadRequester {
     /** Frees every TID entry and the flow (QP to ERR, RESET or destroyed). */
     void releaseAll() {
         restartSeq = -1;
-        TidPool pool = qp.device.tidPool();
+        TidPool pool = qp.lane.tidPool();
         if (pool == null) {
             return;
         }

@@ -233,8 +233,8 @@ final class TidWriteRequester {
                     w.dataSeg++; // every packet of it went (a resume may start at its very end)
                     continue;
                 }
-                if (!qp.device.transportWritable()) {
-                    qp.device.awaitWritable(qp); // a turn when the transport drains
+                if (!qp.lane.transportWritable()) {
+                    qp.lane.awaitWritable(qp); // a turn when the transport drains
                     return false;
                 }
                 if (sent >= DATA_BATCH) {
@@ -259,7 +259,7 @@ final class TidWriteRequester {
         int hdr = op.headerLength();
         int total = hdr + n + pad + Icrc.LENGTH;
         TidRdmaParams remote = qp.opfn.remote();
-        ByteBuf b = qp.device.allocPacket(total);
+        ByteBuf b = qp.lane.allocPacket(total);
         try {
             Bth.write(b, 0, op.code(), false, pad, Bth.DEFAULT_PKEY, seg.tidQpn, segLast,
                     FlowPsn.of(seg.generation, seg.spsn + seg.pkt));
@@ -284,7 +284,7 @@ final class TidWriteRequester {
             throw e;
         }
         b.writerIndex(total);
-        qp.device.transmit(qp, b);
+        qp.lane.transmit(qp, b);
         counters.tidWriteDataPkts++;
         seg.advance(n);
         if (segLast) {
@@ -499,21 +499,21 @@ final class TidWriteRequester {
         resyncPsn = FlowPsn.resyncPsn(gen);
         sendResync();
         armRetryTimer();
-        qp.device.flushTransport();
+        qp.lane.flushTransport();
     }
 
     private void sendResync() {
         Opcode op = Opcode.TID_RDMA_RESYNC;
         int total = op.headerLength() + Icrc.LENGTH;
         TidRdmaParams remote = qp.opfn.remote();
-        ByteBuf b = qp.device.allocPacket(total);
+        ByteBuf b = qp.lane.allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, resyncPsn);
         int at = op.offset(Header.KDETH);
         TidHeader.clear(b, at);
         Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
         TidHeader.setVerbsQp(b, at, qp.destQpn);
         b.writerIndex(total);
-        qp.device.transmit(qp, b);
+        qp.lane.transmit(qp, b);
         counters.tidResyncsSent++;
     }
 

@@ -216,7 +216,7 @@ final class TidWriteResponder {
             e.mr = null;
             flow.active--;
             flow.releaseIfIdle();
-            qp.device.tidPool().forget(qp); // the requester asks again after the RNR timer
+            qp.lane.tidPool().forget(qp); // the requester asks again after the RNR timer
             qp.kickTid(); // (a TID READ of this QP that waited too tries again)
             rnrIndex = rnrTimerIndex(e.nsegs);
             counters.tidWriteRnr++;
@@ -293,7 +293,7 @@ final class TidWriteResponder {
         if (local == null) {
             return;
         }
-        TidPool pool = qp.device.tidPool();
+        TidPool pool = qp.lane.tidPool();
         for (int i = tail; i != head; i = (i + 1) % RING) {
             Entry e = ring[i];
             while (e.allocSeg < e.nsegs) {
@@ -367,7 +367,7 @@ final class TidWriteResponder {
         int total = op.headerLength() + list + Icrc.LENGTH;
         TidRdmaParams remote = qp.opfn.remote();
         TidRdmaParams local = qp.opfn.local();
-        ByteBuf b = qp.device.allocPacket(total);
+        ByteBuf b = qp.lane.allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, false,
                 seg.respIbPsn);
         int at = op.offset(Header.KDETH);
@@ -382,7 +382,7 @@ final class TidWriteResponder {
             TidEntry.write(b, op.headerLength(), i, seg.tidList[i]);
         }
         b.writerIndex(total);
-        qp.device.transmit(qp, b);
+        qp.lane.transmit(qp, b);
         counters.tidWriteResps++;
     }
 
@@ -425,7 +425,7 @@ final class TidWriteResponder {
             counters.drop(DropReason.OTHER);
             return;
         }
-        switch (qp.device.tidPool().place(qp, pkt, at, Access.REMOTE_WRITE)) {
+        switch (qp.lane.tidPool().place(qp, pkt, at, Access.REMOTE_WRITE)) {
             case TidPool.NOT_MINE -> {
                 counters.drop(DropReason.OTHER); // not a TID entry of this QP, or outside it
                 return;
@@ -463,7 +463,7 @@ final class TidWriteResponder {
 
     /** The last packet of a segment was placed: free its TIDs, ACK it, retire the entry after its last. */
     private void segmentDone(Entry e, TidSegment seg) {
-        qp.device.tidPool().releaseEntries(seg.handles, seg.count);
+        qp.lane.tidPool().releaseEntries(seg.handles, seg.count);
         seg.count = 0;
         e.compSeg++;
         allocW--;
@@ -527,7 +527,7 @@ final class TidWriteResponder {
         lastResyncGood = lastGood;
         placedSinceResync = false;
         if (flow.idx >= 0) {
-            qp.device.tidPool().setGeneration(flow.idx, newGen);
+            qp.lane.tidPool().setGeneration(flow.idx, newGen);
             flow.generation = newGen;
         } else {
             flow.pendingGeneration = newGen;
@@ -575,7 +575,7 @@ final class TidWriteResponder {
         int total = op.headerLength() + Icrc.LENGTH;
         TidRdmaParams remote = qp.opfn.remote();
         TidRdmaParams local = qp.opfn.local();
-        ByteBuf b = qp.device.allocPacket(total);
+        ByteBuf b = qp.lane.allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, false, bthPsn);
         int at = op.offset(Header.KDETH);
         TidHeader.clear(b, at);
@@ -587,7 +587,7 @@ final class TidWriteResponder {
                 : TidHeader.kdethQpn(Opfn.CONTEXT), Math.max(flow.idx, 0)));
         TidHeader.setVerbsQp(b, at, qp.destQpn);
         b.writerIndex(total);
-        qp.device.transmit(qp, b);
+        qp.lane.transmit(qp, b);
         counters.tidAcksSent++;
     }
 
@@ -632,7 +632,7 @@ final class TidWriteResponder {
     /** Frees every TID entry and entry (QP to ERR, RESET or destroyed). */
     void releaseAll() {
         stopReapTimer();
-        TidPool pool = qp.device.tidPool();
+        TidPool pool = qp.lane.tidPool();
         for (Entry e : ring) {
             if (e.active && pool != null) {
                 for (int k = e.compSeg; k < e.allocSeg; k++) {

@@ -48,5 +48,10 @@ public enum DropReason {
      * A TID RDMA packet (opcode 0xE0–0xE7) whose KDETH J_KEY is not the receive context's (32),
      * as the hardware's J_KEY check would refuse it ({@code tid-opfn-facts.md} §3.3, §9.7).
      */
-    BAD_JKEY
+    BAD_JKEY,
+    /**
+     * A packet that arrived on one event loop of a multi-loop device for a QP of another, when the
+     * ring between the two loops was full (the peer resends it); {@code docs/architecture.md}, lanes.
+     */
+    STEER_QUEUE_FULL
 }

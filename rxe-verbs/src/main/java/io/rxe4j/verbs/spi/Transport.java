@@ -11,6 +11,13 @@ import java.net.InetSocketAddress;
  * <p>Each transport owns the event loop ({@link #scheduler()}) that the device bound to it runs
  * on; received packets are delivered on that loop, and {@link #send} / {@link #flush} must be
  * called on it.
+ *
+ * <p><b>Multi-loop transports.</b> A transport may spread its work over several event loops
+ * ({@link #lanes()}): one lane per loop, each a transport of its own (its own scheduler, socket or
+ * queue, allocator), all with the same {@link #localAddress()}. A device then starts and drives
+ * every lane, assigns each QP to one lane, and never calls {@link #start}, {@link #send} or {@link
+ * #flush} on the multi-loop transport itself; closing it closes every lane. Any lane may deliver any
+ * packet: the device hands a packet that arrives on another QP's lane to that lane.
  */
 public interface Transport extends AutoCloseable {
 
@@ -70,6 +77,16 @@ public interface Transport extends AutoCloseable {
      */
     default long receiveQueueDrops() {
         return 0;
+    }
+
+    /**
+     * The per-loop transports a device spreads its QPs over (see the class comment).
+     *
+     * @return a single-loop transport's own list, {@code [this]} (the default); for a multi-loop
+     *     transport its lanes, in a fixed order, at least two, none of them multi-loop itself
+     */
+    default java.util.List<? extends Transport> lanes() {
+        return java.util.List.of(this);
     }
 
     /** Pushes queued packets to the network. Must be called on the loop. */
