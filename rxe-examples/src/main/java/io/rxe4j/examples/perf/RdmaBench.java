@@ -41,7 +41,11 @@ final class RdmaBench {
     static final class Side implements AutoCloseable {
         final RdmaDevice device;
         final ProtectionDomain pd;
+        /** The first CQ (the only one of a single-loop device). */
         final CompletionQueue cq;
+        /** One CQ per completion vector (event loop) of the device; QP i uses {@code cqs[i % cqs.length]}. */
+        final CompletionQueue[] cqs;
+        private int nextCq;
         final MemoryRegion mr;
         final QueuePair[] qps;
         /** The connections the connection manager made, one per QP. */
@@ -63,7 +67,12 @@ final class RdmaBench {
             device = RdmaDevice.open(transport, config);
             pd = device.allocPd();
             int cqe = Math.min(device.queryDevice().maxCqe(), qpCount * (sqDepth + rqDepth) + 16);
-            cq = device.createCq(cqe);
+            // one CQ per event loop, so that QPs spread over the loops (a QP runs on its send CQ's loop)
+            cqs = new CompletionQueue[Math.max(1, Math.min(qpCount, device.numCompVectors()))];
+            for (int i = 0; i < cqs.length; i++) {
+                cqs[i] = device.createCq(cqe, i);
+            }
+            cq = cqs[0];
             mr = pd.allocMr(mrBytes, ACCESS);
             qps = new QueuePair[qpCount];
             conns = new RdmaConnection[qpCount];
@@ -88,7 +97,7 @@ final class RdmaBench {
         BufferAdvert[] connectAll(InetSocketAddress server, Mtu mtu, int timeout) throws RdmaCmException {
             BufferAdvert[] peers = new BufferAdvert[qps.length];
             for (int i = 0; i < qps.length; i++) {
-                conns[i] = RdmaConnection.connect(pd, cq, cq, server, params(mtu, timeout));
+                conns[i] = RdmaConnection.connect(pd, cqOf(i), cqOf(i), server, params(mtu, timeout));
                 qps[i] = conns[i].qp();
                 peers[i] = BufferAdvert.parse(conns[i].remotePrivateData());
             }
@@ -98,7 +107,7 @@ final class RdmaBench {
         /** Accepts one connection per QP from {@code listener}, in order. */
         void acceptAll(RdmaListener listener, Mtu mtu, int timeout) throws RdmaCmException, InterruptedException {
             for (int i = 0; i < qps.length; i++) {
-                conns[i] = listener.accept(pd, cq, cq, params(mtu, timeout));
+                conns[i] = listener.accept(pd, cqOf(i), cqOf(i), params(mtu, timeout));
                 qps[i] = conns[i].qp();
             }
         }
@@ -121,7 +130,7 @@ final class RdmaBench {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("TID RDMA not negotiated within 5 s (path MTU 4096 and --tid on both sides?)");
                 }
-                while (cq.poll(wc) > 0) {
+                while (poll(wc) > 0) {
                     check(wc[0]);
                     done++;
                 }
@@ -147,6 +156,44 @@ final class RdmaBench {
             throw new IllegalStateException("completion of unknown QP 0x" + Integer.toHexString(qpNum));
         }
 
+        /** @return the CQ of QP {@code i} */
+        CompletionQueue cqOf(int i) {
+            return cqs[i % cqs.length];
+        }
+
+        /**
+         * Polls the CQs round robin, starting after the one that last had completions.
+         *
+         * @return the completions written to {@code wcs} (from one CQ), 0 if every CQ was empty
+         */
+        int poll(WorkCompletion[] wcs) {
+            if (cqs.length == 1) {
+                return cq.poll(wcs);
+            }
+            for (int k = 0; k < cqs.length; k++) {
+                int c = nextCq + k;
+                if (c >= cqs.length) {
+                    c -= cqs.length;
+                }
+                int n = cqs[c].poll(wcs);
+                if (n > 0) {
+                    nextCq = c + 1 == cqs.length ? 0 : c + 1;
+                    return n;
+                }
+            }
+            return 0;
+        }
+
+        /** @return whether any CQ holds a completion */
+        boolean pending() {
+            for (CompletionQueue c : cqs) {
+                if (c.size() > 0) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
         /**
          * Waits briefly for a completion: busy polling, as perftest does by default; with
          * {@link #events}, a short spin and then a blocking wait (a thread wake-up per completion).
@@ -157,13 +204,17 @@ final class RdmaBench {
                 return;
             }
             for (int i = 0; i < 64; i++) {
-                if (cq.size() > 0) {
+                if (pending()) {
                     return;
                 }
                 Thread.onSpinWait();
             }
             if (events) {
-                cq.await(TimeUnit.MILLISECONDS.toNanos(1));
+                if (cqs.length == 1) {
+                    cq.await(TimeUnit.MILLISECONDS.toNanos(1));
+                } else {
+                    java.util.concurrent.locks.LockSupport.parkNanos(20_000); // several CQs: no single one to block on
+                }
             }
         }
 
@@ -190,7 +241,9 @@ final class RdmaBench {
                 }
             }
             mr.close();
-            cq.close();
+            for (CompletionQueue c : cqs) {
+                c.close();
+            }
             pd.close();
             device.close();
         }
@@ -231,7 +284,7 @@ final class RdmaBench {
             SendWr swr = new SendWr().set(0, WrOpcode.SEND, SendFlags.SIGNALED, sge);
             try {
                 while (running) {
-                    int n = side.cq.poll(wcs);
+                    int n = side.poll(wcs);
                     if (n == 0) {
                         side.idle();
                         continue;
@@ -345,7 +398,7 @@ final class RdmaBench {
             }
             boolean stop = posted >= limit;
             while (done < posted) {
-                int n = side.cq.poll(wcs);
+                int n = side.poll(wcs);
                 if (n == 0) {
                     side.idle();
                 } else {
@@ -389,10 +442,10 @@ final class RdmaBench {
                 int need = pingPong ? 2 : 1;
                 long t1 = 0;
                 while (need > 0) {
-                    int n = side.cq.poll(wcs);
+                    int n = side.poll(wcs);
                     if (n == 0) {
                         Thread.onSpinWait();
-                        if (side.cq.size() == 0) {
+                        if (!side.pending()) {
                             side.idle();
                         }
                         continue;

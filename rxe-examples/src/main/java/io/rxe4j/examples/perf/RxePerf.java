@@ -67,6 +67,11 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = {"-q", "--qps"}, description = "number of QPs (default ${DEFAULT-VALUE})")
     int qps = 1;
 
+    @Option(names = "--loops", description = "event loops per device (multi-core devices; UDP: that many SO_REUSEPORT "
+            + "sockets, steered by QPN on epoll). QP i uses CQ i mod loops, so -q N spreads over the loops "
+            + "(default ${DEFAULT-VALUE})")
+    int loops = 1;
+
     @Option(names = {"-t", "--tx-depth"}, description = "outstanding WRs per QP in bw tests (default ${DEFAULT-VALUE})")
     int txDepth = 128;
 
@@ -170,6 +175,11 @@ public final class RxePerf implements Callable<Integer> {
                 a.device.counter("cc_window_reductions"), a.device.counter("budget_waits"),
                 a.device.counter("rcv_queue_drops"), rcvd, dup, rcvd == 0 ? 0.0 : 100.0 * dup / rcvd,
                 b.device.counter("rcv_queue_drops"));
+        if (a.device.numCompVectors() > 1 || b.device.numCompVectors() > 1) {
+            out.printf(java.util.Locale.ROOT, " loops: requester %d, steered_pkts=%d; responder %d, steered_pkts=%d%n",
+                    a.device.numCompVectors(), a.device.counter("steered_pkts"), b.device.numCompVectors(),
+                    b.device.counter("steered_pkts"));
+        }
     }
 
     /** @return the device configuration the options ask for */
@@ -300,6 +310,9 @@ public final class RxePerf implements Callable<Integer> {
             throw new IllegalArgumentException("--tid / --tid-compare need -m 4096 (TID RDMA is negotiated only then), got "
                     + mtu);
         }
+        if (loops < 1 || loops > 64) {
+            throw new IllegalArgumentException("--loops must be 1..64, got " + loops);
+        }
         if ((server || connect != null) && transportName().equals("inproc")) {
             throw new IllegalArgumentException("two processes need --transport nio or epoll");
         }
@@ -348,9 +361,9 @@ public final class RxePerf implements Callable<Integer> {
         return 2 * Math.max(largest, 64) + 4096;
     }
 
-    /** A UDP transport on {@code ip} with the chosen I/O and, on epoll, GSO/GRO. */
-    private UdpTransport udp(InetAddress ip) {
-        return UdpTransport.builder(ip).port(0).io(io()).gso(gso).gro(gro).bind();
+    /** A UDP transport on {@code ip} with the chosen I/O, {@link #loops} sockets and, on epoll, GSO/GRO. */
+    private Transport udp(InetAddress ip) {
+        return UdpTransport.builder(ip).port(0).io(io()).gso(gso).gro(gro).loops(loops).bindLoops();
     }
 
     /**
@@ -368,7 +381,7 @@ public final class RxePerf implements Callable<Integer> {
 
     private Transport newTransport(InJvmFabric fabric, InetAddress ip, String name) {
         if (fabric != null) {
-            return fabric.newTransport(new InetSocketAddress(ip, 4791));
+            return fabric.newTransport(new InetSocketAddress(ip, 4791), loops);
         }
         return udp(ip);
     }
