@@ -40,10 +40,17 @@ public final class RxeCq {
 
     private final int handle;
     private final WorkCompletion[] slots;
+    // tail (written by the producing loop) and head (written by pollers) on separate 64-byte cache
+    // lines: HotSpot lays out fields of one size in declaration order, so the seven longs between them
+    // are the padding (QueueIndexLayoutTest checks the offsets)
     @SuppressWarnings("unused")
     private long tail;
     @SuppressWarnings("unused")
+    private long pad1, pad2, pad3, pad4, pad5, pad6, pad7;
+    @SuppressWarnings("unused")
     private long head;
+    @SuppressWarnings("unused")
+    private long padH1, padH2, padH3, padH4, padH5, padH6, padH7;
     /** Threads blocked in {@link #await}; registered before they re-check the ring. */
     private final java.util.concurrent.ConcurrentLinkedQueue<Thread> waiters =
             new java.util.concurrent.ConcurrentLinkedQueue<>();

@@ -84,22 +84,30 @@ public final class RxeQp {
     int minRnrTimer;
     int destQpn;
 
-    // ---- send queue ----
+    // ---- send and receive queues ----
+    // The ring indices written by posting threads (sqProd, rqProd) and by the loop (sqComp, sqReq,
+    // rqCons) sit on separate 64-byte cache lines, so that a thread posting and the loop consuming do
+    // not invalidate each other's line on every WR. HotSpot lays out fields of one size in declaration
+    // order, so the seven longs between them are the padding (QueueIndexLayoutTest checks the offsets).
     final SendWqe[] sq;
     private final Object sqLock = new Object();
-    @SuppressWarnings("unused")
-    private long sqProd; // next slot users fill; published with release
-    @SuppressWarnings("unused")
-    private long sqComp; // oldest uncompleted WQE (completer); published with release
-    long sqReq; // next WQE the requester works on (loop only)
-
-    // ---- receive queue ----
     final RecvWqe[] rq;
     private final Object rqLock = new Object();
     @SuppressWarnings("unused")
-    private long rqProd;
+    private long sqProd; // next slot users fill; published with release
     @SuppressWarnings("unused")
-    private long rqCons;
+    private long padSq1, padSq2, padSq3, padSq4, padSq5, padSq6, padSq7;
+    @SuppressWarnings("unused")
+    private long rqProd; // next slot users fill; published with release
+    @SuppressWarnings("unused")
+    private long padRq1, padRq2, padRq3, padRq4, padRq5, padRq6, padRq7;
+    @SuppressWarnings("unused")
+    private long sqComp; // oldest uncompleted WQE (completer); published with release
+    long sqReq; // next WQE the requester works on (loop only)
+    @SuppressWarnings("unused")
+    private long rqCons; // oldest unconsumed receive WQE (responder); published with release
+    @SuppressWarnings("unused")
+    private long padLoop1, padLoop2, padLoop3, padLoop4, padLoop5, padLoop6, padLoop7;
 
     /** This QP's counters (the device's are their sum plus the device's own receive-path drops). */
     final DeviceCounters counters = new DeviceCounters();
