@@ -107,6 +107,17 @@ public final class MultiLoopTransport<T extends Transport> implements Transport 
         return lanes.get(0).inFlightBudgetHint();
     }
 
+    /** @return whether every lane signals the end of its read batches */
+    @Override
+    public boolean signalsReadComplete() {
+        for (T t : lanes) {
+            if (!t.signalsReadComplete()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** @return the sum over the lanes */
     @Override
     public long receiveQueueDrops() {

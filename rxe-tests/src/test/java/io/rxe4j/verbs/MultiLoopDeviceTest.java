@@ -288,7 +288,7 @@ class MultiLoopDeviceTest {
         return new Pairs(ta, tb, n);
     }
 
-    private static void wire(QueuePair x, RdmaDevice dx, QueuePair y, RdmaDevice dy) {
+    static void wire(QueuePair x, RdmaDevice dx, QueuePair y, RdmaDevice dy) {
         for (QueuePair[] pair : new QueuePair[][] {{x, y}, {y, x}}) {
             pair[0].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ACCESS));
         }

@@ -93,6 +93,11 @@ final class RecordingTransport implements Transport {
     }
 
     @Override
+    public boolean signalsReadComplete() {
+        return delegate.signalsReadComplete();
+    }
+
+    @Override
     public void flush() {
         delegate.flush();
     }

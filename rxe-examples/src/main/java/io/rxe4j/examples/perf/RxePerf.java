@@ -72,6 +72,11 @@ public final class RxePerf implements Callable<Integer> {
             + "(default ${DEFAULT-VALUE})")
     int loops = 1;
 
+    @Option(names = "--loop-idle", description = "how the UDP event loops wait when idle: BLOCK (epoll_wait/select at "
+            + "once), BACKOFF (poll without blocking 200 times, yield 20 times, then block), SPIN (never block: one core per "
+            + "loop) (default ${DEFAULT-VALUE})")
+    UdpTransport.LoopIdle loopIdle = UdpTransport.LoopIdle.BLOCK;
+
     @Option(names = {"-t", "--tx-depth"}, description = "outstanding WRs per QP in bw tests (default ${DEFAULT-VALUE})")
     int txDepth = 128;
 
@@ -363,7 +368,7 @@ public final class RxePerf implements Callable<Integer> {
 
     /** A UDP transport on {@code ip} with the chosen I/O, {@link #loops} sockets and, on epoll, GSO/GRO. */
     private Transport udp(InetAddress ip) {
-        return UdpTransport.builder(ip).port(0).io(io()).gso(gso).gro(gro).loops(loops).bindLoops();
+        return UdpTransport.builder(ip).port(0).io(io()).gso(gso).gro(gro).loops(loops).loopIdle(loopIdle).bindLoops();
     }
 
     /**

@@ -224,8 +224,38 @@ public final class InJvmTransport implements Transport {
             drainScheduled = false;
         }
         Object packet;
+        boolean any = false;
         while ((packet = draining.poll()) != null) {
-            receive((ByteBuf) packet, (InetSocketAddress) draining.poll());
+            any |= deliver((ByteBuf) packet, (InetSocketAddress) draining.poll(), false);
+        }
+        if (any) {
+            readComplete();
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @return {@code true}: after each drained batch, and after each packet delivered alone (with a
+     *     latency or a link model)
+     */
+    @Override
+    public boolean signalsReadComplete() {
+        return true;
+    }
+
+    private void readComplete() {
+        PacketReceiver r = receiver;
+        if (r == null || closed.get()) {
+            return;
+        }
+        try {
+            r.onReadComplete();
+        } catch (VirtualMachineError e) {
+            throw e;
+        } catch (Throwable e) {
+            receiveErrors.increment();
+            log.debug("{}: receiver threw at the end of a batch", localAddress, e);
         }
     }
 
@@ -257,15 +287,22 @@ public final class InJvmTransport implements Transport {
      * releases it.
      */
     void receive(ByteBuf packet, InetSocketAddress sender, boolean ce) {
+        if (deliver(packet, sender, ce)) {
+            readComplete();
+        }
+    }
+
+    /** Passes one packet to the receiver, then releases it. @return whether the receiver got it */
+    private boolean deliver(ByteBuf packet, InetSocketAddress sender, boolean ce) {
         try {
             PacketReceiver r = receiver;
             if (closed.get()) {
                 fabric.countNoEndpoint();
-                return;
+                return false;
             }
             if (r == null) {
                 fabric.countNotStarted();
-                return;
+                return false;
             }
             fabric.countDelivered();
             received.increment();
@@ -281,6 +318,7 @@ public final class InJvmTransport implements Transport {
                 receiveErrors.increment();
                 log.debug("{}: receiver threw on a packet from {}", localAddress, sender, e);
             }
+            return true;
         } finally {
             packet.release();
         }

@@ -126,6 +126,11 @@ public final class CapturingTransport implements Transport {
             public void onWritable() {
                 receiver.onWritable();
             }
+
+            @Override
+            public void onReadComplete() {
+                receiver.onReadComplete();
+            }
         });
     }
 
@@ -138,6 +143,11 @@ public final class CapturingTransport implements Transport {
     @Override
     public boolean isWritable() {
         return inner.isWritable();
+    }
+
+    @Override
+    public boolean signalsReadComplete() {
+        return inner.signalsReadComplete();
     }
 
     @Override

@@ -7,6 +7,9 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.DefaultSelectStrategyFactory;
+import io.netty.channel.SelectStrategy;
+import io.netty.channel.SelectStrategyFactory;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.IoEventLoopGroup;
@@ -26,6 +29,7 @@ import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.channel.socket.nio.NioChannelOption;
 import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.unix.IntegerUnixChannelOption;
+import io.netty.util.IntSupplier;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.rxe4j.verbs.spi.PacketReceiver;
@@ -282,7 +286,11 @@ public final class UdpTransport implements Transport {
         this.pendingPackets = gso ? new ArrayList<>() : null;
         this.pendingPeers = gso ? new ArrayList<>() : null;
         EventLoopGroup group = b.group;
-        this.ownGroup = group == null ? newEventLoopGroup(io, 1, "rxe-udp") : null;
+        if (group != null && b.loopIdle != LoopIdle.BLOCK && !b.ownLoops) {
+            throw new IllegalArgumentException("loopIdle(" + b.loopIdle + ") applies to the transport's own event loops;"
+                    + " create the supplied group with UdpTransport.newEventLoopGroup(io, n, name, idle) instead");
+        }
+        this.ownGroup = group == null ? newEventLoopGroup(io, 1, "rxe-udp", b.loopIdle) : null;
         if (group == null) {
             group = ownGroup;
         }
@@ -442,6 +450,16 @@ public final class UdpTransport implements Transport {
      */
     public boolean steersByQpn() {
         return steersByQpn;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @return {@code true}: Netty's {@code channelReadComplete} follows every read batch
+     */
+    @Override
+    public boolean signalsReadComplete() {
+        return true;
     }
 
     /** @return the default number of event loops of {@link Builder#bindLoops()}: the available cores, at most 8 */
@@ -606,14 +624,82 @@ public final class UdpTransport implements Transport {
      * @throws IllegalStateException for EPOLL when epoll is unavailable (see {@link #ensureEpoll()})
      */
     public static EventLoopGroup newEventLoopGroup(Io io, int threads, String threadName) {
+        return newEventLoopGroup(io, threads, threadName, LoopIdle.BLOCK);
+    }
+
+    /**
+     * As {@link #newEventLoopGroup(Io, int, String)}, with the loops waiting for I/O as {@code idle}
+     * says.
+     *
+     * @param idle how an idle loop waits ({@link LoopIdle})
+     * @return the group
+     * @throws IllegalStateException for EPOLL when epoll is unavailable
+     */
+    public static EventLoopGroup newEventLoopGroup(Io io, int threads, String threadName, LoopIdle idle) {
+        Objects.requireNonNull(idle, "idle");
+        SelectStrategyFactory strategy = idle == LoopIdle.BLOCK
+                ? DefaultSelectStrategyFactory.INSTANCE : () -> new PollingSelectStrategy(idle);
         IoHandlerFactory factory;
         if (io == Io.EPOLL) {
             ensureEpoll();
-            factory = EpollIoHandler.newFactory();
+            factory = EpollIoHandler.newFactory(0, strategy);
         } else {
-            factory = NioIoHandler.newFactory();
+            factory = NioIoHandler.newFactory(java.nio.channels.spi.SelectorProvider.provider(), strategy);
         }
         return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(threadName, true), factory);
+    }
+
+    /**
+     * How an event loop of the transport waits when it has nothing to do (for latency-sensitive
+     * users; {@link Builder#loopIdle}). The shape is Aeron's {@code BackoffIdleStrategy}: spin, then
+     * yield, then wait; the last step here blocks in {@code epoll_wait}/{@code select} until I/O or a
+     * task arrives, instead of parking for a growing time.
+     */
+    public enum LoopIdle {
+        /** Block in {@code epoll_wait}/{@code select} at once (Netty's default): no CPU while idle. */
+        BLOCK,
+        /**
+         * Poll without blocking ({@code epoll_wait} with timeout 0, or {@code selectNow}) {@value
+         * PollingSelectStrategy#SPINS} times, then yield {@value PollingSelectStrategy#YIELDS}
+         * times, then block; any I/O or task starts the count again. A loop that just worked stays
+         * awake for about 0.1–0.3 ms, so a reply that comes back within that time costs no
+         * wake-up.
+         */
+        BACKOFF,
+        /** Never block: poll without blocking forever. Takes one core per loop, always. */
+        SPIN
+    }
+
+    /** Netty select strategy of {@link LoopIdle#BACKOFF} and {@link LoopIdle#SPIN}; one per loop. */
+    static final class PollingSelectStrategy implements SelectStrategy {
+        static final int SPINS = 200;
+        static final int YIELDS = 20;
+        private final LoopIdle idle;
+        private int idleRounds;
+
+        PollingSelectStrategy(LoopIdle idle) {
+            this.idle = idle;
+        }
+
+        @Override
+        public int calculateStrategy(IntSupplier selectNow, boolean hasTasks) throws Exception {
+            int ready = selectNow.get();
+            if (ready > 0 || hasTasks || idle == LoopIdle.SPIN) {
+                idleRounds = 0;
+                return ready;
+            }
+            int n = ++idleRounds;
+            if (n <= SPINS) {
+                Thread.onSpinWait();
+                return CONTINUE;
+            }
+            if (n <= SPINS + YIELDS) {
+                Thread.yield();
+                return CONTINUE;
+            }
+            idleRounds = 0;
+            return SELECT;
+        }
     }
 
     /**
@@ -1102,6 +1188,23 @@ public final class UdpTransport implements Transport {
             }
         }
 
+        /** The end of one read batch (one recvmmsg, or up to 16 reads): the receiver flushes once. */
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            PacketReceiver r = receiver;
+            if (r == null) {
+                return;
+            }
+            try {
+                r.onReadComplete();
+            } catch (VirtualMachineError e) {
+                throw e;
+            } catch (Throwable e) {
+                receiveErrors.increment();
+                log.debug("{}: receiver threw at the end of a read batch", localAddress, e);
+            }
+        }
+
         /**
          * Becoming writable: tells the receiver from a separate task, since this may run inside
          * {@code channel.flush()} (Netty fires it synchronously when a flush drains the buffer).
@@ -1137,6 +1240,9 @@ public final class UdpTransport implements Transport {
         private int writeBufferLowWaterMark = DEFAULT_WRITE_BUFFER_LOW_WATER_MARK;
         private int writeBufferHighWaterMark = DEFAULT_WRITE_BUFFER_HIGH_WATER_MARK;
         private int loops = defaultLoops();
+        private LoopIdle loopIdle = LoopIdle.BLOCK;
+        /** The group was made by bindLoops() for these lanes (with loopIdle): not the caller's. */
+        private boolean ownLoops;
         private boolean reusePort;
         private int steerLanes;
 
@@ -1334,6 +1440,19 @@ public final class UdpTransport implements Transport {
          * @return this builder
          * @throws IllegalArgumentException if out of range
          */
+        /**
+         * @param idle how the transport's own event loops wait when idle ({@link LoopIdle}); default
+         *     {@link LoopIdle#BLOCK}. With a caller-supplied {@link #eventLoopGroup} anything but
+         *     BLOCK is refused (the group's loops wait as the group was built: see {@link
+         *     UdpTransport#newEventLoopGroup(Io, int, String, LoopIdle)}).
+         * @return this builder
+         * @throws NullPointerException if {@code idle} is {@code null}
+         */
+        public Builder loopIdle(LoopIdle idle) {
+            this.loopIdle = Objects.requireNonNull(idle, "idle");
+            return this;
+        }
+
         public Builder loops(int loops) {
             if (loops < 1 || loops > 64) {
                 throw new IllegalArgumentException("loops must be 1..64, got " + loops);
@@ -1364,7 +1483,12 @@ public final class UdpTransport implements Transport {
             if (loops == 1) {
                 return bind();
             }
-            EventLoopGroup own = group == null ? newEventLoopGroup(chooseIo(io, bindAddress, null), loops, "rxe-udp") : null;
+            if (group != null && loopIdle != LoopIdle.BLOCK) {
+                throw new IllegalArgumentException("loopIdle(" + loopIdle + ") applies to the transport's own event loops;"
+                        + " create the supplied group with UdpTransport.newEventLoopGroup(io, n, name, idle) instead");
+            }
+            EventLoopGroup own = group == null
+                    ? newEventLoopGroup(chooseIo(io, bindAddress, null), loops, "rxe-udp", loopIdle) : null;
             EventLoopGroup g = group != null ? group : own;
             java.util.List<UdpTransport> lanes = new ArrayList<>();
             boolean ok = false;
@@ -1372,6 +1496,7 @@ public final class UdpTransport implements Transport {
                 for (int i = 0; i < loops; i++) {
                     Builder lane = copy();
                     lane.group = g.next();
+                    lane.ownLoops = own != null;
                     lane.reusePort = true;
                     lane.steerLanes = i == 0 ? loops : 0;
                     lane.port = i == 0 ? port : lanes.get(0).localAddress().getPort();
@@ -1410,6 +1535,7 @@ public final class UdpTransport implements Transport {
             c.writeBufferLowWaterMark = writeBufferLowWaterMark;
             c.writeBufferHighWaterMark = writeBufferHighWaterMark;
             c.loops = loops;
+            c.loopIdle = loopIdle;
             return c;
         }
 

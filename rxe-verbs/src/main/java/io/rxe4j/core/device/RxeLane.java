@@ -76,6 +76,8 @@ public final class RxeLane implements PacketReceiver {
     /** Bit i: this lane handed packets to lane i since it last woke lane i; loop only. */
     private long steeredTo;
     private RxeLane[] all;
+    /** The transport calls {@link #onReadComplete()} after each read batch: flush once per batch then. */
+    private boolean deferFlush;
 
     RxeLane(RxeDevice device, int index, Transport transport, DeviceConfig config) {
         this.device = device;
@@ -100,6 +102,7 @@ public final class RxeLane implements PacketReceiver {
                 }
             }
         }
+        deferFlush = transport.signalsReadComplete();
         transport.start(this);
     }
 
@@ -315,11 +318,21 @@ public final class RxeLane implements PacketReceiver {
      */
     @Override
     public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient, boolean ceMarked) {
-        if (inboxes != null && steer(packet, sender, recipient, ceMarked)) {
-            flushTransport(); // wakes the owner
-            return;
+        if (inboxes == null || !steer(packet, sender, recipient, ceMarked)) {
+            receiveOwned(packet, sender, recipient, ceMarked);
         }
-        receiveOwned(packet, sender, recipient, ceMarked);
+        if (!deferFlush) {
+            flushTransport(); // replies out, steered packets' owners woken
+        }
+    }
+
+    /**
+     * The end of a read batch ({@link Transport#signalsReadComplete()}): one flush for the replies
+     * to every packet of the batch, and one wake-up per lane that packets were handed to.
+     */
+    @Override
+    public void onReadComplete() {
+        flushTransport();
     }
 
     @Override
@@ -327,7 +340,7 @@ public final class RxeLane implements PacketReceiver {
         onPacket(packet, sender, recipient, false);
     }
 
-    /** Receives a packet whose QP (if any) belongs to this lane. */
+    /** Receives a packet whose QP (if any) belongs to this lane; the caller flushes. */
     private void receiveOwned(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient, boolean ceMarked) {
         receivedCe = ceMarked;
         try {
@@ -337,7 +350,6 @@ public final class RxeLane implements PacketReceiver {
             RxeDevice.LOG.debug("packet from {} dropped by an unexpected error", sender, e);
         } finally {
             receivedCe = false;
-            flushTransport();
         }
     }
 
@@ -415,6 +427,7 @@ public final class RxeLane implements PacketReceiver {
                 inbox.drain(inboxSink);
             }
         }
+        flushTransport();
     }
 
     /** Drops what waits in this lane's inboxes (its loop has shut down). Any thread, at close. */

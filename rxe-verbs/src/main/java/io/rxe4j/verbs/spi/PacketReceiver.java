@@ -39,4 +39,13 @@ public interface PacketReceiver {
      * The default does nothing.
      */
     default void onWritable() {}
+
+    /**
+     * Called on the loop after the transport delivered the packets of one read (a batch of {@code
+     * onPacket} calls, Netty's {@code channelReadComplete}), by transports whose {@link
+     * Transport#signalsReadComplete()} is {@code true}. A receiver may defer work that it would
+     * otherwise do after each packet, such as flushing the replies it queued, to this call, so that
+     * one batch of received packets costs one flush. The default does nothing.
+     */
+    default void onReadComplete() {}
 }

@@ -89,6 +89,17 @@ public interface Transport extends AutoCloseable {
         return java.util.List.of(this);
     }
 
+    /**
+     * Whether this transport calls {@link PacketReceiver#onReadComplete()} after every batch of
+     * {@link PacketReceiver#onPacket} calls (and after every packet it delivers outside a batch),
+     * so that the receiver may defer its flush to it.
+     *
+     * @return {@code false} by default: the receiver must not rely on {@code onReadComplete}
+     */
+    default boolean signalsReadComplete() {
+        return false;
+    }
+
     /** Pushes queued packets to the network. Must be called on the loop. */
     void flush();
 
