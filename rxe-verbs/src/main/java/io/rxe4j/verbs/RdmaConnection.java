@@ -290,8 +290,17 @@ public final class RdmaConnection implements AutoCloseable {
             });
 
     static java.util.concurrent.ScheduledFuture<?> watchdog(Socket s, long deadline) {
-        return WATCHDOG.schedule(() -> closeQuietly(s), Math.max(0, deadline - System.nanoTime()),
-                TimeUnit.NANOSECONDS);
+        return watchdog(s, deadline, null);
+    }
+
+    /** As {@link #watchdog(Socket, long)}, running {@code beforeClose} (if not null) just before it closes. */
+    static java.util.concurrent.ScheduledFuture<?> watchdog(Socket s, long deadline, Runnable beforeClose) {
+        return WATCHDOG.schedule(() -> {
+            if (beforeClose != null) {
+                beforeClose.run();
+            }
+            closeQuietly(s);
+        }, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     }
 
     /**

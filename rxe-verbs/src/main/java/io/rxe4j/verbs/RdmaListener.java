@@ -120,7 +120,7 @@ public final class RdmaListener implements AutoCloseable {
                 continue;
             }
             if (!handshakes.tryAcquire()) { // bounded: a flood of connections cannot pile up threads and sockets
-                drop(s, "too many connection requests in progress (" + maxHandshakes + ")");
+                drop(s, "too many connection requests in progress (" + maxHandshakes + ")", dropped::incrementAndGet);
                 continue;
             }
             Thread.ofVirtual().name("rxe4j-cm-req-" + s.getRemoteSocketAddress()).start(() -> {
@@ -135,8 +135,16 @@ public final class RdmaListener implements AutoCloseable {
 
     private void readRequest(Socket s) {
         // one deadline for the whole request, whatever the peer trickles: the watchdog closes the socket
+        // the drop is counted before the socket closes, whoever closes it, so that a client that sees
+        // the connection end also sees it counted
+        java.util.concurrent.atomic.AtomicBoolean counted = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable countDrop = () -> {
+            if (counted.compareAndSet(false, true)) {
+                dropped.incrementAndGet();
+            }
+        };
         java.util.concurrent.ScheduledFuture<?> dog = RdmaConnection.watchdog(s, System.nanoTime()
-                + requestTimeout.toNanos());
+                + requestTimeout.toNanos(), countDrop);
         try {
             s.setTcpNoDelay(true);
             s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, requestTimeout.toMillis()));
@@ -161,19 +169,19 @@ public final class RdmaListener implements AutoCloseable {
             }
         } catch (SocketTimeoutException e) {
             dog.cancel(false);
-            drop(s, "sent no connect request within " + requestTimeout);
+            drop(s, "sent no connect request within " + requestTimeout, countDrop);
         } catch (EOFException e) {
             dog.cancel(false);
-            drop(s, "closed before sending a connect request");
+            drop(s, "closed before sending a connect request", countDrop);
         } catch (IOException e) {
             boolean timedOut = dog.isDone() && !dog.isCancelled();
             dog.cancel(false);
-            drop(s, timedOut ? "sent no complete connect request within " + requestTimeout : e.getMessage());
+            drop(s, timedOut ? "sent no complete connect request within " + requestTimeout : e.getMessage(), countDrop);
         }
     }
 
-    private void drop(Socket s, String why) {
-        dropped.incrementAndGet();
+    private void drop(Socket s, String why, Runnable countDrop) {
+        countDrop.run();
         LOG.warn("connection manager on {}: dropped the TCP connection from {}: {}", localAddress(),
                 s.getRemoteSocketAddress(), why);
         RdmaConnection.closeQuietly(s);
