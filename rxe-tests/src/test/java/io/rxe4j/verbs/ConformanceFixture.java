@@ -300,13 +300,13 @@ abstract class ConformanceFixture {
 
     /** Real UDP sockets on the loopback address with ephemeral ports, Java NIO. */
     static UdpNet udp() {
-        return new UdpNet("NIO", b -> b);
+        return new UdpNet("NIO", b -> b.io(UdpTransport.Io.NIO));
     }
 
     /** UDP over Netty's native epoll; an assumption fails (naming the cause) where epoll cannot be loaded. */
     static UdpNet udpEpoll() {
         assumeEpoll("UDP epoll");
-        return new UdpNet("epoll", b -> b.io(UdpTransport.Io.EPOLL));
+        return new UdpNet("epoll without GSO/GRO", b -> b.io(UdpTransport.Io.EPOLL).gso(false).gro(false));
     }
 
     /** UDP over epoll with GSO and GRO; an assumption fails (naming the cause) where they are unavailable. */

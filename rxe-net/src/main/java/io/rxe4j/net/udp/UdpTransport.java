@@ -57,7 +57,16 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>I/O: NIO or epoll</h2>
  *
- * <p>{@link Io#NIO} (the default) uses {@link NioDatagramChannel} and works everywhere, except
+ * <h2>Defaults: the fastest path the host supports</h2>
+ *
+ * <p>A builder that does not choose gets {@link Io#EPOLL} with UDP GSO and GRO where Netty's native
+ * epoll loads and the kernel has {@code UDP_SEGMENT} (Linux 4.18+; GRO 5.0+), and {@link Io#NIO}
+ * without them elsewhere. The fallback is logged once at INFO with its cause. {@link #io()}, {@link
+ * #gso()} and {@link #gro()} tell which path a socket uses, and the counters {@link #gsoSends()},
+ * {@link #gsoSegments()} and {@link #packetsSent()} how many packets went out in GSO trains. A
+ * feature asked for explicitly and not available is an error, never a silent fallback.
+ *
+ * <p>{@link Io#NIO} uses {@link NioDatagramChannel} and works everywhere, except
  * that an IPv6 socket is switched to epoll when possible (below). {@link
  * Io#EPOLL} uses Netty's native {@link EpollDatagramChannel} (Linux x86_64 only; the JNI library
  * comes from {@code io.netty:netty-transport-native-epoll:linux-x86_64}). With epoll, reads use
@@ -83,7 +92,7 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>with {@link Io#EPOLL}, the option is set on the socket;
- *   <li>with {@link Io#NIO} (the default) and epoll available, the transport uses an {@link
+ *   <li>with {@link Io#NIO} asked for explicitly and epoll available, the transport uses an {@link
  *       EpollDatagramChannel} (and, unless a group is supplied, an epoll event loop) instead and
  *       sets the option; this is logged once per JVM at INFO level, and {@link #io()} returns
  *       {@link Io#EPOLL}. Checking whether epoll is available loads the native library, so the
@@ -97,10 +106,9 @@ import org.slf4j.LoggerFactory;
  * <p>If the option cannot be set on an epoll socket, {@link Builder#bind()} throws an {@link
  * IllegalStateException}. {@link #acceptsZeroChecksum()} tells whether the socket accepts
  * zero-checksum datagrams. IPv4 needs no option: there a zero UDP checksum means "no checksum" and
- * every datagram is accepted. GSO/GRO still need {@link Builder#io(Io)} {@link Io#EPOLL}
- * explicitly. rxe4j itself always sends a real UDP checksum.
+ * every datagram is accepted. rxe4j itself always sends a real UDP checksum.
  *
- * <h2>UDP GSO and GRO (epoll, opt-in)</h2>
+ * <h2>UDP GSO and GRO (epoll; on by default where supported)</h2>
  *
  * <p>With {@link Builder#gso(boolean)} (epoll only) {@link #send} does not write: it appends the
  * packet to a pending list, and {@link #flush} walks the list in order, coalescing each maximal run
@@ -227,6 +235,21 @@ public final class UdpTransport implements Transport {
 
     /** Whether the INFO "IPv6 uses epoll instead of NIO" was logged (once per JVM). */
     private static final AtomicBoolean IPV6_EPOLL_LOGGED = new AtomicBoolean();
+    private static final AtomicBoolean FALLBACK_LOGGED = new AtomicBoolean();
+
+    /**
+     * The I/O of a builder that did not set one: {@link Io#EPOLL} where Netty's native epoll loads
+     * (and the caller's group, if any, is an epoll group), else {@link Io#NIO}.
+     */
+    private static Io defaultIo(EventLoopGroup group) {
+        if (!Epoll.isAvailable()) {
+            return Io.NIO;
+        }
+        if (group != null && !(group instanceof IoEventLoopGroup g && g.isIoType(EpollIoHandler.class))) {
+            return Io.NIO;
+        }
+        return Io.EPOLL;
+    }
 
     private final DatagramChannel channel;
     private final Io io;
@@ -269,20 +292,30 @@ public final class UdpTransport implements Transport {
         this.maxDatagramBytes = b.maxDatagramBytes;
         this.writeBufferLowWaterMark = b.writeBufferLowWaterMark;
         this.writeBufferHighWaterMark = b.writeBufferHighWaterMark;
-        if (b.io == Io.EPOLL) {
+        Io requestedIo = b.io != null ? b.io : defaultIo(b.group);
+        if (requestedIo == Io.EPOLL) {
             ensureEpoll();
         }
-        if ((b.gso || b.gro) && b.io != Io.EPOLL) {
-            throw new IllegalStateException("UDP GSO/GRO need io(Io.EPOLL), got " + b.io);
+        boolean wantGso = b.gso != null && b.gso;
+        boolean wantGro = b.gro != null && b.gro;
+        if ((wantGso || wantGro) && requestedIo != Io.EPOLL) {
+            throw new IllegalStateException("UDP GSO/GRO need io(Io.EPOLL), got " + requestedIo);
         }
-        this.io = chooseIo(b.io, ip, b.group);
-        if ((b.gso || b.gro) && !isGsoSupported()) {
+        this.io = chooseIo(requestedIo, ip, b.group);
+        if ((wantGso || wantGro) && !isGsoSupported()) {
             throw new IllegalStateException(
                     "UDP GSO/GRO (UDP_SEGMENT) is not supported by this kernel or Netty native library;"
                             + " check UdpTransport.isGsoSupported() and build without gso/gro");
         }
-        this.gso = b.gso;
-        this.gro = b.gro;
+        // not set: on where the socket can do it (epoll and UDP_SEGMENT), else off (defaultOffloads logs why once)
+        boolean offloads = io == Io.EPOLL && isGsoSupported();
+        this.gso = b.gso != null ? b.gso : offloads;
+        this.gro = b.gro != null ? b.gro : offloads;
+        if ((b.gso == null || b.gro == null) && !offloads && FALLBACK_LOGGED.compareAndSet(false, true)) {
+            log.info("UDP transports run without GSO/GRO: {} (logged once; UdpTransport.gso()/gro() tell per socket)",
+                    io != Io.EPOLL ? "they use NIO" + (b.io == null ? ", native epoll is unavailable: "
+                            + Epoll.unavailabilityCause() : "") : "the kernel or Netty's native library lacks UDP_SEGMENT");
+        }
         this.pendingPackets = gso ? new ArrayList<>() : null;
         this.pendingPeers = gso ? new ArrayList<>() : null;
         EventLoopGroup group = b.group;
@@ -302,7 +335,7 @@ public final class UdpTransport implements Transport {
             config.setAutoRead(false);
             config.setAllocator(b.allocator);
             // one byte more than the largest accepted datagram, so that truncation is detectable
-            if (ch instanceof EpollDatagramChannel epoll && b.gro) {
+            if (ch instanceof EpollDatagramChannel epoll && gro) {
                 // GRO: recvmsg into a 64 KiB buffer, Netty splits the coalesced datagrams
                 if (!epoll.config().setOption(EpollChannelOption.UDP_GRO, Boolean.TRUE)) {
                     throw new IllegalStateException("cannot set UDP_GRO on the socket");
@@ -364,8 +397,10 @@ public final class UdpTransport implements Transport {
             ok = true;
         } finally {
             if (!ok) {
-                if (ch != null) {
+                if (ch != null && ch.isRegistered()) {
                     ch.close().awaitUninterruptibly(CLOSE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                } else if (ch != null) {
+                    ch.unsafe().closeForcibly(); // not registered: close the socket directly
                 }
                 if (ownGroup != null) {
                     ownGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS)
@@ -565,13 +600,13 @@ public final class UdpTransport implements Transport {
     /** The channel implementation: portable NIO, or Linux native epoll. */
     public enum Io {
         /**
-         * {@code NioDatagramChannel} on a {@code NioIoHandler} loop (default; every platform). For an
+         * {@code NioDatagramChannel} on a {@code NioIoHandler} loop (every platform; the default where epoll is unavailable). For an
          * IPv6 bind address the transport uses {@link #EPOLL} instead when it can, see {@link
          * UdpTransport}.
          */
         NIO,
         /**
-         * {@code EpollDatagramChannel} on an {@code EpollIoHandler} loop, with {@code recvmmsg}
+         * {@code EpollDatagramChannel} on an {@code EpollIoHandler} loop (the default where it loads), with {@code recvmmsg}
          * batching (Linux x86_64; needs {@code --enable-native-access=ALL-UNNAMED} on JDK 22+).
          */
         EPOLL;
@@ -1233,10 +1268,13 @@ public final class UdpTransport implements Transport {
         private boolean dontFragment = true;
         private EventLoopGroup group;
         private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
-        private Io io = Io.NIO;
+        /** null: {@link #defaultIo} */
+        private Io io;
         private int recvBatch = DEFAULT_RECV_BATCH;
-        private boolean gso;
-        private boolean gro;
+        /** null: on where the socket supports it */
+        private Boolean gso;
+        /** null: on where the socket supports it */
+        private Boolean gro;
         private int writeBufferLowWaterMark = DEFAULT_WRITE_BUFFER_LOW_WATER_MARK;
         private int writeBufferHighWaterMark = DEFAULT_WRITE_BUFFER_HIGH_WATER_MARK;
         private int loops = defaultLoops();
@@ -1328,8 +1366,10 @@ public final class UdpTransport implements Transport {
         }
 
         /**
-         * @param io the channel implementation, {@link Io#NIO} (default) or {@link Io#EPOLL}; with
-         *     a caller-supplied {@link #eventLoopGroup} the group must be of the same kind (see
+         * @param io the channel implementation, {@link Io#NIO} or {@link Io#EPOLL}; default: epoll
+         *     where Netty's native epoll loads (and a caller-supplied group, if any, is an epoll
+         *     group), else NIO. With a caller-supplied {@link #eventLoopGroup} the group must be of
+         *     the same kind (see
          *     {@link UdpTransport#newEventLoopGroup}). For an IPv6 bind address NIO is replaced by
          *     epoll when epoll is available and the group (if any) is an epoll group, so that
          *     zero-checksum datagrams are accepted (see {@link UdpTransport}); {@link
@@ -1360,9 +1400,11 @@ public final class UdpTransport implements Transport {
         /**
          * @param enabled whether {@link UdpTransport#send} queues packets and {@link
          *     UdpTransport#flush} coalesces runs of equally sized packets to one peer into UDP GSO
-         *     sends (see {@link UdpTransport}); default {@code false}. Needs {@link Io#EPOLL} and
-         *     kernel support ({@link UdpTransport#isGsoSupported()}); otherwise {@link #bind()}
-         *     throws an {@link IllegalStateException} (no silent fallback).
+         *     sends (see {@link UdpTransport}). Default (not called): on where the socket can do it
+         *     (epoll and {@link UdpTransport#isGsoSupported()}), else off, logged once at INFO;
+         *     {@link UdpTransport#gso()} tells. {@code true} needs {@link Io#EPOLL} and kernel support;
+         *     otherwise {@link #bind()} throws an {@link IllegalStateException} (no silent fallback
+         *     when asked for explicitly).
          * @return this builder
          */
         public Builder gso(boolean enabled) {
@@ -1371,10 +1413,11 @@ public final class UdpTransport implements Transport {
         }
 
         /**
-         * @param enabled whether to set {@code UDP_GRO} on the socket (see {@link UdpTransport});
-         *     default {@code false}. Each datagram is still delivered as one packet. Needs {@link
-         *     Io#EPOLL} and {@link UdpTransport#isGsoSupported()}, else {@link #bind()} throws an
-         *     {@link IllegalStateException}. Reads then use one 64 KiB buffer ({@link
+         * @param enabled whether to set {@code UDP_GRO} on the socket (see {@link UdpTransport}).
+         *     Default (not called): as {@link #gso(boolean)}, on where supported; {@link
+         *     UdpTransport#gro()} tells. Each datagram is still delivered as one packet. {@code true}
+         *     needs {@link Io#EPOLL} and {@link UdpTransport#isGsoSupported()}, else {@link #bind()}
+         *     throws an {@link IllegalStateException}. Reads then use one 64 KiB buffer ({@link
          *     #recvBatch(int)} is ignored).
          * @return this builder
          */
@@ -1488,7 +1531,8 @@ public final class UdpTransport implements Transport {
                         + " create the supplied group with UdpTransport.newEventLoopGroup(io, n, name, idle) instead");
             }
             EventLoopGroup own = group == null
-                    ? newEventLoopGroup(chooseIo(io, bindAddress, null), loops, "rxe-udp", loopIdle) : null;
+                    ? newEventLoopGroup(chooseIo(io != null ? io : defaultIo(null), bindAddress, null), loops, "rxe-udp",
+                            loopIdle) : null;
             EventLoopGroup g = group != null ? group : own;
             java.util.List<UdpTransport> lanes = new ArrayList<>();
             boolean ok = false;

@@ -220,9 +220,11 @@ class UdpTransportGsoTest {
 
     @Test
     void gsoNeedsEpoll() throws Exception {
-        UdpTransport.Builder nio = UdpTransport.builder(InetAddress.getByName("127.0.0.1")).port(0).gso(true);
+        UdpTransport.Builder nio = UdpTransport.builder(InetAddress.getByName("127.0.0.1")).port(0)
+                .io(UdpTransport.Io.NIO).gso(true);
         assertThatThrownBy(nio::bind).isInstanceOf(IllegalStateException.class).hasMessageContaining("EPOLL");
-        UdpTransport.Builder nioGro = UdpTransport.builder(InetAddress.getByName("127.0.0.1")).port(0).gro(true);
+        UdpTransport.Builder nioGro = UdpTransport.builder(InetAddress.getByName("127.0.0.1")).port(0)
+                .io(UdpTransport.Io.NIO).gro(true);
         assertThatThrownBy(nioGro::bind).isInstanceOf(IllegalStateException.class);
     }
 

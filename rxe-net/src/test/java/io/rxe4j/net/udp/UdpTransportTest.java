@@ -320,9 +320,34 @@ class UdpTransportTest {
         return daemon.get(TIMEOUT_S, TimeUnit.SECONDS);
     }
 
+    /** Issue 13: by default the fastest path the host supports, and every choice can be read back. */
+    @Test
+    void defaultsAreEpollWithGsoAndGroWhereSupportedAndExplicitChoicesStick() {
+        UdpTransport d = loopback("127.0.0.1");
+        if (UdpTransport.isEpollAvailable()) {
+            assertThat(d.io()).isEqualTo(UdpTransport.Io.EPOLL);
+            assertThat(d.gso()).isEqualTo(UdpTransport.isGsoSupported());
+            assertThat(d.gro()).isEqualTo(UdpTransport.isGsoSupported());
+        } else {
+            assertThat(d.io()).isEqualTo(UdpTransport.Io.NIO);
+            assertThat(d.gso()).isFalse();
+            assertThat(d.gro()).isFalse();
+        }
+        UdpTransport nio = open(UdpTransport.builder(ip("127.0.0.1")).port(0).io(UdpTransport.Io.NIO));
+        assertThat(nio.io()).isEqualTo(UdpTransport.Io.NIO);
+        assertThat(nio.gso()).as("NIO: no GSO, and no error, when not asked for").isFalse();
+        assertThat(nio.gro()).isFalse();
+        if (UdpTransport.isGsoSupported()) {
+            UdpTransport off = open(UdpTransport.builder(ip("127.0.0.1")).port(0).gso(false).gro(false));
+            assertThat(off.io()).isEqualTo(UdpTransport.Io.EPOLL);
+            assertThat(off.gso()).isFalse();
+            assertThat(off.gro()).isFalse();
+        }
+    }
+
     @Test
     void ownAndCreatedLoopsRunOnDaemonThreads() throws Exception {
-        UdpTransport nio = loopback("127.0.0.1");
+        UdpTransport nio = open(UdpTransport.builder(ip("127.0.0.1")).port(0).io(UdpTransport.Io.NIO));
         assertThat(nio.io()).isEqualTo(UdpTransport.Io.NIO);
         assertThat(daemonOn(nio.scheduler()::execute)).as("own NIO loop thread is a daemon").isTrue();
         List<UdpTransport.Io> kinds = new ArrayList<>(List.of(UdpTransport.Io.NIO));

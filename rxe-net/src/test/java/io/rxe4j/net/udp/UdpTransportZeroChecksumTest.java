@@ -243,7 +243,7 @@ class UdpTransportZeroChecksumTest {
         InetAddress ip = InetAddress.getByName("127.0.0.1");
         EpollDatagramChannel zeroSender =
                 channel(ip, null, new IntegerUnixChannelOption("SO_NO_CHECK", SOL_SOCKET, SO_NO_CHECK));
-        UdpTransport t = UdpTransport.builder(ip).port(0).bind();
+        UdpTransport t = UdpTransport.builder(ip).port(0).io(UdpTransport.Io.NIO).bind();
         toClose.add(t);
         assertThat(t.io()).isEqualTo(UdpTransport.Io.NIO);
         assertThat(t.acceptsZeroChecksum()).isTrue();
