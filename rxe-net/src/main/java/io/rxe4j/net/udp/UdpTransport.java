@@ -59,9 +59,14 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Defaults: the fastest path the host supports</h2>
  *
- * <p>A builder that does not choose gets {@link Io#EPOLL} with UDP GSO and GRO where Netty's native
- * epoll loads and the kernel has {@code UDP_SEGMENT} (Linux 4.18+; GRO 5.0+), and {@link Io#NIO}
- * without them elsewhere. The fallback is logged once at INFO with its cause. {@link #io()}, {@link
+ * <p>A builder that does not choose gets {@link Io#EPOLL} with UDP GRO, and over IPv6 also UDP GSO,
+ * where Netty's native epoll loads and the kernel has {@code UDP_SEGMENT} (Linux 4.18+; GRO 5.0+),
+ * and {@link Io#NIO} without them elsewhere. GSO stays off over IPv4 unless asked for: the kernel
+ * gives the segments of one GSO send the IP IDs 0, 1, 2, …, the RoCEv2 ICRC covers the IPv4 ID,
+ * and so a kernel {@code rdma_rxe} peer or a RoCE NIC drops every segment after the first (seen
+ * against Linux 6.12: a 4-packet SEND arrived one retransmission at a time). rxe4j peers accept
+ * such segments only because a UDP socket cannot see the ID; an explicit {@code gso(true)} over
+ * IPv4 logs that once at WARN. The fallback is logged once at INFO with its cause. {@link #io()}, {@link
  * #gso()} and {@link #gro()} tell which path a socket uses, and the counters {@link #gsoSends()},
  * {@link #gsoSegments()} and {@link #packetsSent()} how many packets went out in GSO trains. A
  * feature asked for explicitly and not available is an error, never a silent fallback.
@@ -236,6 +241,7 @@ public final class UdpTransport implements Transport {
     /** Whether the INFO "IPv6 uses epoll instead of NIO" was logged (once per JVM). */
     private static final AtomicBoolean IPV6_EPOLL_LOGGED = new AtomicBoolean();
     private static final AtomicBoolean FALLBACK_LOGGED = new AtomicBoolean();
+    private static final AtomicBoolean IPV4_GSO_WARNED = new AtomicBoolean();
 
     /**
      * The I/O of a builder that did not set one: {@link Io#EPOLL} where Netty's native epoll loads
@@ -309,8 +315,18 @@ public final class UdpTransport implements Transport {
         }
         // not set: on where the socket can do it (epoll and UDP_SEGMENT), else off (defaultOffloads logs why once)
         boolean offloads = io == Io.EPOLL && isGsoSupported();
-        this.gso = b.gso != null ? b.gso : offloads;
+        // GSO only over IPv6 by default: over IPv4 the kernel gives the segments of one GSO send IP IDs
+        // 0, 1, 2, ..., and the RoCEv2 ICRC covers the IPv4 ID, so every segment after the first
+        // fails the ICRC check of any peer that sees the IP header (kernel rdma_rxe, RoCE NICs)
+        boolean ipv4 = !(ip instanceof Inet6Address);
+        this.gso = b.gso != null ? b.gso : offloads && !ipv4;
         this.gro = b.gro != null ? b.gro : offloads;
+        if (gso && ipv4 && IPV4_GSO_WARNED.compareAndSet(false, true)) {
+            log.warn("UDP GSO over IPv4 on {}: the kernel numbers the segments of one send with IP IDs 0, 1, 2, ...,"
+                    + " which the RoCEv2 ICRC covers, so peers that check the ICRC against the IP header (kernel"
+                    + " rdma_rxe, RoCE NICs) drop every segment after the first; only rxe4j peers, which cannot see the"
+                    + " IP ID, accept them (logged once)", ip);
+        }
         if ((b.gso == null || b.gro == null) && !offloads && FALLBACK_LOGGED.compareAndSet(false, true)) {
             log.info("UDP transports run without GSO/GRO: {} (logged once; UdpTransport.gso()/gro() tell per socket)",
                     io != Io.EPOLL ? "they use NIO" + (b.io == null ? ", native epoll is unavailable: "
@@ -1400,8 +1416,10 @@ public final class UdpTransport implements Transport {
         /**
          * @param enabled whether {@link UdpTransport#send} queues packets and {@link
          *     UdpTransport#flush} coalesces runs of equally sized packets to one peer into UDP GSO
-         *     sends (see {@link UdpTransport}). Default (not called): on where the socket can do it
-         *     (epoll and {@link UdpTransport#isGsoSupported()}), else off, logged once at INFO;
+         *     sends (see {@link UdpTransport}). Default (not called): on for IPv6 sockets where the
+         *     socket can do it (epoll and {@link UdpTransport#isGsoSupported()}), else off, logged once
+         *     at INFO; off for IPv4, whose GSO segments carry IP IDs 1, 2, … that break the ICRC for
+         *     peers other than rxe4j (see the class comment: {@code true} over IPv4 logs a WARN);
          *     {@link UdpTransport#gso()} tells. {@code true} needs {@link Io#EPOLL} and kernel support;
          *     otherwise {@link #bind()} throws an {@link IllegalStateException} (no silent fallback
          *     when asked for explicitly).
@@ -1414,7 +1432,7 @@ public final class UdpTransport implements Transport {
 
         /**
          * @param enabled whether to set {@code UDP_GRO} on the socket (see {@link UdpTransport}).
-         *     Default (not called): as {@link #gso(boolean)}, on where supported; {@link
+         *     Default (not called): on where supported (IPv4 and IPv6: GRO changes nothing on the wire); {@link
          *     UdpTransport#gro()} tells. Each datagram is still delivered as one packet. {@code true}
          *     needs {@link Io#EPOLL} and {@link UdpTransport#isGsoSupported()}, else {@link #bind()}
          *     throws an {@link IllegalStateException}. Reads then use one 64 KiB buffer ({@link
