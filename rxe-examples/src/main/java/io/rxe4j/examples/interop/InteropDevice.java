@@ -32,7 +32,7 @@ public final class InteropDevice implements AutoCloseable {
         OFF
     }
 
-    private final UdpTransport transport;
+    private final io.rxe4j.verbs.spi.Transport transport;
     private final RdmaDevice device;
     /** The fault injector, or null. */
     private io.rxe4j.net.fault.FaultInjectingTransport faultInjector;
@@ -87,6 +87,19 @@ public final class InteropDevice implements AutoCloseable {
      */
     public InteropDevice(InetAddress localIp, int udpPort, IcrcMode icrc, boolean rxeFlushCompat, boolean opfn,
             java.nio.file.Path pcap, String faults, long faultSeed) {
+        this(localIp, udpPort, icrc, rxeFlushCompat, opfn, pcap, faults, faultSeed, 1);
+    }
+
+    /**
+     * Binds the transport and opens the device.
+     *
+     * @param loops event loops of the device: 1, or more for a multi-core device ({@code
+     *     UdpTransport.Builder.loops}: that many {@code SO_REUSEPORT} sockets on {@code udpPort});
+     *     not with {@code faults}
+     * @throws IllegalArgumentException for a malformed fault spec, or faults on more than one loop
+     */
+    public InteropDevice(InetAddress localIp, int udpPort, IcrcMode icrc, boolean rxeFlushCompat, boolean opfn,
+            java.nio.file.Path pcap, String faults, long faultSeed, int loops) {
         var rules = faults == null || faults.isBlank() ? null : io.rxe4j.net.fault.FaultSpec.parse(faults);
         this.localIp = localIp;
         this.opfn = opfn;
@@ -99,7 +112,11 @@ public final class InteropDevice implements AutoCloseable {
         if (opfn) {
             config = config.withTidRdma();
         }
-        this.transport = UdpTransport.bind(new InetSocketAddress(localIp, udpPort));
+        if (rules != null && loops > 1) {
+            throw new IllegalArgumentException("fault injection needs one event loop, got " + loops);
+        }
+        this.transport = loops == 1 ? UdpTransport.bind(new InetSocketAddress(localIp, udpPort))
+                : UdpTransport.builder(localIp).port(udpPort).loops(loops).bindLoops();
         try {
             io.rxe4j.verbs.spi.Transport t = pcap == null ? transport
                     : new io.rxe4j.net.pcap.CapturingTransport(transport, pcap);
@@ -167,11 +184,24 @@ public final class InteropDevice implements AutoCloseable {
      */
     public Map<String, Long> counters() {
         Map<String, Long> m = new LinkedHashMap<>(device.counters());
-        m.put("udp_packets_received", transport.packetsReceived());
-        m.put("udp_packets_sent", transport.packetsSent());
-        m.put("udp_receive_errors", transport.receiveErrors());
-        m.put("udp_channel_errors", transport.channelErrors());
-        m.put("udp_oversized_dropped", transport.oversizedDropped());
+        long rcvd = 0;
+        long sent = 0;
+        long rerr = 0;
+        long cerr = 0;
+        long big = 0;
+        for (io.rxe4j.verbs.spi.Transport lane : transport.lanes()) { // one socket per event loop
+            UdpTransport u = (UdpTransport) lane;
+            rcvd += u.packetsReceived();
+            sent += u.packetsSent();
+            rerr += u.receiveErrors();
+            cerr += u.channelErrors();
+            big += u.oversizedDropped();
+        }
+        m.put("udp_packets_received", rcvd);
+        m.put("udp_packets_sent", sent);
+        m.put("udp_receive_errors", rerr);
+        m.put("udp_channel_errors", cerr);
+        m.put("udp_oversized_dropped", big);
         if (faultInjector != null) {
             for (io.rxe4j.net.fault.FaultAction a : io.rxe4j.net.fault.FaultAction.values()) {
                 m.put("faults_" + a.name().toLowerCase(Locale.ROOT), faultInjector.count(io.rxe4j.net.fault.Direction.OUTBOUND, a)
@@ -189,6 +219,37 @@ public final class InteropDevice implements AutoCloseable {
      * @throws StallException if none arrives within {@code stallSeconds}
      */
     public int awaitCompletions(CompletionQueue cq, WorkCompletion[] out, long stallSeconds) {
+        return awaitCompletions(new CompletionQueue[] {cq}, out, stallSeconds);
+    }
+
+    /**
+     * Waits for at least one completion on any of {@code cqs} and polls up to {@code out.length} of
+     * them from the first CQ (round robin from the start) that has some.
+     *
+     * @return the number polled (at least 1)
+     * @throws StallException if none arrives within {@code stallSeconds}
+     */
+    public int awaitCompletions(CompletionQueue[] cqs, WorkCompletion[] out, long stallSeconds) {
+        if (cqs.length == 1) {
+            return awaitOne(cqs[0], out, stallSeconds);
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(stallSeconds);
+        while (true) {
+            for (CompletionQueue cq : cqs) {
+                int n = cq.poll(out);
+                if (n > 0) {
+                    return n;
+                }
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new StallException(String.format(Locale.ROOT,
+                        "no completion within %d s; rxe4j counters %s", stallSeconds, counters()));
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(20_000); // several CQs: no single one to block on
+        }
+    }
+
+    private int awaitOne(CompletionQueue cq, WorkCompletion[] out, long stallSeconds) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(stallSeconds);
         int n;
         while ((n = cq.poll(out)) == 0) {

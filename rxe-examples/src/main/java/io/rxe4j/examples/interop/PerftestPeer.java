@@ -61,7 +61,13 @@ public final class PerftestPeer {
      * @param opfn whether OPFN and TID RDMA are on (a kernel peer ignores them)
      */
     public record Config(PerfTest test, int size, long iters, int qps, int txDepth, AtomicType atomic, Mtu mtu,
-            boolean server, String host, int port, Path pcap, boolean opfn) {
+            boolean server, String host, int port, Path pcap, boolean opfn, int loops) {
+        /** One event loop. */
+        public Config(PerfTest test, int size, long iters, int qps, int txDepth, AtomicType atomic, Mtu mtu,
+                boolean server, String host, int port, Path pcap, boolean opfn) {
+            this(test, size, iters, qps, txDepth, atomic, mtu, server, host, port, pcap, opfn, 1);
+        }
+
         /** @throws IllegalArgumentException for a latency test or out-of-range values */
         public Config {
             if (test.latency() && qps != 1) {
@@ -69,6 +75,9 @@ public final class PerftestPeer {
             }
             if (size < 1 || iters < 1 || qps < 1 || txDepth < 1) {
                 throw new IllegalArgumentException("size, iterations, QPs and tx depth must be >= 1");
+            }
+            if (loops < 1 || loops > 64) {
+                throw new IllegalArgumentException("--loops must be 1..64, got " + loops);
             }
             if (test.op() == PerfTest.Op.ATOMIC && size != 8) {
                 throw new IllegalArgumentException("atomic_bw uses 8-byte operations, not -s " + size);
@@ -117,7 +126,7 @@ public final class PerftestPeer {
         try (Socket s = c.server() ? accept() : connect(); PerftestWire wire = new PerftestWire(s, !c.server())) {
             InetAddress local = s.getLocalAddress();
             try (InteropDevice dev = new InteropDevice(local, 4791, InteropDevice.IcrcMode.AUTO, false, c.opfn(),
-                    c.pcap())) {
+                    c.pcap(), null, 0, c.loops())) {
                 dev.printNotes(System.err, false);
                 String rv = wire.versions();
                 int[] sys = wire.sysData(CYCLE_BUFFER, CACHE_LINE);
@@ -170,14 +179,20 @@ public final class PerftestPeer {
         ProtectionDomain pd = dev.device().allocPd();
         MemoryRegion mr = pd.allocMr(bufBytes * q * 2, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
                 | Access.REMOTE_ATOMIC);
-        CompletionQueue cq = dev.device().createCq(Math.min(32767, q * (c.txDepth() + RX_DEPTH) + 16));
+        // one CQ per event loop of the device, so that the QPs spread over the loops (QP i on CQ i mod n)
+        CompletionQueue[] cq = new CompletionQueue[Math.min(q, dev.device().numCompVectors())];
+        for (int i = 0; i < cq.length; i++) {
+            cq[i] = dev.device().createCq(Math.min(32767, q * (c.txDepth() + RX_DEPTH) + 16), i);
+        }
         QueuePair[] qps = new QueuePair[q];
         try {
             SecureRandom rnd = new SecureRandom();
             PerftestDest[] my = new PerftestDest[q];
             PerftestDest[] rem = new PerftestDest[q];
             for (int i = 0; i < q; i++) {
-                qps[i] = pd.createQp(new QpInitAttr(cq, cq, new QpCaps(c.txDepth(), RX_DEPTH, 1, 1, 0), QpType.RC, false));
+                CompletionQueue qcq = cq[i % cq.length];
+                qps[i] = pd.createQp(new QpInitAttr(qcq, qcq, new QpCaps(c.txDepth(), RX_DEPTH, 1, 1, 0), QpType.RC,
+                        false));
                 my[i] = new PerftestDest(0, OUT_READS, qps[i].qpNum(), rnd.nextInt(1 << 24), mr.rkey(),
                         mr.addr() + (q + i) * bufBytes, dev.gid(), 0);
             }
@@ -258,7 +273,9 @@ public final class PerftestPeer {
                 }
             }
             mr.close();
-            cq.close();
+            for (CompletionQueue x : cq) {
+                x.close();
+            }
             pd.close();
         }
     }
@@ -271,7 +288,7 @@ public final class PerftestPeer {
      * Reports perftest's latency line in microseconds: half the round trip for write and send, the
      * whole operation for read and atomic.
      */
-    private int latency(InteropDevice dev, PerftestWire wire, CompletionQueue cq, QueuePair qp, MemoryRegion mr,
+    private int latency(InteropDevice dev, PerftestWire wire, CompletionQueue[] cq, QueuePair qp, MemoryRegion mr,
             PerftestDest my, PerftestDest rem, long bufBytes) throws IOException {
         PerfTest.Op op = c.test().op();
         if (!c.server() || op == PerfTest.Op.WRITE || op == PerfTest.Op.SEND) { // read/atomic servers only wait
@@ -442,7 +459,7 @@ public final class PerftestPeer {
     }
 
     /** The active side: {@code iters} operations per QP, at most {@code txDepth} outstanding per QP. */
-    private double[] post(InteropDevice dev, CompletionQueue cq, QueuePair[] qps, MemoryRegion mr, PerftestDest[] rem,
+    private double[] post(InteropDevice dev, CompletionQueue[] cq, QueuePair[] qps, MemoryRegion mr, PerftestDest[] rem,
             long bufBytes) {
         int q = qps.length;
         long[] posted = new long[q];
@@ -485,7 +502,7 @@ public final class PerftestPeer {
     }
 
     /** The passive side of send_bw: {@code iters} receives per QP, re-posting as they complete. */
-    private double[] receive(InteropDevice dev, CompletionQueue cq, QueuePair[] qps, MemoryRegion mr, long bufBytes) {
+    private double[] receive(InteropDevice dev, CompletionQueue[] cq, QueuePair[] qps, MemoryRegion mr, long bufBytes) {
         long total = c.iters() * qps.length;
         long[] postedPerQp = new long[qps.length];
         java.util.Arrays.fill(postedPerQp, Math.min(RX_DEPTH, c.iters()));

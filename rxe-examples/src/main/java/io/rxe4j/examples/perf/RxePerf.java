@@ -72,6 +72,10 @@ public final class RxePerf implements Callable<Integer> {
             + "(default ${DEFAULT-VALUE})")
     int loops = 1;
 
+    @Option(names = "--ipv6", description = "one process over UDP: use ::1 instead of 127.0.0.1 (IPv6 has no IP ID, so "
+            + "GSO segments keep a correct ICRC; over IPv4 --gso is for rxe4j peers only)")
+    boolean ipv6;
+
     @Option(names = "--loop-idle", description = "how the UDP event loops wait when idle: BLOCK (epoll_wait/select at "
             + "once), BACKOFF (poll without blocking 200 times, yield 20 times, then block), SPIN (never block: one core per "
             + "loop) (default ${DEFAULT-VALUE})")
@@ -395,7 +399,7 @@ public final class RxePerf implements Callable<Integer> {
         PerfTest test = test();
         boolean doRdma = !rawUdp;
         boolean doRaw = rawUdp || compare;
-        InetAddress lo = InetAddress.getLoopbackAddress();
+        InetAddress lo = ipv6 ? InetAddress.getByName("::1") : InetAddress.getLoopbackAddress();
         InJvmFabric fabric = transportName().equals("inproc") ? new InJvmFabric() : null;
         RdmaBench.Side a = null;
         RdmaBench.Side b = null;
@@ -512,7 +516,7 @@ public final class RxePerf implements Callable<Integer> {
             }
             PerfTest t = test();
             cfg = new io.rxe4j.examples.interop.PerftestPeer.Config(t, sizes().get(0), iterationsPerSize(), qps, txDepth,
-                    atomicType, pathMtu(), server, host, p, pcap, tid);
+                    atomicType, pathMtu(), server, host, p, pcap, tid, loops);
         } catch (IllegalArgumentException e) {
             System.err.println("rxe-perf: " + e.getMessage());
             return 2;
