@@ -2,10 +2,12 @@
 # Builds rxe-benchmarks (Maven profile "bench") and runs JMH on a JDK 25 with the GC profiler
 # (gc.alloc.rate.norm = bytes allocated per operation). See docs/performance.md, "JMH".
 #
-#   rxe-benchmarks/run.sh                                  # every benchmark (~25 min on 2 cores)
+#   rxe-benchmarks/run.sh                                  # every benchmark (~30 min on 2 cores)
 #   rxe-benchmarks/run.sh 'WireBench|PostSendBench|CqBench' # a regexp of benchmarks
 #   rxe-benchmarks/run.sh PostSendBench -p size=64 -wi 2 -i 3   # any further JMH options
 #   BENCH_SKIP_BUILD=1 rxe-benchmarks/run.sh ...            # reuse rxe-benchmarks/target/benchmarks.jar
+#   rxe-benchmarks/run.sh PostSendBench -jvmArgsAppend -Dio.netty.leakDetection.level=disabled
+#       # extra fork JVM options: -jvmArgsAppend (the benchmarks keep theirs in @Fork(jvmArgsPrepend))
 #
 # Environment: JAVA_HOME (used if it is a JDK 25, else the first /usr/lib/jvm/*25* that is).
 # Results also go to rxe-benchmarks/target/jmh-result.txt. Note `uptime` next to any figure:

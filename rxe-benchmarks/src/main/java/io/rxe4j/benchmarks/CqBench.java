@@ -26,7 +26,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+@Fork(value = 1, jvmArgsPrepend = {"--enable-native-access=ALL-UNNAMED"})
 public class CqBench {
     private RxeCq cq;
     private final WorkCompletion[] out = new WorkCompletion[16];

@@ -28,7 +28,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+@Fork(value = 1, jvmArgsPrepend = {"--enable-native-access=ALL-UNNAMED"})
 public class MemoryRegionBench {
     private Arena arena;
     private RxeMr mr;

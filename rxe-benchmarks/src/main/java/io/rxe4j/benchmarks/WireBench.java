@@ -41,7 +41,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", EventLoopThreadExecutor.OPT_EXECUTOR,
+@Fork(value = 1, jvmArgsPrepend = {"--enable-native-access=ALL-UNNAMED", EventLoopThreadExecutor.OPT_EXECUTOR,
     EventLoopThreadExecutor.OPT_CLASS})
 public class WireBench {
     private static final InetSocketAddress SRC = new InetSocketAddress("10.0.0.1", 4791);
@@ -67,6 +67,7 @@ public class WireBench {
 
     @Setup(Level.Trial)
     public void setUp() {
+        ForkChecks.requireEventLoopThread();
         arena = Arena.ofShared();
         mr = arena.allocate(payload, 4096);
         for (int i = 0; i < payload; i++) {
