@@ -174,7 +174,9 @@ final class Requester {
         if (s != QpState.RTS && s != QpState.SQD) {
             return;
         }
-        if (qp.tidWrite.sendData()) {
+        // a TID WRITE in progress was seen by an earlier run of this loop, after which the sticky flag
+        // reads true; the interlock below reads it again after the acquire load of sqProd
+        if (qp.tidWritesPosted && qp.tidWrite.sendData()) {
             qp.lane.requestService(qp); // TID WRITE data left: another turn after the other QPs
         }
         if (rnrWaiting) {
@@ -188,6 +190,7 @@ final class Requester {
         }
         turnBytes = 0;
         long prod = qp.sqProducer();
+        boolean tidWrites = qp.tidWritesPosted; // after the acquire of sqProd: covers every WQE before prod
         while (qp.sqReq != prod) {
             SendWqe w = qp.sqAt(qp.sqReq);
             if (s == QpState.SQD && w.state == SendWqe.State.POSTED) {
@@ -209,7 +212,7 @@ final class Requester {
                         counters.tidInterlockWaits++;
                         break;
                     }
-                } else if (qp.tidWrite.outstandingBefore(qp.sqReq) > 0) {
+                } else if (tidWrites && qp.tidWrite.outstandingBefore(qp.sqReq) > 0) {
                     counters.tidInterlockWaits++;
                     break; // §7: after a TID WRITE only TID WRITEs go before it is fully TID-ACKed
                 }

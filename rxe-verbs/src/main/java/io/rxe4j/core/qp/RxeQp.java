@@ -104,6 +104,13 @@ public final class RxeQp {
     @SuppressWarnings("unused")
     private long sqComp; // oldest uncompleted WQE (completer); published with release
     long sqReq; // next WQE the requester works on (loop only)
+    /**
+     * A TID WRITE was ever posted on this QP (sticky). Written by a posting thread before the release
+     * store of sqProd that publishes the WQE, read by the loop after its acquire load of sqProd: until
+     * then the requester skips its scans of the send queue for TID WRITEs (issue 13: they cost about a
+     * third of a post or an ACK on a QP that never uses TID RDMA).
+     */
+    boolean tidWritesPosted;
     @SuppressWarnings("unused")
     private long rqCons; // oldest unconsumed receive WQE (responder); published with release
     @SuppressWarnings("unused")
@@ -696,6 +703,7 @@ public final class RxeQp {
             io.rxe4j.verbs.TidRdmaParams remote = TidWriteRequester.qualifies(this, total, wr.remoteAddr);
             if (remote != null) {
                 TidWriteRequester.convert(w, remote, pmtu());
+                tidWritesPosted = true; // published to the loop by the release store of sqProd
             }
         }
         if (wr.opcode == WrOpcode.RDMA_READ && !inline) {
