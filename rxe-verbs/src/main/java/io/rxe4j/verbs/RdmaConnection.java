@@ -127,7 +127,7 @@ public final class RdmaConnection implements AutoCloseable {
             throw new RdmaCmException(RdmaCmException.Reason.UNREACHABLE, "cannot reach " + server + ": " + e, e);
         }
         QueuePair qp = null;
-        java.util.concurrent.ScheduledFuture<?> dog = watchdog(s, deadline);
+        Watchdog dog = watchdog(s, deadline);
         try {
             s.setTcpNoDelay(true);
             s.setSoTimeout(millisLeft(deadline, server));
@@ -164,7 +164,7 @@ public final class RdmaConnection implements AutoCloseable {
         long deadline = System.nanoTime() + params.timeout().toNanos();
         InetSocketAddress peer = (InetSocketAddress) s.getRemoteSocketAddress();
         QueuePair qp = null;
-        java.util.concurrent.ScheduledFuture<?> dog = watchdog(s, deadline);
+        Watchdog dog = watchdog(s, deadline);
         try {
             qp = pd.createQp(new QpInitAttr(sendCq, recvCq, params.caps(), QpType.RC, params.sqSigAll()));
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
@@ -193,7 +193,7 @@ public final class RdmaConnection implements AutoCloseable {
      * a timeout), the socket back to blocking reads with keepalive, the connection started.
      */
     private static RdmaConnection established(ProtectionDomain pd, QueuePair qp, Socket s, DataInputStream in,
-            DataOutputStream out, CmMessage peer, Mtu mtu, java.util.concurrent.ScheduledFuture<?> dog)
+            DataOutputStream out, CmMessage peer, Mtu mtu, Watchdog dog)
             throws IOException {
         if (!dog.cancel(false)) {
             throw new SocketTimeoutException("exchange deadline passed");
@@ -212,11 +212,12 @@ public final class RdmaConnection implements AutoCloseable {
      * RuntimeException (e.g. a bad attribute) is rethrown.
      */
     private static RdmaCmException failed(Exception e, QueuePair qp, Socket s,
-            java.util.concurrent.ScheduledFuture<?> dog, String who, java.time.Duration timeout) {
-        boolean deadline = e instanceof SocketTimeoutException || (dog.isDone() && !dog.isCancelled());
+            Watchdog dog, String who, java.time.Duration timeout) {
+        // fired() is set before the watchdog closes the socket, so an error caused by that close is a timeout
+        boolean deadline = e instanceof SocketTimeoutException || dog.fired();
         dog.cancel(false);
         cleanUp(qp, s);
-        if (e instanceof RdmaCmException cm) {
+        if (e instanceof RdmaCmException cm && !(deadline && cm.reason() == RdmaCmException.Reason.PROTOCOL)) {
             return cm;
         }
         if (e instanceof RuntimeException r) {
@@ -289,18 +290,37 @@ public final class RdmaConnection implements AutoCloseable {
                 return t;
             });
 
-    static java.util.concurrent.ScheduledFuture<?> watchdog(Socket s, long deadline) {
+    static Watchdog watchdog(Socket s, long deadline) {
         return watchdog(s, deadline, null);
     }
 
     /** As {@link #watchdog(Socket, long)}, running {@code beforeClose} (if not null) just before it closes. */
-    static java.util.concurrent.ScheduledFuture<?> watchdog(Socket s, long deadline, Runnable beforeClose) {
-        return WATCHDOG.schedule(() -> {
+    static Watchdog watchdog(Socket s, long deadline, Runnable beforeClose) {
+        Watchdog w = new Watchdog();
+        w.future = WATCHDOG.schedule(() -> {
+            w.fired = true; // before the close: whoever sees the socket fail then sees the deadline
             if (beforeClose != null) {
                 beforeClose.run();
             }
             closeQuietly(s);
         }, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        return w;
+    }
+
+    /** The deadline of one exchange: closes its socket when it passes, unless cancelled first. */
+    static final class Watchdog {
+        private volatile java.util.concurrent.ScheduledFuture<?> future;
+        private volatile boolean fired;
+
+        /** @return whether the deadline passed (set before the socket is closed) */
+        boolean fired() {
+            return fired;
+        }
+
+        /** @return whether the watchdog was stopped before it fired */
+        boolean cancel(boolean mayInterrupt) {
+            return future.cancel(mayInterrupt) && !fired;
+        }
     }
 
     /**

@@ -143,7 +143,7 @@ public final class RdmaListener implements AutoCloseable {
                 dropped.incrementAndGet();
             }
         };
-        java.util.concurrent.ScheduledFuture<?> dog = RdmaConnection.watchdog(s, System.nanoTime()
+        RdmaConnection.Watchdog dog = RdmaConnection.watchdog(s, System.nanoTime()
                 + requestTimeout.toNanos(), countDrop);
         try {
             s.setTcpNoDelay(true);
@@ -174,7 +174,7 @@ public final class RdmaListener implements AutoCloseable {
             dog.cancel(false);
             drop(s, "closed before sending a connect request", countDrop);
         } catch (IOException e) {
-            boolean timedOut = dog.isDone() && !dog.isCancelled();
+            boolean timedOut = dog.fired();
             dog.cancel(false);
             drop(s, timedOut ? "sent no complete connect request within " + requestTimeout : e.getMessage(), countDrop);
         }
