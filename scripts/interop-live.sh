@@ -18,6 +18,7 @@
 #      (d) rxe-perf --perftest against the guest's perftest, both directions: ib_{write,read,send,
 #          atomic}_{bw,lat} over IPv4, ib_write_bw over IPv6 (PT_ITERS iterations, default 200);
 #      (e1) RxePingpong dropping 2% of its own packets against the guest's ibv_rc_pingpong (loss);
+#      (d-*-q4-loops2) rxe-perf --perftest with 4 QPs on a 2-loop device against the kernel's ib_*_bw -q 4;
 #      IPv4 runs between 10.99.0.1 (br0, host) and 10.99.0.11 (guest), IPv6 between br0's fe80::
 #      address and fe80::5054:ff:fe00:11;
 #   4. collects rdma_rxe's counters (`rdma statistic`) and the namespace's UDP counters before,
@@ -275,7 +276,7 @@ case_pt_server() {  # ID FAMILY TEST TCPPORT GIDVAR KTIMEOUT PEER ARGS... : gues
   local id=$1 fam=$2 test=$3 port=$4 gvar=$5 kt=$6 peer=$7; shift 7
   local t0 jpid jrc krc i note
   t0=$(date +%s)
-  prun "$test" --perftest --server -p "$port" -n "$PT_ITERS" -m 1024 "$@" > "$OUT/cases/$id.rxe4j.log" 2>&1 &
+  prun "$test" --perftest --server -p "$port" -n "$PT_ITERS" -m 1024 ${JARGS:-} "$@" > "$OUT/cases/$id.rxe4j.log" 2>&1 &
   jpid=$!
   for i in $(seq 1 60); do grep -qs 'Waiting for client' "$OUT/cases/$id.rxe4j.log" && break; sleep 0.5; done
   local v6=""; [ "$fam" = IPv6 ] && v6=--ipv6-addr   # perftest's own TCP exchange is IPv4 unless told
@@ -294,7 +295,7 @@ case_pt_client() {  # ID FAMILY TEST TCPPORT GIDVAR KTIMEOUT GUESTADDR ARGS... :
   local v6=""; [ "$fam" = IPv6 ] && v6=--ipv6-addr
   drop_cmd "$id" "timeout -k 5 $kt ib_$test -d rxe0 -x \$$gvar -F -p $port -n $PT_ITERS -m 1024 $v6 $*"
   sleep 2   # the guest starts its server; rxe-perf retries the TCP connection for 10 s anyway
-  prun "$test" --perftest --connect "$gaddr" -p "$port" -n "$PT_ITERS" -m 1024 "$@" > "$OUT/cases/$id.rxe4j.log" 2>&1
+  prun "$test" --perftest --connect "$gaddr" -p "$port" -n "$PT_ITERS" -m 1024 ${JARGS:-} "$@" > "$OUT/cases/$id.rxe4j.log" 2>&1
   jrc=$?
   krc=$(wait_rc "$id" $((kt + 30)))
   cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
@@ -319,6 +320,11 @@ for t in write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_l
   case_pt_server "d-$t-k2j" IPv4 "$t" 18600 G "$KCLIENT_TIMEOUT_V4" "$HOST_IP"
   case_pt_client "d-$t-j2k" IPv4 "$t" 18601 G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP"
 done
+# multi-core rxe4j (issue 13): 4 QPs over 2 event loops (2 SO_REUSEPORT sockets on 4791, steered by QPN),
+# against the kernel's 4 QPs; JARGS go to rxe-perf only
+JARGS="--loops 2" case_pt_server d-write_bw-q4-loops2-k2j IPv4 write_bw 18604 G "$KCLIENT_TIMEOUT_V4" "$HOST_IP" -q 4
+JARGS="--loops 2" case_pt_client d-write_bw-q4-loops2-j2k IPv4 write_bw 18605 G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP" -q 4
+JARGS="--loops 2" case_pt_client d-read_bw-q4-loops2-j2k IPv4 read_bw 18606 G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP" -q 4
 snapshot ipv4
 log "IPv6 link-local block"
 case_pp_client  a3 IPv6 18517 rc_pingpong_ipv6   "$BR6%br0"
