@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs the issue-13 target matrix of rxe-perf --compare RUNS times per row and keeps every JSON result,
+# for scripts/perf-targets.py to turn into medians. Both ends run in this process, on loopback.
+#
+#   scripts/perf-targets.sh OUTDIR [RUNS]      (default RUNS=5; build the tools first, see README)
+#
+# Nothing else should run on the machine meanwhile: the ratios are same-run, but a busy machine
+# still shifts them. Takes about 10 minutes for 5 runs.
+set -euo pipefail
+out=${1:?usage: perf-targets.sh OUTDIR [RUNS]}
+runs=${2:-5}
+here=$(cd "$(dirname "$0")/.." && pwd)
+perf="$here/bin/rxe-perf"
+mkdir -p "$out"
+bw=(-D 2 -w 0.5)
+row() {  # NAME ARGS...
+  local name=$1; shift
+  for r in $(seq 1 "$runs"); do
+    "$perf" "$@" --compare --json > "$out/$name.$r.json" 2> "$out/$name.$r.err" || {
+      echo "perf-targets: $name run $r failed, see $out/$name.$r.err" >&2; exit 1; }
+    printf '%s run %d done\n' "$name" "$r"
+  done
+}
+for t in write_bw read_bw send_bw; do
+  row "$t-64k-nio"           "$t" -s 65536 --transport nio "${bw[@]}"
+  row "$t-64k-epoll"         "$t" -s 65536 --transport epoll "${bw[@]}"
+  # GSO over IPv6 (::1): over IPv4 its segments carry IP IDs that break the ICRC for non-rxe4j peers
+  row "$t-64k-epoll-gso-gro" "$t" -s 65536 --transport epoll --gso --gro --ipv6 "${bw[@]}"
+done
+row write_bw-64-nio           write_bw -s 64 --transport nio "${bw[@]}"
+row write_bw-64-epoll         write_bw -s 64 --transport epoll "${bw[@]}"
+row write_bw-64-epoll-gso-gro write_bw -s 64 --transport epoll --gso --gro --ipv6 "${bw[@]}"
+row atomic_bw-nio             atomic_bw --transport nio "${bw[@]}"
+row atomic_bw-epoll           atomic_bw --transport epoll "${bw[@]}"
+lat=(--transport epoll -n 5000 -w 0.5)
+row atomic_lat-busy    atomic_lat "${lat[@]}"
+row atomic_lat-events  atomic_lat "${lat[@]}" --events
+row atomic_lat-backoff atomic_lat "${lat[@]}" --backoff
