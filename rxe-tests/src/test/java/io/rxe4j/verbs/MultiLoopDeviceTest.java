@@ -116,13 +116,48 @@ class MultiLoopDeviceTest {
         }
     }
 
+    /** Direct buffers of an unpooled allocator, each remembered, so that a test can find the ones never released. */
+    static final class TrackingAllocator extends io.netty.buffer.AbstractByteBufAllocator {
+        final List<io.netty.buffer.ByteBuf> all = java.util.Collections.synchronizedList(new ArrayList<>());
+
+        TrackingAllocator() {
+            super(true);
+        }
+
+        @Override
+        protected io.netty.buffer.ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+            io.netty.buffer.ByteBuf b = io.netty.buffer.Unpooled.directBuffer(initialCapacity, maxCapacity);
+            all.add(b);
+            return b;
+        }
+
+        @Override
+        protected io.netty.buffer.ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+            io.netty.buffer.ByteBuf b = io.netty.buffer.Unpooled.buffer(initialCapacity, maxCapacity);
+            all.add(b);
+            return b;
+        }
+
+        @Override
+        public boolean isDirectBufferPooled() {
+            return false;
+        }
+
+        long live() {
+            synchronized (all) {
+                return all.stream().filter(b -> b.refCnt() > 0).count();
+            }
+        }
+    }
+
     @Test
-    void packetsArrivingOnAnotherLoopAreSteeredToTheirQpsLoop() {
+    void packetsArrivingOnAnotherLoopAreSteeredToTheirQpsLoopAndReleased() {
         // virtual time: every lane shares one scheduler, so the run is deterministic; device B has
         // one loop, so everything it sends arrives on A's lane 0 and A's QPs on lanes 1..3 are
         // reached only by steering
         VirtualScheduler vs = new VirtualScheduler();
-        InJvmFabric fabric = InJvmFabric.withScheduler(vs);
+        TrackingAllocator alloc = new TrackingAllocator();
+        InJvmFabric fabric = InJvmFabric.builder().sharedScheduler(vs).allocator(alloc).build();
         Transport ta = fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791), 4);
         Transport tb = fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791), 1);
         try (Pairs p = pairs(ta, tb, 4)) {
@@ -146,6 +181,9 @@ class MultiLoopDeviceTest {
             assertThat(p.a.counter(Counter.DROP_NO_QP)).isZero();
             assertThat(p.a.counter(Counter.DROP_STEER_QUEUE_FULL)).isZero();
         }
+        vs.runUntilIdle();
+        assertThat(alloc.all).as("packets were sent").hasSizeGreaterThan(10);
+        assertThat(alloc.live()).as("every packet buffer released, steered ones included").isZero();
     }
 
     @Test
@@ -244,8 +282,15 @@ class MultiLoopDeviceTest {
         assertThat(ta.lanes()).hasSize(4);
         assertThat(((UdpTransport) ta.lanes().get(0)).steersByQpn()).isTrue();
         assertThat(ta.lanes()).extracting(Transport::localAddress).containsOnly(ta.localAddress());
+        assertThatThrownBy(() -> UdpTransport.builder(lo).port(ta.localAddress().getPort()).io(UdpTransport.Io.EPOLL)
+                .loops(2).bindLoops()).as("SO_REUSEPORT must not let another device join the port")
+                .isInstanceOf(java.io.UncheckedIOException.class).hasMessageContaining("in use");
         try (Pairs p = pairs(ta, tb, 8)) {
             exercise(p, 8);
+            RxeLane lane = laneOf(p.qa.get(1));
+            long hint = ta.lanes().get(1).inFlightBudgetHint();
+            assertThat(lane.callOnLoop(() -> lane.peerBudget(p.b.address()).limitBytes()))
+                    .as("the derived budget towards a peer is shared by the 4 lanes").isEqualTo(hint / 4);
             assertThat(p.a.counter(Counter.STEERED_PKTS)).as("the kernel put every packet on its QP's socket").isZero();
             assertThat(p.b.counter(Counter.STEERED_PKTS)).isZero();
             long received = 0;
@@ -254,6 +299,25 @@ class MultiLoopDeviceTest {
                 assertThat(((UdpTransport) t).packetsReceived()).as("every socket of A received").isPositive();
             }
             assertThat(received).isEqualTo(p.a.counter(Counter.RCVD_PKTS));
+        }
+    }
+
+    @Test
+    void manyMultiLoopTransportsOnPortZeroNeverShareAPort() {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        List<Transport> made = new ArrayList<>();
+        try {
+            Set<Integer> ports = new HashSet<>();
+            for (int i = 0; i < 40; i++) {
+                Transport t = UdpTransport.builder(lo).port(0).io(UdpTransport.Io.NIO).loops(2).bindLoops();
+                made.add(t);
+                assertThat(ports.add(t.localAddress().getPort())).as("port %d handed out twice", t.localAddress().getPort())
+                        .isTrue();
+            }
+        } finally {
+            for (Transport t : made) {
+                t.close();
+            }
         }
     }
 

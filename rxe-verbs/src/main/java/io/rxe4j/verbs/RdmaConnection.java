@@ -298,28 +298,38 @@ public final class RdmaConnection implements AutoCloseable {
     static Watchdog watchdog(Socket s, long deadline, Runnable beforeClose) {
         Watchdog w = new Watchdog();
         w.future = WATCHDOG.schedule(() -> {
-            w.fired = true; // before the close: whoever sees the socket fail then sees the deadline
+            if (!w.state.compareAndSet(Watchdog.PENDING, Watchdog.FIRED)) {
+                return; // cancelled first: the exchange ended in time
+            }
             if (beforeClose != null) {
                 beforeClose.run();
             }
-            closeQuietly(s);
+            closeQuietly(s); // after FIRED: whoever sees the socket fail then sees the deadline
         }, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         return w;
     }
 
-    /** The deadline of one exchange: closes its socket when it passes, unless cancelled first. */
+    /**
+     * The deadline of one exchange: closes its socket when it passes, unless cancelled first. Firing
+     * and cancelling race on one state word, so exactly one of them wins.
+     */
     static final class Watchdog {
+        static final int PENDING = 0;
+        static final int FIRED = 1;
+        static final int CANCELLED = 2;
+        final java.util.concurrent.atomic.AtomicInteger state = new java.util.concurrent.atomic.AtomicInteger();
         private volatile java.util.concurrent.ScheduledFuture<?> future;
-        private volatile boolean fired;
 
         /** @return whether the deadline passed (set before the socket is closed) */
         boolean fired() {
-            return fired;
+            return state.get() == FIRED;
         }
 
-        /** @return whether the watchdog was stopped before it fired */
+        /** @return whether the watchdog was stopped before it fired (the socket stays open) */
         boolean cancel(boolean mayInterrupt) {
-            return future.cancel(mayInterrupt) && !fired;
+            boolean won = state.compareAndSet(PENDING, CANCELLED);
+            future.cancel(mayInterrupt);
+            return won || state.get() == CANCELLED;
         }
     }
 

@@ -45,6 +45,37 @@ final class ProcNetUdp {
         return -1;
     }
 
+    /**
+     * @param local a bound (IP, port)
+     * @return the number of sockets bound to exactly {@code local} (more than one only with {@code
+     *     SO_REUSEPORT}), and the sum of their drop counts; or null when the file cannot be read
+     */
+    static long[] group(InetSocketAddress local) {
+        boolean v6 = local.getAddress() instanceof Inet6Address;
+        Path file = Path.of(v6 ? "/proc/net/udp6" : "/proc/net/udp");
+        String key = hexAddress(local);
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file, StandardCharsets.US_ASCII);
+        } catch (IOException | SecurityException e) {
+            return null;
+        }
+        long sockets = 0;
+        long drops = 0;
+        for (int i = 1; i < lines.size(); i++) {
+            String[] f = lines.get(i).trim().split("\\s+");
+            if (f.length >= 13 && f[1].equalsIgnoreCase(key)) {
+                sockets++;
+                try {
+                    drops += Long.parseLong(f[f.length - 1]);
+                } catch (NumberFormatException e) {
+                    // a malformed row: counted as a socket, without drops
+                }
+            }
+        }
+        return new long[] {sockets, drops};
+    }
+
     /** @return {@code local} as /proc/net/udp writes it: address words in host (little-endian) order, ":" port */
     static String hexAddress(InetSocketAddress local) {
         byte[] a = local.getAddress().getAddress();

@@ -242,6 +242,7 @@ public final class UdpTransport implements Transport {
     private static final AtomicBoolean IPV6_EPOLL_LOGGED = new AtomicBoolean();
     private static final AtomicBoolean FALLBACK_LOGGED = new AtomicBoolean();
     private static final AtomicBoolean IPV4_GSO_WARNED = new AtomicBoolean();
+    private static final AtomicBoolean GRO_FALLBACK_LOGGED = new AtomicBoolean();
 
     /**
      * The I/O of a builder that did not set one: {@link Io#EPOLL} where Netty's native epoll loads
@@ -289,9 +290,15 @@ public final class UdpTransport implements Transport {
     private final Runnable writableTask = this::notifyWritable;
     private volatile PacketReceiver receiver;
     /** The reuseport group's cBPF program steers datagrams to sockets by DestQP (see {@link Builder#loops}). */
-    private final boolean steersByQpn;
+    private volatile boolean steersByQpn;
+    /** The first socket of a multi-loop transport's SO_REUSEPORT group: it reports the group's drops. */
+    private final boolean reuseLead;
+    /** Another socket of such a group: it reports no drops of its own (the first reports them all). */
+    private final boolean reuseMember;
 
     private UdpTransport(Builder b) {
+        this.reuseLead = b.reusePort && b.steerLanes > 0;
+        this.reuseMember = b.reusePort && b.steerLanes == 0;
         InetAddress ip = b.bindAddress;
         SocketProtocolFamily family =
                 ip instanceof Inet6Address ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
@@ -320,7 +327,8 @@ public final class UdpTransport implements Transport {
         // fails the ICRC check of any peer that sees the IP header (kernel rdma_rxe, RoCE NICs)
         boolean ipv4 = !(ip instanceof Inet6Address);
         this.gso = b.gso != null ? b.gso : offloads && !ipv4;
-        this.gro = b.gro != null ? b.gro : offloads;
+        boolean groWanted = b.gro != null ? b.gro : offloads;
+        boolean groActive = groWanted;
         if (gso && ipv4 && IPV4_GSO_WARNED.compareAndSet(false, true)) {
             log.warn("UDP GSO over IPv4 on {}: the kernel numbers the segments of one send with IP IDs 0, 1, 2, ...,"
                     + " which the RoCEv2 ICRC covers, so peers that check the ICRC against the IP header (kernel"
@@ -351,11 +359,11 @@ public final class UdpTransport implements Transport {
             config.setAutoRead(false);
             config.setAllocator(b.allocator);
             // one byte more than the largest accepted datagram, so that truncation is detectable
-            if (ch instanceof EpollDatagramChannel epoll && gro) {
+            if (ch instanceof EpollDatagramChannel epoll && groWanted) {
+                groActive = setGro(epoll, b.gro == null);
+            }
+            if (ch instanceof EpollDatagramChannel epoll && groActive) {
                 // GRO: recvmsg into a 64 KiB buffer, Netty splits the coalesced datagrams
-                if (!epoll.config().setOption(EpollChannelOption.UDP_GRO, Boolean.TRUE)) {
-                    throw new IllegalStateException("cannot set UDP_GRO on the socket");
-                }
                 epoll.config().setMaxDatagramPayloadSize(0);
                 config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator(
                         Math.max(GRO_READ_BUFFER_BYTES, b.maxDatagramBytes + 1)));
@@ -395,9 +403,9 @@ public final class UdpTransport implements Transport {
                 IOException io = new IOException("cannot bind UDP socket to " + requested + ": " + cause, cause);
                 throw new UncheckedIOException(io);
             }
+            this.gro = groActive;
             this.channel = ch;
             this.localAddress = ch.localAddress();
-            this.steersByQpn = b.steerLanes > 1 && attachQpnSteering(ch, b.steerLanes);
             this.scheduler = new NettyScheduler(ch.eventLoop());
             if (log.isDebugEnabled()) {
                 log.debug(
@@ -424,6 +432,33 @@ public final class UdpTransport implements Transport {
                 }
             }
         }
+    }
+
+    /**
+     * Sets {@code UDP_GRO} (Linux 5.0+; {@code UDP_SEGMENT}, which decides {@link #isGsoSupported()},
+     * came in 4.18).
+     *
+     * @param byDefault GRO was not asked for: a refusal falls back to reads without GRO (logged once)
+     * @return whether GRO is on
+     * @throws IllegalStateException if GRO was asked for and the socket refuses it
+     */
+    private static boolean setGro(EpollDatagramChannel ch, boolean byDefault) {
+        String problem;
+        try {
+            if (ch.config().setOption(EpollChannelOption.UDP_GRO, Boolean.TRUE)) {
+                return true;
+            }
+            problem = "not supported";
+        } catch (ChannelException | UnsupportedOperationException e) {
+            problem = e.toString();
+        }
+        if (!byDefault) {
+            throw new IllegalStateException("cannot set UDP_GRO on the socket (Linux 5.0+): " + problem);
+        }
+        if (GRO_FALLBACK_LOGGED.compareAndSet(false, true)) {
+            log.info("UDP transports read without GRO: the kernel refused UDP_GRO ({}); logged once", problem);
+        }
+        return false;
     }
 
     private static void setReusePort(DatagramChannel ch) {
@@ -1139,7 +1174,16 @@ public final class UdpTransport implements Transport {
         if (closed.get()) {
             return lastDrops;
         }
-        long d = ProcNetUdp.drops(localAddress);
+        if (reuseMember) {
+            return 0; // the group's first socket reports the drops of all of them
+        }
+        long d;
+        if (reuseLead) {
+            long[] g = ProcNetUdp.group(localAddress);
+            d = g == null ? -1 : g[1];
+        } else {
+            d = ProcNetUdp.drops(localAddress);
+        }
         if (d >= 0) {
             lastDrops = d;
         }
@@ -1555,14 +1599,37 @@ public final class UdpTransport implements Transport {
             java.util.List<UdpTransport> lanes = new ArrayList<>();
             boolean ok = false;
             try {
-                for (int i = 0; i < loops; i++) {
-                    Builder lane = copy();
-                    lane.group = g.next();
-                    lane.ownLoops = own != null;
-                    lane.reusePort = true;
-                    lane.steerLanes = i == 0 ? loops : 0;
-                    lane.port = i == 0 ? port : lanes.get(0).localAddress().getPort();
-                    lanes.add(new UdpTransport(lane));
+                // SO_REUSEPORT would let another process's (or device's) sockets join the group silently,
+                // and port 0 may even hand out a port such a group already holds: after binding, the
+                // group must hold exactly our sockets (/proc/net/udp); port 0 is retried, a fixed port fails
+                for (int attempt = 1; ; attempt++) {
+                    for (int i = 0; i < loops; i++) {
+                        Builder lane = copy();
+                        lane.group = g.next();
+                        lane.ownLoops = own != null;
+                        lane.reusePort = true;
+                        lane.steerLanes = i == 0 ? loops : 0;
+                        lane.port = i == 0 ? port : lanes.get(0).localAddress().getPort();
+                        lanes.add(new UdpTransport(lane));
+                    }
+                    long[] sockets = ProcNetUdp.group(lanes.get(0).localAddress());
+                    if (sockets == null || sockets[0] == loops) {
+                        // ours alone (or not Linux: nothing to check). Only now the steering program goes on
+                        // the group: a program attached by a socket that then finds the port taken would
+                        // replace the owner's
+                        UdpTransport first = lanes.get(0);
+                        first.steersByQpn = attachQpnSteering(first.channel, loops);
+                        break;
+                    }
+                    InetSocketAddress taken = lanes.get(0).localAddress();
+                    for (UdpTransport t : lanes) {
+                        t.close();
+                    }
+                    lanes.clear();
+                    if (port != 0 || attempt == 8) {
+                        throw new UncheckedIOException(new java.net.BindException("UDP address in use: " + taken
+                                + " is also bound by " + (sockets[0] - loops) + " other SO_REUSEPORT socket(s)"));
+                    }
                 }
                 io.rxe4j.net.MultiLoopTransport<UdpTransport> t = new io.rxe4j.net.MultiLoopTransport<>(lanes,
                         own == null ? null : () -> own.shutdownGracefully(0, 2, TimeUnit.SECONDS)

@@ -361,8 +361,10 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
      * doing. Called by {@link RxeLane#internalError}, which counts {@code drop_internal_error}. Loop only.
      */
     void reportInternalError(RxeQp qp, String what, RuntimeException e) {
-        qpFailureLog.warn(qp.lane().scheduler().nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on " + address
-                + ": internal error in " + what + ": " + e + "; the QP enters ERR", e);
+        synchronized (qpFailureLog) { // lanes share the rate limit
+            qpFailureLog.warn(qp.lane().scheduler().nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on "
+                    + address + ": internal error in " + what + ": " + e + "; the QP enters ERR", e);
+        }
         try {
             qp.moveToErrorOnInternalError("internal error in " + what + ": " + e);
         } catch (RuntimeException again) {
@@ -421,6 +423,17 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
     @Override
     public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient) {
         lanes[0].onPacket(packet, sender, recipient, false);
+    }
+
+    /**
+     * Ends a batch of packets given to {@link #onPacket} (the first lane flushes its replies, see
+     * {@link RxeLane#onReadComplete()}). Callers that feed packets to the device directly must call
+     * it after each batch when the first lane's transport {@linkplain Transport#signalsReadComplete()
+     * signals read batches}, or the replies wait for the next flush. First lane's loop only.
+     */
+    @Override
+    public void onReadComplete() {
+        lanes[0].onReadComplete();
     }
 
     private void checkOpen() {

@@ -72,7 +72,22 @@ public final class RxeLane implements PacketReceiver {
     /** Set while a drain task of this lane is queued or running; any lane sets it, this lane clears it. */
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
     private final Runnable drainTask = this::drainInboxes;
-    private final LaneInbox.Sink inboxSink = this::receiveOwned;
+    /** Receives a packet another lane handed over, then drops the reference that lane took for the ring. */
+    private final LaneInbox.Sink inboxSink = (p, s, r, c) -> {
+        try {
+            receiveOwned(p, s, r, c);
+        } finally {
+            p.release();
+        }
+    };
+    private static final LaneInbox.Sink RELEASE = (p, s, r, c) -> p.release();
+    /**
+     * The one consumer token of this lane's inboxes: the drain task holds it while it drains, and
+     * {@link #releaseInboxes()} takes it at close, so that the rings never have two consumers.
+     */
+    private final AtomicBoolean consuming = new AtomicBoolean();
+    /** Set at close: what is drained from now on is released, not received. */
+    private volatile boolean discard;
     /** Bit i: this lane handed packets to lane i since it last woke lane i; loop only. */
     private long steeredTo;
     private RxeLane[] all;
@@ -202,14 +217,18 @@ public final class RxeLane implements PacketReceiver {
 
     /**
      * @return the budget of bytes in flight towards {@code peer}, shared by every QP of this lane
-     *     that talks to it ({@link DeviceConfig#peerBudgetBytes()}, or the lane transport's {@link
-     *     Transport#inFlightBudgetHint()}: each lane has its own socket buffers). Loop only.
+     *     that talks to it ({@link DeviceConfig#peerBudgetBytes()} per lane, or the lane transport's
+     *     {@link Transport#inFlightBudgetHint()} divided by the number of lanes: the peer may have one
+     *     receive buffer for all of them). Loop only.
      */
     public PeerBudget peerBudget(InetSocketAddress peer) {
         PeerBudget b = budgets.get(peer);
         if (b == null) {
-            long limit = config.peerBudgetBytes() == DeviceConfig.DERIVE_BUDGET ? transport.inFlightBudgetHint()
-                    : config.peerBudgetBytes();
+            // the derived budget is shared by the lanes: a peer may have one receive buffer for all of
+            // them (kernel rdma_rxe, a single-loop device, or NIO sockets hashed by address)
+            long hint = transport.inFlightBudgetHint();
+            long limit = config.peerBudgetBytes() == DeviceConfig.DERIVE_BUDGET
+                    ? (hint == Long.MAX_VALUE ? hint : Math.max(1, hint / all.length)) : config.peerBudgetBytes();
             b = new PeerBudget(this, limit, config.congestionControl());
             budgets.put(peer, b);
         }
@@ -376,8 +395,8 @@ public final class RxeLane implements PacketReceiver {
             qpn = Bth.destQp(packet, at);
         }
         RxeQp qp = device.qp(qpn);
-        if (qp == null) {
-            return false;
+        if (qp == null || device.isClosed()) {
+            return false; // dropped here (no QP, or the device is closing)
         }
         int owner = qp.lane().index;
         if (owner == index) {
@@ -413,7 +432,7 @@ public final class RxeLane implements PacketReceiver {
                 scheduler.execute(drainTask);
             } catch (RejectedExecutionException shutDown) {
                 drainScheduled.set(false);
-                releaseInboxes(); // the loop is gone (the device is closing)
+                releaseInboxes(); // the loop is gone (the device is closing): a consumer token keeps it safe
             }
         }
     }
@@ -422,25 +441,43 @@ public final class RxeLane implements PacketReceiver {
     private void drainInboxes() {
         drainScheduled.set(false);
         java.lang.invoke.VarHandle.fullFence(); // clear the flag before reading the tails (see wakeSteeredLanes)
-        for (LaneInbox inbox : inboxes) {
-            if (inbox != null) {
-                inbox.drain(inboxSink);
+        if (!consuming.compareAndSet(false, true)) {
+            return; // close is releasing what waits (releaseInboxes)
+        }
+        try {
+            LaneInbox.Sink sink = discard ? RELEASE : inboxSink;
+            for (LaneInbox inbox : inboxes) {
+                if (inbox != null) {
+                    inbox.drain(sink);
+                }
             }
+        } finally {
+            consuming.set(false);
         }
         flushTransport();
     }
 
-    /** Drops what waits in this lane's inboxes (its loop has shut down). Any thread, at close. */
+    /**
+     * Releases what waits in this lane's inboxes, at close (any thread): it takes the consumer
+     * token, waiting for a drain task that holds it, so the rings keep one consumer; drain tasks
+     * that run later release what they find.
+     */
     void releaseInboxes() {
         if (inboxes == null) {
             return;
         }
-        synchronized (this) {
+        discard = true;
+        while (!consuming.compareAndSet(false, true)) {
+            Thread.onSpinWait(); // a drain task is running on the loop: it ends soon
+        }
+        try {
             for (LaneInbox inbox : inboxes) {
                 if (inbox != null) {
-                    inbox.drain((p, s, r, c) -> p.release());
+                    inbox.drain(RELEASE);
                 }
             }
+        } finally {
+            consuming.set(false);
         }
     }
 
