@@ -302,6 +302,97 @@ class MultiLoopDeviceTest {
         }
     }
 
+    /**
+     * TID RDMA packets name a KDETH QPN, not the verbs QPN, so on a multi-loop UDP device they land
+     * on any socket and are steered in software; with two QPs on two loops, 1 MiB TID WRITEs and
+     * READs still complete with the right bytes (a new user's trial found them failing while steered
+     * packets leaked).
+     */
+    @Test
+    void tidRdmaOnTwoLoopsOverUdpCompletesWithTheRightBytes() throws Exception {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        DeviceConfig tid = DeviceConfig.defaults().withTidRdma();
+        RdmaDevice a = RdmaDevice.open(UdpTransport.builder(lo).port(0).loops(2).bindLoops(), tid);
+        RdmaDevice b = RdmaDevice.open(UdpTransport.builder(lo).port(0).loops(2).bindLoops(), tid);
+        int mib = 1 << 20;
+        try {
+            ProtectionDomain pa = a.allocPd();
+            ProtectionDomain pb = b.allocPd();
+            MemoryRegion ma = pa.allocMr(8L * mib, ACCESS);
+            MemoryRegion mb = pb.allocMr(8L * mib, ACCESS);
+            List<CompletionQueue> cqs = new ArrayList<>();
+            List<QueuePair> qa = new ArrayList<>();
+            List<QueuePair> qb = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                CompletionQueue ca = a.createCq(64);
+                CompletionQueue cb = b.createCq(64);
+                cqs.add(ca);
+                cqs.add(cb);
+                qa.add(pa.createQp(QpInitAttr.rc(ca, ca)));
+                qb.add(pb.createQp(QpInitAttr.rc(cb, cb)));
+                wire(qa.get(i), a, qb.get(i), b, Mtu.MTU_4096);
+                assertThat(laneOf(qa.get(i)).index()).isEqualTo(i);
+            }
+            // OPFN: a first small WRITE per QP carries BTH bit 24; wait until TID RDMA is negotiated
+            for (int i = 0; i < 2; i++) {
+                qa.get(i).postSend(new SendWr().rdmaWrite(1, mb.addr(), mb.rkey(), new Sge(ma.addr(), 8, ma.lkey()))
+                        .signaled());
+                assertThat(next(cqs.get(2 * i)).status).isEqualTo(WcStatus.SUCCESS);
+            }
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while ((qa.get(0).tidRdma() == null || qa.get(1).tidRdma() == null) && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(qa.get(0).tidRdma()).as("TID RDMA negotiated").isNotNull();
+            java.util.Random rnd = new java.util.Random(13);
+            for (int round = 0; round < 4; round++) {
+                for (int i = 0; i < 2; i++) {
+                    long off = (long) i * 2 * mib;
+                    byte[] data = new byte[mib];
+                    rnd.nextBytes(data);
+                    java.lang.foreign.MemorySegment.copy(java.lang.foreign.MemorySegment.ofArray(data), 0, ma.segment(), off,
+                            mib);
+                    qa.get(i).postSend(new SendWr().rdmaWrite(2, mb.addr() + off, mb.rkey(),
+                            new Sge(ma.addr() + off, mib, ma.lkey())).signaled());
+                }
+                for (int i = 0; i < 2; i++) {
+                    assertThat(next(cqs.get(2 * i)).status).isEqualTo(WcStatus.SUCCESS);
+                    long off = (long) i * 2 * mib;
+                    qa.get(i).postSend(new SendWr().rdmaRead(3, mb.addr() + off, mb.rkey(),
+                            new Sge(ma.addr() + off + mib, mib, ma.lkey())).signaled());
+                }
+                for (int i = 0; i < 2; i++) {
+                    assertThat(next(cqs.get(2 * i)).status).isEqualTo(WcStatus.SUCCESS);
+                    long off = (long) i * 2 * mib;
+                    assertThat(mb.segment().asSlice(off, mib).mismatch(ma.segment().asSlice(off, mib)))
+                            .as("WRITE round %d QP %d", round, i).isEqualTo(-1);
+                    assertThat(ma.segment().asSlice(off + mib, mib).mismatch(ma.segment().asSlice(off, mib)))
+                            .as("READ round %d QP %d", round, i).isEqualTo(-1);
+                }
+            }
+            assertThat(a.counter(Counter.TID_READ_REQUESTS)).as("READs went as TID RDMA").isPositive();
+            assertThat(b.counter(Counter.TID_WRITE_REQUESTS)).as("WRITEs went as TID RDMA").isPositive();
+            assertThat(a.counter(Counter.STEERED_PKTS) + b.counter(Counter.STEERED_PKTS))
+                    .as("TID packets were steered in software").isPositive();
+            for (QueuePair q : qa) {
+                q.close();
+            }
+            for (QueuePair q : qb) {
+                q.close();
+            }
+            ma.close();
+            mb.close();
+            for (CompletionQueue c : cqs) {
+                c.close();
+            }
+            pa.close();
+            pb.close();
+        } finally {
+            a.close();
+            b.close();
+        }
+    }
+
     @Test
     void manyMultiLoopTransportsOnPortZeroNeverShareAPort() {
         InetAddress lo = InetAddress.getLoopbackAddress();
@@ -353,12 +444,16 @@ class MultiLoopDeviceTest {
     }
 
     static void wire(QueuePair x, RdmaDevice dx, QueuePair y, RdmaDevice dy) {
+        wire(x, dx, y, dy, Mtu.MTU_1024);
+    }
+
+    static void wire(QueuePair x, RdmaDevice dx, QueuePair y, RdmaDevice dy, Mtu mtu) {
         for (QueuePair[] pair : new QueuePair[][] {{x, y}, {y, x}}) {
             pair[0].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ACCESS));
         }
-        x.modify(new QpAttr().state(QpState.RTR).av(dy.address()).pathMtu(Mtu.MTU_1024).destQpNum(y.qpNum())
+        x.modify(new QpAttr().state(QpState.RTR).av(dy.address()).pathMtu(mtu).destQpNum(y.qpNum())
                 .rqPsn(0x200).maxDestRdAtomic(16).minRnrTimer(1));
-        y.modify(new QpAttr().state(QpState.RTR).av(dx.address()).pathMtu(Mtu.MTU_1024).destQpNum(x.qpNum())
+        y.modify(new QpAttr().state(QpState.RTR).av(dx.address()).pathMtu(mtu).destQpNum(x.qpNum())
                 .rqPsn(0x100).maxDestRdAtomic(16).minRnrTimer(1));
         x.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7).sqPsn(0x100).maxRdAtomic(16));
         y.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7).sqPsn(0x200).maxRdAtomic(16));
