@@ -26,7 +26,7 @@ BUCKETS = [
     ("CQ polling / waiting (application)", ("CompletionQueue.poll", "CompletionQueue.await", "RxeCq.poll", "RxeCq.size", "RdmaBench$Side.idle", "onSpinWait", "RxeCq.await")),
     ("rxe4j engine (requester, responder, completer, receive checks)", ("io.rxe4j.core.",)),
     ("Netty buffers and pipeline", ("io.netty.buffer", "io.netty.channel", "io.netty.util")),
-    ("raw-UDP bench / other", ("",)),
+    ("other (rxe-perf's own loop, raw-UDP bench, JDK)", ("",)),
 ]
 by_thread = collections.defaultdict(collections.Counter)
 total = collections.Counter()

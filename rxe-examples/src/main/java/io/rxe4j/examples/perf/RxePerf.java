@@ -746,7 +746,9 @@ public final class RxePerf implements Callable<Integer> {
         StringBuilder sb = new StringBuilder("{\"test\":\"").append(test().cliName()).append("\",\"transport\":\"")
                 .append(transportName()).append("\",\"mtu\":").append(mtu).append(",\"qps\":").append(qps)
                 .append(",\"tx_depth\":").append(test().latency() ? 1 : txDepth).append(",\"atomic_type\":\"")
-                .append(atomicType).append("\",\"results\":[");
+                .append(atomicType).append("\",\"loops\":").append(loops).append(",\"gso\":").append(gso)
+                .append(",\"gro\":").append(gro).append(",\"ipv6\":").append(ipv6).append(",\"loop_idle\":\"")
+                .append(loopIdle).append("\",\"results\":[");
         for (int i = 0; i < rows.size(); i++) {
             Result[] row = rows.get(i);
             sb.append(i == 0 ? "" : ",").append('{');

@@ -1539,13 +1539,6 @@ public final class UdpTransport implements Transport {
         }
 
         /**
-         * @param loops event loops (and sockets) of {@link #bindLoops()}, 1..64; default {@link
-         *     UdpTransport#defaultLoops()} (the available cores, at most 8). Ignored by {@link
-         *     #bind()}, which always opens one socket on one loop.
-         * @return this builder
-         * @throws IllegalArgumentException if out of range
-         */
-        /**
          * @param idle how the transport's own event loops wait when idle ({@link LoopIdle}); default
          *     {@link LoopIdle#BLOCK}. With a caller-supplied {@link #eventLoopGroup} anything but
          *     BLOCK is refused (the group's loops wait as the group was built: see {@link
@@ -1558,6 +1551,13 @@ public final class UdpTransport implements Transport {
             return this;
         }
 
+        /**
+         * @param loops event loops (and sockets) of {@link #bindLoops()}, 1..64; default {@link
+         *     UdpTransport#defaultLoops()} (the available cores, at most 8). Ignored by {@link
+         *     #bind()}, which always opens one socket on one loop.
+         * @return this builder
+         * @throws IllegalArgumentException if out of range
+         */
         public Builder loops(int loops) {
             if (loops < 1 || loops > 64) {
                 throw new IllegalArgumentException("loops must be 1..64, got " + loops);

@@ -104,6 +104,7 @@ class DuplicateReadTest {
         Reth.write(b, Bth.LENGTH, va, rkey, len);
         b.writerIndex(total);
         icrc.write(b, 0, total, PEER, LOCAL);
+        net.sent.forEach(ByteBuf::release); // the fixture owns what the device sent
         net.sent.clear();
         net.receiver.onPacket(b, PEER, LOCAL);
         b.release();
