@@ -61,15 +61,7 @@ class ConnectionManagerTest {
         }
 
         WorkCompletion next() {
-            WorkCompletion[] wc = {new WorkCompletion()};
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (cq.poll(wc) == 0) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("no completion within 10 s");
-                }
-                cq.await(TimeUnit.MILLISECONDS.toNanos(50));
-            }
-            return wc[0];
+            return RcPair.next(cq, cq::toString);
         }
 
         @Override

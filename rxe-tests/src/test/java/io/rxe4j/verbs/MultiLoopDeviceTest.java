@@ -81,15 +81,7 @@ class MultiLoopDeviceTest {
     }
 
     static WorkCompletion next(CompletionQueue cq) {
-        WorkCompletion[] out = {new WorkCompletion()};
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (System.nanoTime() < deadline) {
-            if (cq.poll(out) == 1) {
-                return out[0];
-            }
-            cq.await(Duration.ofMillis(50).toNanos());
-        }
-        throw new AssertionError("no completion within 20 s on " + cq);
+        return RcPair.next(cq, cq::toString);
     }
 
     private static RxeLane laneOf(QueuePair qp) {

@@ -28,15 +28,7 @@ final class RcPair implements AutoCloseable {
 
         /** Waits (real time, bounded) for exactly one completion. */
         WorkCompletion next() {
-            WorkCompletion[] out = {new WorkCompletion()};
-            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            while (System.nanoTime() < deadline) {
-                if (cq.poll(out) == 1) {
-                    return out[0];
-                }
-                cq.await(Duration.ofMillis(50).toNanos());
-            }
-            throw new AssertionError("no completion within 20 s on " + qp + " counters " + dev.counters());
+            return RcPair.next(cq, () -> qp + " counters " + dev.counters());
         }
 
         List<WorkCompletion> drain(int n) {
@@ -54,6 +46,23 @@ final class RcPair implements AutoCloseable {
             pd.close();
             dev.close();
         }
+    }
+
+    /**
+     * Waits (real time, at most 20 s) for exactly one completion on {@code cq}.
+     *
+     * @param context what to name in the failure message
+     */
+    static WorkCompletion next(CompletionQueue cq, java.util.function.Supplier<String> context) {
+        WorkCompletion[] out = {new WorkCompletion()};
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (cq.poll(out) == 1) {
+                return out[0];
+            }
+            cq.await(Duration.ofMillis(50).toNanos());
+        }
+        throw new AssertionError("no completion within 20 s on " + context.get());
     }
 
     RcPair(RdmaDevice da, RdmaDevice db, long mrBytes, int qpAccess, int mrAccess, Mtu mtu) {

@@ -13,37 +13,11 @@ import java.util.List;
  * {@code /proc/net/udp6} (IPv6): the last column, {@code drops}, counts the datagrams the kernel
  * dropped for that socket because its receive buffer was full (the per-socket part of
  * {@code /proc/net/snmp}'s {@code RcvbufErrors}). The socket is found by its bound local address,
- * written there as hex words in host byte order ({@code 0100007F:12B7} is 127.0.0.1:4791).
+ * written there as hex words in host byte order ({@code 0100007F:12B7} is 127.0.0.1:4791). Several
+ * rows share an address only for an {@code SO_REUSEPORT} group ({@link #group}).
  */
 final class ProcNetUdp {
     private ProcNetUdp() {}
-
-    /**
-     * @param local the socket's bound (IP, port)
-     * @return its drop count, or -1 when the file or the socket is not found (not Linux, or closed)
-     */
-    static long drops(InetSocketAddress local) {
-        boolean v6 = local.getAddress() instanceof Inet6Address;
-        Path file = Path.of(v6 ? "/proc/net/udp6" : "/proc/net/udp");
-        String key = hexAddress(local);
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(file, StandardCharsets.US_ASCII);
-        } catch (IOException | SecurityException e) {
-            return -1;
-        }
-        for (int i = 1; i < lines.size(); i++) {
-            String[] f = lines.get(i).trim().split("\\s+");
-            if (f.length >= 13 && f[1].equalsIgnoreCase(key)) {
-                try {
-                    return Long.parseLong(f[f.length - 1]);
-                } catch (NumberFormatException e) {
-                    return -1;
-                }
-            }
-        }
-        return -1;
-    }
 
     /**
      * @param local a bound (IP, port)

@@ -291,13 +291,10 @@ public final class UdpTransport implements Transport {
     private volatile PacketReceiver receiver;
     /** The reuseport group's cBPF program steers datagrams to sockets by DestQP (see {@link Builder#loops}). */
     private volatile boolean steersByQpn;
-    /** The first socket of a multi-loop transport's SO_REUSEPORT group: it reports the group's drops. */
-    private final boolean reuseLead;
     /** Another socket of such a group: it reports no drops of its own (the first reports them all). */
     private final boolean reuseMember;
 
     private UdpTransport(Builder b) {
-        this.reuseLead = b.reusePort && b.steerLanes > 0;
         this.reuseMember = b.reusePort && b.steerLanes == 0;
         InetAddress ip = b.bindAddress;
         SocketProtocolFamily family =
@@ -1177,13 +1174,9 @@ public final class UdpTransport implements Transport {
         if (reuseMember) {
             return 0; // the group's first socket reports the drops of all of them
         }
-        long d;
-        if (reuseLead) {
-            long[] g = ProcNetUdp.group(localAddress);
-            d = g == null ? -1 : g[1];
-        } else {
-            d = ProcNetUdp.drops(localAddress);
-        }
+        // one row for a plain socket; for a multi-loop transport's group, the first socket sums them all
+        long[] g = ProcNetUdp.group(localAddress);
+        long d = g == null || g[0] == 0 ? -1 : g[1];
         if (d >= 0) {
             lastDrops = d;
         }

@@ -5,7 +5,8 @@ import org.slf4j.Logger;
 /**
  * Lets at most {@code burst} log lines through per {@code intervalNanos} of the loop's clock and
  * counts the rest, so that a fault repeated per packet cannot flood the log; the next line that
- * gets through says how many were suppressed. Loop only (no synchronisation).
+ * gets through says how many were suppressed. Thread-safe: the lanes (event loops) of a device share
+ * one budget; {@link #warn} is synchronized, and it is called only on error paths.
  */
 final class RateLimitedLog {
     private final Logger log;
@@ -28,7 +29,7 @@ final class RateLimitedLog {
      * @param now the loop's clock, in nanoseconds
      * @return whether the line was logged
      */
-    boolean warn(long now, String message, Throwable cause) {
+    synchronized boolean warn(long now, String message, Throwable cause) {
         if (windowStart == Long.MIN_VALUE || now - windowStart >= intervalNanos) {
             windowStart = now;
             inWindow = 0;

@@ -344,10 +344,7 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
 
     /** @return the datagrams the transport's receive queues dropped ({@link Transport#receiveQueueDrops()}). Any thread. */
     public long receiveQueueDrops() {
-        if (lanes.length == 1) {
-            return transport.receiveQueueDrops();
-        }
-        long sum = 0;
+        long sum = 0; // a single-loop transport is its own only lane
         for (RxeLane l : lanes) {
             sum += l.transport().receiveQueueDrops();
         }
@@ -361,10 +358,8 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
      * doing. Called by {@link RxeLane#internalError}, which counts {@code drop_internal_error}. Loop only.
      */
     void reportInternalError(RxeQp qp, String what, RuntimeException e) {
-        synchronized (qpFailureLog) { // lanes share the rate limit
-            qpFailureLog.warn(qp.lane().scheduler().nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on "
-                    + address + ": internal error in " + what + ": " + e + "; the QP enters ERR", e);
-        }
+        qpFailureLog.warn(qp.lane().scheduler().nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on "
+                + address + ": internal error in " + what + ": " + e + "; the QP enters ERR", e);
         try {
             qp.moveToErrorOnInternalError("internal error in " + what + ": " + e);
         } catch (RuntimeException again) {
@@ -381,10 +376,8 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         if (reason.startsWith("modify_qp")) {
             return;
         }
-        synchronized (qpFailureLog) {
-            qpFailureLog.warn(qp.lane().scheduler().nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on "
-                    + address + " enters ERR: " + reason, null);
-        }
+        qpFailureLog.warn(qp.lane().scheduler().nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on "
+                + address + " enters ERR: " + reason, null);
         QpEvents e = qpEvents;
         if (e != null) {
             e.qpFatal(qp, reason);
