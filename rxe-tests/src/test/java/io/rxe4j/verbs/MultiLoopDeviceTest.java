@@ -273,6 +273,8 @@ class MultiLoopDeviceTest {
         assertThat(ta).isInstanceOf(MultiLoopTransport.class);
         assertThat(ta.lanes()).hasSize(4);
         assertThat(((UdpTransport) ta.lanes().get(0)).steersByQpn()).isTrue();
+        assertThat(ta.lanes()).as("no GRO by default on several loops: its socket lookup bypasses the steering")
+                .allSatisfy(t -> assertThat(((UdpTransport) t).gro()).isFalse());
         assertThat(ta.lanes()).extracting(Transport::localAddress).containsOnly(ta.localAddress());
         assertThatThrownBy(() -> UdpTransport.builder(lo).port(ta.localAddress().getPort()).io(UdpTransport.Io.EPOLL)
                 .loops(2).bindLoops()).as("SO_REUSEPORT must not let another device join the port")

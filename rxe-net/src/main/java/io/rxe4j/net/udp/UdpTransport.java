@@ -1571,7 +1571,9 @@ public final class UdpTransport implements Transport {
          * (counter {@code steered_pkts}). The loops come from the {@link #eventLoopGroup} if one is
          * given (one {@code next()} per socket; the group should have at least as many threads),
          * else from an own group of {@code loops} daemon threads, shut down when the transport is
-         * closed. Other settings apply to each socket.
+         * closed. Other settings apply to each socket, except that GRO is off unless {@link #gro(boolean)}
+         * asks for it: the kernel's GRO stage picks a socket by address hash before the steering
+         * program runs, so coalesced trains would land on any loop and need the software hand-off.
          *
          * @return the bound transport, not yet started
          * @throws UncheckedIOException if a socket cannot be bound
@@ -1601,6 +1603,11 @@ public final class UdpTransport implements Transport {
                         lane.group = g.next();
                         lane.ownLoops = own != null;
                         lane.reusePort = true;
+                        if (lane.gro == null) {
+                            // GRO's socket lookup runs before the steering program, by address hash, so
+                            // coalesced trains land on any loop; off unless asked for (see bindLoops)
+                            lane.gro = false;
+                        }
                         lane.steerLanes = i == 0 ? loops : 0;
                         lane.port = i == 0 ? port : lanes.get(0).localAddress().getPort();
                         lanes.add(new UdpTransport(lane));
