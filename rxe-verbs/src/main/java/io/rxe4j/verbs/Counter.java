@@ -32,6 +32,12 @@ public enum Counter {
     RETRANSMIT_TIMEOUTS,
     /** Requester rewinds (every retry). */
     REWINDS,
+    /**
+     * Responses that acknowledged PSNs sent before a rewind and not resent yet, so the requester
+     * moved forward to them instead of resending (kernel {@code rdma_rxe} answers a duplicate with
+     * an ACK of its latest PSN; {@code rxe-facts.md} §5.5).
+     */
+    ACK_FAST_FORWARDS,
     /** Duplicate or stale responses dropped by completers. */
     DUPLICATE_RESPONSE,
     /** Responses ahead of the expected PSN dropped by completers. */

@@ -35,6 +35,8 @@ public final class DeviceCounters {
     public long retransmitTimeouts;
     /** Requester rewinds (every retry). */
     public long rewinds;
+    /** Responses beyond a rewound requester's PSN that moved it forward (cumulative ACKs). */
+    public long fastForwards;
     /** Duplicate or stale responses dropped by completers. */
     public long duplicateResponse;
     /** Responses ahead of the expected PSN dropped by completers. */
@@ -147,6 +149,7 @@ public final class DeviceCounters {
         completerRetryErr += o.completerRetryErr;
         retransmitTimeouts += o.retransmitTimeouts;
         rewinds += o.rewinds;
+        fastForwards += o.fastForwards;
         duplicateResponse += o.duplicateResponse;
         outOfSeqResponse += o.outOfSeqResponse;
         cqOverflow += o.cqOverflow;
@@ -205,6 +208,7 @@ public final class DeviceCounters {
         m.put("completer_retry_err", completerRetryErr);
         m.put("retransmit_timeouts", retransmitTimeouts);
         m.put("rewinds", rewinds);
+        m.put("ack_fast_forwards", fastForwards);
         m.put("duplicate_response", duplicateResponse);
         m.put("out_of_seq_response", outOfSeqResponse);
         m.put("cq_overflow", cqOverflow);

@@ -27,7 +27,10 @@ import java.lang.foreign.ValueLayout;
  * processed, beyond it a READ/atomic waits for the missing packet (a READ re-requests its missing
  * tail at once, once per gap: {@code extensions.md} §6), and past a pending READ/atomic's last PSN
  * its response was lost (retry). The one exception to "stale is dropped" is an error NAK carrying
- * the PSN of a READ whose response stream had already begun ({@code extensions.md} §6). Loop only.
+ * the PSN of a READ whose response stream had already begun ({@code extensions.md} §6).
+ * Acknowledgements are cumulative also across a rewind: a response naming a PSN that was sent
+ * before the rewind but not resent yet first moves the requester forward to it ({@link
+ * Requester#fastForward}), then runs the same states. Loop only.
  */
 final class Completer {
     /** rxe's {@code enum comp_state}, minus the packet-queue states (packets arrive one call at a time). */
@@ -126,12 +129,16 @@ final class Completer {
         if (Psn.diff(psn, qp.requester.psn) >= 0) {
             if (Psn.diff(psn, qp.requester.sendHighWater()) >= 0) {
                 counters.drop(DropReason.OTHER); // a response to a PSN never sent
-            } else {
-                // to a packet sent before a rewind and not sent again yet: ignored like a stale
-                // response; the resent packet is acknowledged again
-                counters.duplicateResponse++;
+                return;
             }
-            return;
+            // to a packet sent before a rewind and not sent again yet: acknowledgements are
+            // cumulative, so the requester moves up to what the response covers (a sequence NAK
+            // covers the PSNs before its own) and the response is processed as any other
+            int upTo = isSequenceNak(p) ? Psn.add(psn, -1) : psn;
+            if (Psn.diff(upTo, qp.requester.psn) >= 0 && !qp.requester.fastForward(upTo)) {
+                counters.duplicateResponse++;
+                return;
+            }
         }
         pkt = p;
         syndrome = op.has(Header.AETH) ? Aeth.syndrome(p.buf(), p.index(Header.AETH)) : Aeth.ACK_UNLIMITED;
@@ -220,6 +227,11 @@ final class Completer {
             return State.DONE; // wait for the missing response
         }
         return State.CHECK_ACK;
+    }
+
+    private static boolean isSequenceNak(PacketView p) {
+        return p.opcode() == Opcode.RC_ACKNOWLEDGE
+                && Aeth.syndrome(p.buf(), p.index(Header.AETH)) == Aeth.NAK_PSN_SEQ_ERROR;
     }
 
     private boolean isErrorNak() {

@@ -168,6 +168,76 @@ final class Requester {
         retransmitTimer.onProgress(scheduler.nanoTime());
     }
 
+    /**
+     * A response names PSN {@code upTo}, which was sent before a rewind and has not been sent again
+     * yet ({@code req.psn ≤ upTo < sendHighWater}): the responder has every request up to it, so the
+     * requester moves forward as if it had resent them, and the completer can then take the
+     * response. RC acknowledgements are cumulative: kernel {@code rdma_rxe} answers every duplicate
+     * SEND/WRITE with an ACK of its latest PSN, ePSN − 1 ({@code rxe-facts.md} §5.5), which lies
+     * beyond what a rewind has resent so far; ignoring it would resend the same range until
+     * RETRY_EXC_ERR. The WQEs keep the PSNs they had (a SEND/WRITE is marked sent up to {@code upTo},
+     * a READ or atomic whose PSNs reach {@code upTo} as requested); the PSNs are recorded as
+     * unacknowledged, holding no budget, so the retransmit timer still covers a READ whose
+     * responses then stop.
+     *
+     * @return false if a TID RDMA WQE lies in the way (its segments keep their own state: the
+     *     response is then dropped as before) or the send queue ends first
+     */
+    boolean fastForward(int upTo) {
+        int pmtu = qp.pmtu();
+        long prod = qp.sqProducer();
+        long now = scheduler.nanoTime();
+        while (Psn.diff(upTo, psn) >= 0) {
+            if (qp.sqReq == prod) {
+                return false;
+            }
+            SendWqe w = qp.sqAt(qp.sqReq);
+            if (w.tid || w.isTidWrite()) {
+                return false;
+            }
+            if (w.state == SendWqe.State.POSTED && w.needsCredit() && !w.creditHeld) {
+                if (credits <= 0) {
+                    return false;
+                }
+                credits--;
+                w.creditHeld = true;
+            }
+            int last;
+            switch (w.opcode) {
+                case SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM -> {
+                    if (w.state == SendWqe.State.POSTED) {
+                        w.firstPsn = psn;
+                        w.lastPsn = Psn.add(psn, (int) Math.max(1, (w.length + pmtu - 1) / pmtu) - 1);
+                        w.sentBytes = 0;
+                        w.state = SendWqe.State.PROCESSING;
+                    }
+                    last = Psn.diff(upTo, w.lastPsn) >= 0 ? w.lastPsn : upTo;
+                    w.sentBytes = Math.min(w.length, w.sentBytes + (long) (Psn.diff(last, psn) + 1) * pmtu);
+                }
+                case RDMA_READ -> {
+                    long remaining = w.length - w.readBytes;
+                    w.firstPsn = psn;
+                    w.lastPsn = Psn.add(psn, (int) Math.max(1, (remaining + pmtu - 1) / pmtu) - 1);
+                    last = w.lastPsn;
+                }
+                default -> { // atomics, ATOMIC WRITE, FLUSH: one PSN
+                    w.firstPsn = psn;
+                    w.lastPsn = psn;
+                    last = psn;
+                }
+            }
+            if (last == w.lastPsn) {
+                w.state = SendWqe.State.PENDING;
+                qp.sqReq++;
+            }
+            unacked.addOrCoalesce(last, now);
+            psn = Psn.next(last);
+        }
+        noAckPkts = 0;
+        counters.fastForwards++;
+        return true;
+    }
+
     /** Sends as many packets as the window, the output bound, credits, fences and the transport allow. */
     void run() {
         QpState s = qp.state;

@@ -61,6 +61,23 @@ final class UnackedPackets {
     }
 
     /**
+     * Records PSNs up to {@code packetLastPsn} that were sent before a rewind and are now known to
+     * have reached the responder (a response named them): as a packet holding no budget bytes, or,
+     * when the ring is full, by extending the newest packet to cover them (so a rewind's resend of
+     * {@link #CAPACITY} packets never stops the requester from taking such a response).
+     *
+     * @param packetLastPsn the last PSN covered, after every PSN recorded so far
+     * @param now the time in nanoseconds
+     */
+    void addOrCoalesce(int packetLastPsn, long now) {
+        if (size < CAPACITY) {
+            add(packetLastPsn, now, 0, 0);
+            return;
+        }
+        lastPsn[(head + size - 1) % CAPACITY] = packetLastPsn;
+    }
+
+    /**
      * Forgets every packet whose last PSN is before {@code compPsn} (acknowledged, comp.psn moved past it).
      *
      * @return the budget bytes those packets held
