@@ -21,7 +21,16 @@ import java.util.ArrayDeque;
  * freed bytes go) and are scheduled by the device ({@link RxeLane#requestService}); a QP that used
  * its quantum and still has work goes to the tail. That is round robin with a fixed quantum, so one
  * QP with a deep queue cannot take every byte that comes back. A single packet larger than the whole
- * budget is allowed when nothing is in flight, so that a tiny budget never deadlocks. Loop only.
+ * budget is allowed when nothing is in flight, so that a tiny budget never deadlocks.
+ *
+ * <p>Isolation: a QP that holds less than its fair share of the limit in force (that limit divided
+ * by the QPs holding bytes, itself included) sends without waiting in the FIFO and beyond the
+ * congestion window, though never beyond the static limit ({@link #withinFairShare}). The bytes a
+ * lossy QP's lost packets hold stay "in flight" until its own retransmit timer fires; without this
+ * rule every other QP to the same peer would wait for that timer (issue 19: a loss-free ping-pong
+ * beside a lossy stream had a p99 of the stream's ACK timeout). The shares add up to the limit, so
+ * the window is exceeded only by what QPs above their share took earlier, at most once more the
+ * window. Loop only.
  */
 public final class PeerBudget {
     /** Bytes a QP may send per turn while other QPs wait for the budget: 64 KiB. */
@@ -31,6 +40,8 @@ public final class PeerBudget {
     private final long limitBytes;
     private final CongestionWindow window;
     private long inFlightBytes;
+    /** QPs that hold bytes of this budget now. */
+    private int holders;
     private final ArrayDeque<RxeQp> waiters = new ArrayDeque<>();
 
     PeerBudget(RxeLane lane, long limitBytes, boolean congestionControl) {
@@ -82,9 +93,36 @@ public final class PeerBudget {
         return inFlightBytes + bytes <= effectiveLimitBytes() || inFlightBytes == 0;
     }
 
-    /** Takes {@code bytes} for a packet just sent (after {@link #fits}). */
-    public void take(long bytes) {
+    /** @return the QPs that hold bytes of this budget now */
+    public int holders() {
+        return holders;
+    }
+
+    /**
+     * Takes {@code bytes} for a packet just sent (after {@link #fits} or {@link #withinFairShare}).
+     *
+     * @param heldBefore the bytes the sending QP held before this packet
+     */
+    public void take(long bytes, long heldBefore) {
+        if (bytes <= 0) {
+            return;
+        }
+        if (heldBefore == 0) {
+            holders++;
+        }
         inFlightBytes += bytes;
+    }
+
+    /**
+     * @return whether a QP that holds {@code heldBytes} may send a packet holding {@code bytes} at
+     *     once, ahead of the QPs waiting and beyond the congestion window: it stays within its fair
+     *     share (the limit in force divided by the QPs holding bytes, itself included) and the
+     *     static limit is not exceeded
+     */
+    public boolean withinFairShare(long heldBytes, long bytes) {
+        int n = holders + (heldBytes == 0 ? 1 : 0);
+        return heldBytes + bytes <= effectiveLimitBytes() / Math.max(1, n)
+                && (inFlightBytes + bytes <= limitBytes || inFlightBytes == 0);
     }
 
     /**
@@ -92,10 +130,14 @@ public final class PeerBudget {
      *
      * @param acknowledged whether the peer acknowledged them (progress, which opens the congestion
      *     window) rather than the requester giving them up
+     * @param heldAfter the bytes the releasing QP still holds
      */
-    public void release(long bytes, boolean acknowledged) {
+    public void release(long bytes, boolean acknowledged, long heldAfter) {
         if (bytes <= 0) {
             return;
+        }
+        if (heldAfter == 0 && holders > 0) {
+            holders--;
         }
         if (acknowledged) {
             window.onAcknowledged(bytes);
@@ -132,7 +174,7 @@ public final class PeerBudget {
     @Override
     public String toString() {
         return "budget{inFlight=" + inFlightBytes + "B limit=" + (limitBytes == Long.MAX_VALUE ? "-" : limitBytes + "B")
-                + " " + window + " waiting=" + waiters.size() + "}";
+                + " " + window + " holders=" + holders + " waiting=" + waiters.size() + "}";
     }
 
     /**

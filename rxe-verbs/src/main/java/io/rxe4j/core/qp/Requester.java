@@ -134,9 +134,10 @@ final class Requester {
         budget = qp.lane.peerBudget(peer);
     }
 
+    /** Gives {@code bytes} back to the peer budget, after the unacknowledged packets that held them were forgotten. */
     private void releaseBudget(long bytes, boolean acknowledged) {
         if (budget != null && bytes > 0) {
-            budget.release(bytes, acknowledged);
+            budget.release(bytes, acknowledged, unacked.heldBytes());
         }
     }
 
@@ -308,7 +309,9 @@ final class Requester {
             }
             // TID RDMA is paced by its own receiver-driven flow control (the responder's max_write
             // allocation and WRITE_RESPs, the peer's max_read and credits), not by the peer budget
-            if (budget != null && !w.tid) {
+            // a QP within its fair share of the path never waits for the bytes other QPs hold (a lossy
+            // QP's lost packets hold theirs until its own timer fires)
+            if (budget != null && !w.tid && !budget.withinFairShare(unacked.heldBytes(), budgetBytes(w))) {
                 if (budget.mustQueue(qp) || !budget.fits(budgetBytes(w))) {
                     budget.await(qp); // behind the QPs already waiting; a release gives the turn
                     break;
@@ -581,8 +584,12 @@ final class Requester {
         if (budget == null) {
             return false;
         }
-        long next = 2L * qp.pmtu() + 128; // this packet and the next, with headers
-        return !budget.fits(next)
+        long packet = qp.pmtu() + 64L;
+        if (budget.withinFairShare(unacked.heldBytes() + packet, packet)) {
+            return false; // the next packet goes within this QP's fair share, whatever the others do
+        }
+        long next = 2 * packet; // this packet and the next, with headers
+        return budget.mustQueue(qp) || !budget.fits(next)
                 || (budget.contended() && turnBytes + next >= io.rxe4j.core.device.PeerBudget.QUANTUM_BYTES);
     }
 
@@ -719,10 +726,10 @@ final class Requester {
             sendHighWater = Psn.next(packetLastPsn);
         }
         qp.lane.transmit(qp, b);
-        unacked.add(packetLastPsn, scheduler.nanoTime(), budgetBytes, timeoutShift);
         if (budget != null) {
-            budget.take(budgetBytes);
+            budget.take(budgetBytes, unacked.heldBytes());
         }
+        unacked.add(packetLastPsn, scheduler.nanoTime(), budgetBytes, timeoutShift);
         turnBytes += budgetBytes;
         retransmitTimer.onSend();
     }

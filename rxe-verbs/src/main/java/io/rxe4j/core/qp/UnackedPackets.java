@@ -28,6 +28,11 @@ final class UnackedPackets {
         return size;
     }
 
+    /** @return the peer-budget bytes the unacknowledged packets hold, in bytes */
+    long heldBytes() {
+        return totalBytes;
+    }
+
     /** @return whether every packet sent was acknowledged */
     boolean isEmpty() {
         return size == 0;
