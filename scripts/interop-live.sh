@@ -66,7 +66,7 @@ log() { echo "[$(date +%H:%M:%S)] $*"; }
 [ "$(id -u)" = 0 ] || die "must run as root (ip netns, qemu)"
 [ -x "$VM/run.sh" ] || die "no kernel VM at $VM (set RXE_VM)"
 # the guest image is built once per machine (about 2 minutes; see $VM/README.md)
-if [ ! -f "${BUILD_DIR:-$VM/build}/trixie/root.img" ]; then
+if [ ! -f "${BUILD_DIR:-$VM/build/trixie}/root.img" ]; then  # BUILD_DIR as run.sh reads it
   log "no guest image yet: building it with $VM/build.sh (once per machine, about 2 minutes)"
   "$VM/build.sh" > "${TMPDIR:-/tmp}/rxe4j-vm-build.log" 2>&1 \
     || { tail -20 "${TMPDIR:-/tmp}/rxe4j-vm-build.log"; die "building the guest image failed"; }
