@@ -35,7 +35,8 @@
 #
 # Environment: ITERS (ibv_rc_pingpong iterations, default 1000; written to OUTDIR/guest.env for the
 # guest's servers), RXE_VM (default <repo>/../shared/kernel-rxe-vm), SKIP_BUILD=1 (reuse
-# rxe-examples/target), KEEP_VM=1 (leave the VM running), LIVE_TIMEOUT (guest lifetime, default 1800 s),
+# rxe-examples/target), CASES (an extended regex of the case IDs to run, e.g. 'd-.*-q4-.*|a1'; default all),
+# KEEP_VM=1 (leave the VM running), LIVE_TIMEOUT (guest lifetime, default 1800 s),
 # JAVA_HOME (used if it is a JDK 25, else the first /usr/lib/jvm/*25*), OPFN=1 (run every rxe4j
 # process with --opfn: OPFN and TID RDMA on, BTH bit 24 on every packet; the kernel must not mind).
 set -uo pipefail
@@ -174,6 +175,9 @@ udp6csum() { awk '/^Udp6InCsumErrors/{print $2}' "$OUT/cases/netns-udp-$1.txt" 2
 
 ROWS=()
 FAILS=0
+want() {  # ID: whether CASES (an extended regex of case IDs, default: all) selects this case
+  [ -z "${CASES:-}" ] || [[ "$1" =~ ^(${CASES})$ ]]
+}
 record() {  # ID DESC FAMILY RXE_RC KERNEL_RC SECONDS NOTE
   local id=$1 desc=$2 fam=$3 jrc=$4 krc=$5 secs=$6 note=$7 res
   if [ "$jrc" = 0 ] && [ "$krc" = 0 ]; then
@@ -201,6 +205,7 @@ guest_exit_wait() {  # GUESTLOG BEFORE RXE4J_RC -> the guest server's exit code,
 
 # (a) rxe4j client -> guest ibv_rc_pingpong server
 case_pp_client() {  # ID FAMILY TCPPORT GUESTLOG LOCALIP ARGS...
+  want "$1" || return 0
   local id=$1 fam=$2 port=$3 glog=$4 ip=$5; shift 5
   local before lines t0 jrc krc note
   before=$(exits "$glog"); lines=$(cat "$OUT/logs/live-$glog.log" 2>/dev/null | wc -l)
@@ -217,6 +222,7 @@ case_pp_client() {  # ID FAMILY TCPPORT GUESTLOG LOCALIP ARGS...
 
 # (b) guest ibv_rc_pingpong client -> rxe4j server
 case_pp_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT ARGS...
+  want "$1" || return 0
   local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6; shift 6
   local t0 jpid jrc krc i note
   t0=$(date +%s)
@@ -235,6 +241,7 @@ case_pp_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT ARGS...
 
 # (c1) rxe4j rxe_ops client -> guest rxe_ops server
 case_ops_client() {  # ID FAMILY TCPPORT GUESTLOG LOCALIP
+  want "$1" || return 0
   local id=$1 fam=$2 port=$3 glog=$4 ip=$5
   local before lines t0 jrc krc note
   before=$(exits "$glog"); lines=$(cat "$OUT/logs/live-$glog.log" 2>/dev/null | wc -l)
@@ -251,6 +258,7 @@ case_ops_client() {  # ID FAMILY TCPPORT GUESTLOG LOCALIP
 
 # (c2) guest rxe_ops client -> rxe4j rxe_ops server
 case_ops_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT
+  want "$1" || return 0
   local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6
   local t0 jpid jrc krc i note
   t0=$(date +%s)
@@ -273,6 +281,7 @@ prun() {  # ARGS... : rxe-perf in the namespace (OPFN=1 maps to --tid)
     io.rxe4j.examples.perf.RxePerf ${OPFN_ARG:+--tid} "$@"
 }
 case_pt_server() {  # ID FAMILY TEST TCPPORT GIDVAR KTIMEOUT PEER ARGS... : guest ib_TEST client -> rxe-perf server
+  want "$1" || return 0
   local id=$1 fam=$2 test=$3 port=$4 gvar=$5 kt=$6 peer=$7; shift 7
   local t0 jpid jrc krc i note
   t0=$(date +%s)
@@ -289,6 +298,7 @@ case_pt_server() {  # ID FAMILY TEST TCPPORT GIDVAR KTIMEOUT PEER ARGS... : gues
   record "$id" "kernel ib_$test client -> rxe-perf --perftest $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
 }
 case_pt_client() {  # ID FAMILY TEST TCPPORT GIDVAR KTIMEOUT GUESTADDR ARGS... : rxe-perf client -> guest ib_TEST server
+  want "$1" || return 0
   local id=$1 fam=$2 test=$3 port=$4 gvar=$5 kt=$6 gaddr=$7; shift 7
   local t0 jrc krc note
   t0=$(date +%s)
