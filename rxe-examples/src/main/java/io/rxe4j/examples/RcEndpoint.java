@@ -277,17 +277,12 @@ public final class RcEndpoint implements AutoCloseable {
         return faults != null;
     }
 
+    /**
+     * Disconnects and closes everything, newest first, then the device ({@link RdmaDevice#closeAll()}):
+     * safe from any state, e.g. after a failed operation with work still outstanding.
+     */
     @Override
     public void close() {
-        if (conn != null) {
-            conn.close();
-        }
-        if (pmem != null) {
-            pmem.close();
-        }
-        mr.close();
-        cq.close();
-        pd.close();
-        device.close();
+        device.closeAll();
     }
 }

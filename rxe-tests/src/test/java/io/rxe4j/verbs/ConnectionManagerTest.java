@@ -173,7 +173,10 @@ class ConnectionManagerTest {
             assertThat(c.isConnected()).isFalse();
             assertThat(c.qp().state()).isEqualTo(QpState.ERR);
             assertThat(s.awaitDisconnect(Duration.ofSeconds(10))).isTrue();
-            assertThat(s.disconnectReason()).isEqualTo("the peer disconnected");
+            assertThat(s.disconnectReason()).isEqualTo("the peer at " + client.dev.address() + " disconnected");
+            // the cause is the QP's error reason too, not "modify_qp to ERR"
+            assertThat(s.qp().errorReason()).isEqualTo(s.disconnectReason());
+            assertThat(c.qp().errorReason()).isEqualTo("this side disconnected");
             assertThat(s.qp().state()).isEqualTo(QpState.ERR);
             WorkCompletion flushed = server.next();
             assertThat(flushed.wrId).isEqualTo(77);
@@ -204,8 +207,12 @@ class ConnectionManagerTest {
             try {
                 sock.close();
                 assertThat(s.awaitDisconnect(Duration.ofSeconds(10))).isTrue();
-                assertThat(s.disconnectReason()).contains("lost");
+                assertThat(s.disconnectReason()).contains("was lost", client.dev.address().toString());
                 assertThat(s.qp().state()).isEqualTo(QpState.ERR);
+                // the real cause, with the peer's address, in the QP's error reason and the event
+                assertThat(s.qp().errorReason()).isEqualTo(s.disconnectReason());
+                assertThat(server.awaitEvent(AsyncEventType.DISCONNECTED).reason())
+                        .contains("was lost", client.dev.address().toString());
             } finally {
                 s.close();
             }
@@ -353,6 +360,84 @@ class ConnectionManagerTest {
         assertThatThrownBy(() -> RdmaConnection.connect(client.pd, client.cq, client.cq, listener.localAddress(),
                 ConnectionParams.defaults().withPrivateData(new byte[57])))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("56 bytes");
+    }
+
+    @Test
+    void connectChecksEveryArgumentBeforeAnyIoAndNamesIt() throws Exception {
+        InetSocketAddress nobody;
+        try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            nobody = (InetSocketAddress) ss.getLocalSocketAddress(); // closed: a connect there is REFUSED
+        }
+        ConnectionParams p = ConnectionParams.defaults();
+        CompletionQueue otherCq = server.cq;
+        InetSocketAddress to = nobody;
+        // each would be REFUSED if the TCP connection were tried first
+        assertThatThrownBy(() -> RdmaConnection.connect(null, client.cq, to))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("pd is null");
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, null, to))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("cq is null");
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, client.cq, null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("server is null");
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, null, client.cq, to, p))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("sendCq is null");
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, client.cq, null, to, p))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("recvCq is null");
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, client.cq, client.cq, to, null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("params is null");
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, client.cq, client.cq, to, p, null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("beforeConnect is null");
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, otherCq, client.cq, to, p))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sendCq")
+                .hasMessageContaining("not to pd's");
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, client.cq, otherCq, to, p))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("recvCq");
+        ConnectionParams big = p.withAcceptPrivateData(new byte[57]);
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, client.cq, client.cq, to, big))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 56 bytes");
+        assertThat(client.pd.qps).as("no QP was created").isEmpty();
+        assertThatThrownBy(() -> RdmaConnection.connect(client.pd, client.cq, to))
+                .isInstanceOf(RdmaCmException.class); // the real thing: REFUSED
+    }
+
+    @Test
+    void anAcceptWithABadArgumentFailsBeforeAnsweringAndTheRequestCanStillBeAccepted() throws Exception {
+        CompletableFuture<RdmaConnection> connecting = CompletableFuture.supplyAsync(() -> {
+            try {
+                return RdmaConnection.connect(client.pd, client.cq, listener.localAddress());
+            } catch (RdmaCmException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        ConnectRequest r = null;
+        while (r == null) {
+            r = listener.getRequest(Duration.ofSeconds(10));
+        }
+        ConnectRequest req = r;
+        assertThatThrownBy(() -> req.accept(null, server.cq)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("pd is null");
+        assertThatThrownBy(() -> req.accept(server.pd, null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("cq is null");
+        assertThatThrownBy(() -> req.accept(server.pd, client.cq, server.cq, ConnectionParams.defaults()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sendCq");
+        assertThatThrownBy(() -> listener.accept(server.pd, server.cq, server.cq, null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("params is null");
+        try (RdmaConnection s = req.accept(server.pd, server.cq); RdmaConnection c = connecting.get(10, TimeUnit.SECONDS)) {
+            assertThat(s.isConnected()).isTrue();
+            assertThat(c.qp().state()).isEqualTo(QpState.RTS);
+        }
+    }
+
+    @Test
+    void privateDataIsCheckedWhereItIsGiven() {
+        assertThat(ConnectionParams.defaults().withPrivateData(new byte[56]).privateData()).hasSize(56);
+        assertThatThrownBy(() -> ConnectionParams.defaults().withPrivateData(new byte[57]))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 56 bytes")
+                .hasMessageContaining("withAcceptPrivateData").hasMessageContaining("got 57");
+        assertThat(ConnectionParams.defaults().withAcceptPrivateData(new byte[196]).privateData()).hasSize(196);
+        assertThatThrownBy(() -> ConnectionParams.defaults().withAcceptPrivateData(new byte[197]))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 196 bytes");
+        assertThatThrownBy(() -> ConnectionParams.defaults().withPrivateData(null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("null");
     }
 
     private CompletableFuture<RdmaConnection> acceptAsync() {

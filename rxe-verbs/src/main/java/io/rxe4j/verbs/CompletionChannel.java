@@ -82,6 +82,7 @@ public final class CompletionChannel implements AutoCloseable {
     public void close() {
         closed = true;
         ready.clear();
+        device.channels.remove(this);
     }
 
     @Override

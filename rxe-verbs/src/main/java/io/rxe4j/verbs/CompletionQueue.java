@@ -5,7 +5,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -33,7 +32,8 @@ public final class CompletionQueue implements AutoCloseable {
 
     final RdmaDevice device;
     final RxeCq core;
-    final AtomicInteger users = new AtomicInteger();
+    /** The QPs that use this CQ, each once (as send CQ, receive CQ or both). */
+    final java.util.Set<QueuePair> users = ConcurrentHashMap.newKeySet();
     /** Whether this CQ is queued in its channel (at most once until taken). */
     final AtomicBoolean eventQueued = new AtomicBoolean();
     /** An event fired while this CQ was queued or being handed out (see CompletionChannel.signal). */
@@ -276,17 +276,30 @@ public final class CompletionQueue implements AutoCloseable {
     }
 
     /**
-     * Destroys the CQ ({@code ibv_destroy_cq}). Idempotent.
+     * Destroys the CQ ({@code ibv_destroy_cq}). Idempotent. To close a whole device, children
+     * first, see {@link RdmaDevice#closeAll()}.
      *
-     * @throws IllegalStateException if a QP still uses it
+     * @throws IllegalStateException if a QP still uses it (EBUSY), naming how many distinct QPs
+     *     (a QP that uses it as send and receive CQ counts once) and which
      */
     @Override
-    public synchronized void close() {
+    public void close() {
+        close(false);
+    }
+
+    /** As {@link #close()}; {@code force}: even while QPs use it (for {@link RdmaDevice#closeAll()}). */
+    synchronized void close(boolean force) {
         if (closed) {
             return;
         }
-        if (users.get() > 0) {
-            throw new IllegalStateException(core + " is still used by " + users.get() + " QP(s) (EBUSY)");
+        if (!force && !users.isEmpty()) {
+            java.util.List<QueuePair> u = java.util.List.copyOf(users);
+            StringBuilder names = new StringBuilder();
+            for (QueuePair qp : u) {
+                names.append(names.isEmpty() ? "" : ", ").append("0x").append(Integer.toHexString(qp.qpNum()));
+            }
+            throw new IllegalStateException(core + " is still used by " + u.size() + " QP(s) (" + names
+                    + ") (EBUSY): close them first, or use RdmaDevice.closeAll()");
         }
         closed = true;
         core.events(null);

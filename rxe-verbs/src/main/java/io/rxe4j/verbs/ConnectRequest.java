@@ -55,7 +55,8 @@ public final class ConnectRequest {
     /**
      * Accepts the request ({@code rdma_accept}): creates an RC QP in {@code pd} with {@code
      * params}, moves it to RTR and RTS, sends this side's connection data and private data ({@link
-     * ConnectionParams#withPrivateData}, at most 196 bytes), and returns once the client has
+     * ConnectionParams#withPrivateData} or {@link ConnectionParams#withAcceptPrivateData}, at most 196
+     * bytes), and returns once the client has
      * confirmed (RTU). The client may send as soon as it has the answer, so the QP can already have
      * work (or, after a failed request, be in ERR with a {@link AsyncEventType#QP_FATAL} raised)
      * when this returns.
@@ -63,7 +64,11 @@ public final class ConnectRequest {
      * @throws RdmaCmException TIMEOUT if the client does not confirm within {@link
      *     ConnectionParams#timeout()}, PROTOCOL if it answers otherwise or closes; the QP is
      *     destroyed then
-     * @throws IllegalStateException if the request was already accepted or rejected
+     * @throws IllegalArgumentException naming the argument: a null {@code pd}, {@code sendCq},
+     *     {@code recvCq} or {@code params}, or CQs of another device than {@code pd}'s (checked
+     *     before anything is sent; the request can still be accepted or rejected then)
+     * @throws IllegalStateException if the request was already accepted or rejected, or {@code
+     *     pd}, a CQ or the device is closed
      */
     public RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
             ConnectionParams params) throws RdmaCmException {
@@ -77,6 +82,7 @@ public final class ConnectRequest {
      */
     public RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
             ConnectionParams params, java.util.function.Consumer<QueuePair> beforeAccept) throws RdmaCmException {
+        RdmaConnection.checkArgs(pd, sendCq, recvCq, params, beforeAccept, "beforeAccept");
         answer();
         return RdmaConnection.accept(pd, sendCq, recvCq, params, socket, in, out, req, beforeAccept);
     }
@@ -87,6 +93,7 @@ public final class ConnectRequest {
      * @see #accept(ProtectionDomain, CompletionQueue, CompletionQueue, ConnectionParams)
      */
     public RdmaConnection accept(ProtectionDomain pd, CompletionQueue cq) throws RdmaCmException {
+        RdmaConnection.notNull(cq, "cq");
         return accept(pd, cq, cq, ConnectionParams.defaults());
     }
 
@@ -99,6 +106,7 @@ public final class ConnectRequest {
      * @throws IllegalStateException if the request was already accepted or rejected
      */
     public void reject(byte[] privateData) {
+        RdmaConnection.notNull(privateData, "privateData");
         if (privateData.length > ConnectionParams.MAX_ACCEPT_PRIVATE_DATA) {
             throw new IllegalArgumentException("a reject carries at most " + ConnectionParams.MAX_ACCEPT_PRIVATE_DATA
                     + " bytes of private data, got " + privateData.length);

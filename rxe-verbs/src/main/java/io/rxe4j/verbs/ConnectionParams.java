@@ -161,17 +161,42 @@ public final class ConnectionParams {
     }
 
     /**
+     * Private data for either side: the connect request or the accept.
+     *
      * @param data bytes handed to the peer with the connect request or the accept (e.g. the rkey,
-     *     address and length of a buffer); copied; at most {@link #MAX_CONNECT_PRIVATE_DATA} bytes
-     *     on a connect and {@link #MAX_ACCEPT_PRIVATE_DATA} on an accept (checked there)
+     *     address and length of a buffer); copied; at most {@value #MAX_CONNECT_PRIVATE_DATA} bytes,
+     *     what a connect request carries (an accept carries up to {@value #MAX_ACCEPT_PRIVATE_DATA}:
+     *     use {@link #withAcceptPrivateData} for more than {@value #MAX_CONNECT_PRIVATE_DATA})
+     * @throws IllegalArgumentException if {@code data} is null or longer than {@value
+     *     #MAX_CONNECT_PRIVATE_DATA} bytes
      */
     public ConnectionParams withPrivateData(byte[] data) {
+        return privateData(data, MAX_CONNECT_PRIVATE_DATA, "a connect request carries at most "
+                + MAX_CONNECT_PRIVATE_DATA + " bytes of private data (use withAcceptPrivateData for up to "
+                + MAX_ACCEPT_PRIVATE_DATA + " bytes on an accept)");
+    }
+
+    /**
+     * Private data for an accept only ({@link ConnectRequest#accept}, {@link RdmaListener#accept}):
+     * up to {@value #MAX_ACCEPT_PRIVATE_DATA} bytes, as librdmacm's {@code rdma_accept} over IB.
+     * {@link RdmaConnection#connect} refuses these parameters if they carry more than {@value
+     * #MAX_CONNECT_PRIVATE_DATA} bytes.
+     *
+     * @param data bytes handed to the client with the accept; copied
+     * @throws IllegalArgumentException if {@code data} is null or longer than {@value
+     *     #MAX_ACCEPT_PRIVATE_DATA} bytes
+     */
+    public ConnectionParams withAcceptPrivateData(byte[] data) {
+        return privateData(data, MAX_ACCEPT_PRIVATE_DATA, "an accept carries at most " + MAX_ACCEPT_PRIVATE_DATA
+                + " bytes of private data");
+    }
+
+    private ConnectionParams privateData(byte[] data, int max, String limit) {
         if (data == null) {
             throw new IllegalArgumentException("private data is null (use an empty array)");
         }
-        if (data.length > MAX_ACCEPT_PRIVATE_DATA) {
-            throw new IllegalArgumentException("private data is " + data.length + " bytes, more than "
-                    + MAX_ACCEPT_PRIVATE_DATA);
+        if (data.length > max) {
+            throw new IllegalArgumentException(limit + ", got " + data.length);
         }
         return copy(pathMtu, ackTimeout, retryCnt, rnrRetry, minRnrTimer, initiatorDepth, responderResources, caps,
                 sqSigAll, accessFlags, data.clone(), timeout);

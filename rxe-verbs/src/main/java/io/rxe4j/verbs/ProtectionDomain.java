@@ -3,7 +3,6 @@ package io.rxe4j.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A protection domain ({@code ibv_pd}). Owns the MRs registered and QPs created through it;
@@ -15,8 +14,9 @@ public final class ProtectionDomain implements AutoCloseable {
 
     final RdmaDevice device;
     final io.rxe4j.core.memory.RxePd core;
-    final Set<MemoryRegion> mrs = ConcurrentHashMap.newKeySet();
-    final Set<QueuePair> qps = ConcurrentHashMap.newKeySet();
+    /** Open MRs and QPs, in order of creation (for {@link RdmaDevice#closeAll()}). */
+    final Set<MemoryRegion> mrs = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
+    final Set<QueuePair> qps = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     private volatile boolean closed;
 
     ProtectionDomain(RdmaDevice device, io.rxe4j.core.memory.RxePd core) {
@@ -139,8 +139,8 @@ public final class ProtectionDomain implements AutoCloseable {
                 init.caps(), init.sqSigAll()));
         qps.add(qp);
         device.qpsByNum.put(qp.qpNum(), qp);
-        init.sendCq().users.incrementAndGet();
-        init.recvCq().users.incrementAndGet();
+        init.sendCq().users.add(qp);
+        init.recvCq().users.add(qp);
         return qp;
     }
 
@@ -157,18 +157,24 @@ public final class ProtectionDomain implements AutoCloseable {
     }
 
     /**
-     * Deallocates the PD ({@code ibv_dealloc_pd}). Idempotent.
+     * Deallocates the PD ({@code ibv_dealloc_pd}). Idempotent. To close a whole device, children
+     * first, see {@link RdmaDevice#closeAll()}.
      *
-     * @throws IllegalStateException if an MR or QP of this PD is still open
+     * @throws IllegalStateException if an MR or QP of this PD is still open (EBUSY)
      */
     @Override
-    public synchronized void close() {
+    public void close() {
+        close(false);
+    }
+
+    /** As {@link #close()}; {@code force}: even with MRs or QPs open (for {@link RdmaDevice#closeAll()}). */
+    synchronized void close(boolean force) {
         if (closed) {
             return;
         }
-        if (!mrs.isEmpty() || !qps.isEmpty()) {
+        if (!force && (!mrs.isEmpty() || !qps.isEmpty())) {
             throw new IllegalStateException(core + " still has " + mrs.size() + " MR(s) and " + qps.size()
-                    + " QP(s) open (EBUSY): close them first");
+                    + " QP(s) open (EBUSY): close them first, or use RdmaDevice.closeAll()");
         }
         closed = true;
         device.pds.remove(this);

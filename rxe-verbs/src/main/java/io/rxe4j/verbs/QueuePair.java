@@ -246,7 +246,11 @@ public final class QueuePair implements AutoCloseable {
         }
     }
 
-    /** Destroys the QP ({@code ibv_destroy_qp}); outstanding WRs are dropped. Idempotent. */
+    /**
+     * Destroys the QP ({@code ibv_destroy_qp}); outstanding WRs are dropped (no completions). A
+     * QP of an {@link RdmaConnection} is best closed through the connection, which tells the peer.
+     * Idempotent.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -257,8 +261,8 @@ public final class QueuePair implements AutoCloseable {
         pd.qps.remove(this);
         pd.device.qpsByNum.remove(core.qpn(), this);
         init.sendCq().failFutures(this);
-        init.sendCq().users.decrementAndGet();
-        init.recvCq().users.decrementAndGet();
+        init.sendCq().users.remove(this);
+        init.recvCq().users.remove(this);
     }
 
     @Override

@@ -40,6 +40,8 @@ public final class RdmaConnection implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaConnection.class);
     /** How long {@link #disconnect()} waits for the peer to confirm (DREP). */
     private static final long DREP_WAIT_MILLIS = 1000;
+    /** The reason of a disconnect asked for on this side. */
+    private static final String LOCAL_DISCONNECT = "this side disconnected";
 
     private final RdmaDevice device;
     private final QueuePair qp;
@@ -76,6 +78,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public static RdmaConnection connect(ProtectionDomain pd, CompletionQueue cq, InetSocketAddress server)
             throws RdmaCmException {
+        notNull(cq, "cq");
         return connect(pd, cq, cq, server, ConnectionParams.defaults());
     }
 
@@ -85,12 +88,17 @@ public final class RdmaConnection implements AutoCloseable {
      * QP in RTS. The server's QP is in RTS too (it moved there before its REP, as librdmacm's
      * {@code rdma_accept} does), so work may be posted at once on either side.
      *
+     * <p>Every argument is checked before any network I/O.
+     *
      * @param server the listener's TCP address
-     * @throws RdmaCmException REFUSED (nothing listens), UNREACHABLE, TIMEOUT (no answer within
-     *     {@link ConnectionParams#timeout()}), REJECTED (with the server's private data) or
-     *     PROTOCOL; the QP is destroyed then
-     * @throws IllegalArgumentException for more than 56 bytes of private data, or CQs of another
+     * @throws RdmaCmException REFUSED (nothing listens), UNREACHABLE (also for an unresolved
+     *     {@code server}), TIMEOUT (no answer within {@link ConnectionParams#timeout()}), REJECTED
+     *     (with the server's private data) or PROTOCOL; the QP is destroyed then
+     * @throws IllegalArgumentException naming the argument: a null {@code pd}, {@code sendCq},
+     *     {@code recvCq}, {@code server} or {@code params}, more than {@value
+     *     ConnectionParams#MAX_CONNECT_PRIVATE_DATA} bytes of private data, or CQs of another
      *     device than {@code pd}'s
+     * @throws IllegalStateException if {@code pd}, a CQ or the device is closed
      */
     public static RdmaConnection connect(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
             InetSocketAddress server, ConnectionParams params) throws RdmaCmException {
@@ -106,9 +114,11 @@ public final class RdmaConnection implements AutoCloseable {
     public static RdmaConnection connect(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
             InetSocketAddress server, ConnectionParams params, java.util.function.Consumer<QueuePair> beforeConnect)
             throws RdmaCmException {
+        checkArgs(pd, sendCq, recvCq, params, beforeConnect, "beforeConnect");
+        notNull(server, "server");
         if (params.privateDataUnsafe().length > ConnectionParams.MAX_CONNECT_PRIVATE_DATA) {
             throw new IllegalArgumentException("a connect request carries at most "
-                    + ConnectionParams.MAX_CONNECT_PRIVATE_DATA + " bytes of private data, got "
+                    + ConnectionParams.MAX_CONNECT_PRIVATE_DATA + " bytes of private data (params.privateData), got "
                     + params.privateDataUnsafe().length);
         }
         long deadline = System.nanoTime() + params.timeout().toNanos();
@@ -157,6 +167,37 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
+    static <T> T notNull(T v, String name) {
+        if (v == null) {
+            throw new IllegalArgumentException(name + " is null");
+        }
+        return v;
+    }
+
+    /**
+     * The arguments of a connect or an accept, checked before any I/O and before a QP exists:
+     * none null, the CQs of {@code pd}'s device, all open.
+     */
+    static void checkArgs(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+            ConnectionParams params, Object hook, String hookName) {
+        notNull(pd, "pd");
+        notNull(sendCq, "sendCq");
+        notNull(recvCq, "recvCq");
+        notNull(params, "params");
+        notNull(hook, hookName);
+        if (sendCq.device != pd.device) {
+            throw new IllegalArgumentException("sendCq " + sendCq + " belongs to " + sendCq.device + ", not to pd's "
+                    + pd.device);
+        }
+        if (recvCq.device != pd.device) {
+            throw new IllegalArgumentException("recvCq " + recvCq + " belongs to " + recvCq.device + ", not to pd's "
+                    + pd.device);
+        }
+        pd.checkOpen();
+        sendCq.checkOpen();
+        recvCq.checkOpen();
+    }
+
     /** Server side of the exchange, after the REQ was read: see {@link ConnectRequest#accept}. */
     static RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
             ConnectionParams params, Socket s, DataInputStream in, DataOutputStream out, CmMessage req,
@@ -201,6 +242,7 @@ public final class RdmaConnection implements AutoCloseable {
         s.setSoTimeout(0);
         keepAlive(s);
         RdmaConnection c = new RdmaConnection(pd.device(), qp, s, in, out, peer, mtu);
+        pd.device.connections.add(c);
         c.start();
         return c;
     }
@@ -359,8 +401,23 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
-    /** The TCP connection's reader: the peer's DREQ or DREP, or the end of the connection. */
+    /**
+     * The TCP connection's reader: the peer's DREQ or DREP, or the end of the connection. Nothing
+     * escapes this thread: an unexpected exception is logged and ends the connection.
+     */
     private void readLoop() {
+        try {
+            readMessages();
+        } catch (RuntimeException | Error e) {
+            LOG.warn("connection manager thread of {} failed; the connection ends", this, e);
+            drep.countDown();
+            if (connected.compareAndSet(true, false)) {
+                end("the connection manager failed: " + e);
+            }
+        }
+    }
+
+    private void readMessages() {
         try {
             while (true) {
                 CmMessage m = CmMessage.read(in);
@@ -368,7 +425,7 @@ public final class RdmaConnection implements AutoCloseable {
                     case DREQ -> {
                         sendQuietly(CmMessage.Type.DREP);
                         if (connected.compareAndSet(true, false)) {
-                            end("the peer disconnected");
+                            end("the peer at " + remoteUdp + " disconnected");
                         }
                         drep.countDown();
                         return;
@@ -384,10 +441,16 @@ public final class RdmaConnection implements AutoCloseable {
         } catch (IOException e) {
             drep.countDown();
             if (connected.compareAndSet(true, false)) {
-                end(e instanceof EOFException ? "the connection to the peer was lost (peer process gone?)"
-                        : "the connection to the peer failed: " + e.getMessage());
+                end(e instanceof EOFException ? "the connection to the peer at " + remoteUdp + " (TCP "
+                        + tcpPeer() + ") was lost (peer process gone?)"
+                        : "the connection to the peer at " + remoteUdp + " (TCP " + tcpPeer() + ") failed: "
+                                + e.getMessage());
             }
         }
+    }
+
+    private String tcpPeer() {
+        return String.valueOf(socket.getRemoteSocketAddress());
     }
 
     private void sendQuietly(CmMessage.Type type) {
@@ -400,41 +463,58 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
-    /** This side's QP to ERR, the socket closed, the event raised; once. */
+    /**
+     * Moves this side's QP to ERR with {@code reason} as its {@link QueuePair#errorReason()},
+     * unless the application already reset or destroyed it, or it failed on its own (one task on
+     * the QP's loop: a concurrent close cannot make it fail). Never throws.
+     */
+    private void qpToError(String reason) {
+        try {
+            qp.core.disconnectToError(reason);
+        } catch (RuntimeException e) {
+            LOG.warn("{}: moving the QP to ERR failed", this, e);
+        }
+    }
+
+    /** This side's QP to ERR, the socket closed, the event raised; once. Never throws. */
     private void end(String reason) {
         endReason = reason;
         try {
-            qp.modify(new QpAttr().state(QpState.ERR));
-        } catch (IllegalStateException e) {
-            LOG.debug("QP of {} already destroyed", this, e);
+            qpToError(reason);
+            closeQuietly(socket);
+            device.connections.remove(this);
+            try {
+                device.events.raise(new AsyncEvent(AsyncEventType.DISCONNECTED, qp, null, "QP 0x"
+                        + Integer.toHexString(qp.qpNum()) + ": " + reason));
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                LOG.debug("{}: the device is closed, no DISCONNECTED event", this, e);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("{}: ending the connection failed", this, e);
+        } finally {
+            ended.countDown();
         }
-        closeQuietly(socket);
-        device.events.raise(new AsyncEvent(AsyncEventType.DISCONNECTED, qp, null, "QP 0x"
-                + Integer.toHexString(qp.qpNum()) + ": " + reason));
-        ended.countDown();
     }
 
     /**
      * Disconnects ({@code rdma_disconnect}): moves the QP to ERR (outstanding work requests
-     * complete with WR_FLUSH_ERR), tells the peer, whose QP moves to ERR too, and waits up to a
-     * second for its confirmation. Idempotent; the QP stays allocated until {@link #close()}.
+     * complete with WR_FLUSH_ERR; {@link QueuePair#errorReason()} says "this side disconnected"),
+     * tells the peer, whose QP moves to ERR too, and waits up to a second for its confirmation.
+     * A QP the application has reset or destroyed is left as it is. Idempotent; the QP stays
+     * allocated until {@link #close()}.
      */
     public void disconnect() {
         if (!connected.compareAndSet(true, false)) {
             return;
         }
-        try {
-            qp.modify(new QpAttr().state(QpState.ERR));
-        } catch (IllegalStateException e) {
-            LOG.debug("QP of {} already destroyed", this, e);
-        }
+        qpToError(LOCAL_DISCONNECT);
         sendQuietly(CmMessage.Type.DREQ);
         try {
             drep.await(DREP_WAIT_MILLIS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        end("this side disconnected");
+        end(LOCAL_DISCONNECT);
     }
 
     /**
@@ -482,11 +562,15 @@ public final class RdmaConnection implements AutoCloseable {
         return pathMtu;
     }
 
-    /** Disconnects (if connected) and destroys the QP. Idempotent. */
+    /**
+     * Disconnects (if connected) and destroys the QP. Idempotent; safe while the peer disconnects
+     * at the same time.
+     */
     @Override
     public void close() {
         disconnect();
         qp.close();
+        device.connections.remove(this);
     }
 
     @Override

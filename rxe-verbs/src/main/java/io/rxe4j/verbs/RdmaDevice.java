@@ -12,11 +12,26 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Ownership: the device owns its {@link ProtectionDomain}s and {@link CompletionQueue}s;
  * {@link #close()} throws {@link IllegalStateException} while any is open (libibverbs EBUSY).
+ * {@link #closeAll()} closes the whole tree instead (connections, QPs, MRs, CQs, PDs, then the
+ * device), which is what a {@code finally} block or an error path wants:
+ *
+ * <pre>{@code
+ * RdmaDevice dev = RdmaDevice.open(transport);
+ * try {
+ *     ProtectionDomain pd = dev.allocPd();
+ *     ...
+ * } finally {
+ *     dev.closeAll();   // never EBUSY, whatever is still open
+ * }
+ * }</pre>
  */
 public final class RdmaDevice implements AutoCloseable {
     final RxeDevice core;
-    final Set<ProtectionDomain> pds = ConcurrentHashMap.newKeySet();
-    final Set<CompletionQueue> cqs = ConcurrentHashMap.newKeySet();
+    /** Open PDs, CQs, completion channels and connections, each in order of creation (see {@link #closeAll()}). */
+    final Set<ProtectionDomain> pds = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
+    final Set<CompletionQueue> cqs = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
+    final Set<CompletionChannel> channels = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
+    final Set<RdmaConnection> connections = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     /** The API handle of every live QP by QPN, to name it in events. */
     final Map<Integer, QueuePair> qpsByNum = new ConcurrentHashMap<>();
     final EventDispatcher events;
@@ -199,7 +214,9 @@ public final class RdmaDevice implements AutoCloseable {
      */
     public CompletionChannel createCompletionChannel() {
         checkOpen();
-        return new CompletionChannel(this);
+        CompletionChannel ch = new CompletionChannel(this);
+        channels.add(ch);
+        return ch;
     }
 
     /**
@@ -249,7 +266,8 @@ public final class RdmaDevice implements AutoCloseable {
     /**
      * Closes the device and its transport ({@code ibv_close_device}). Idempotent.
      *
-     * @throws IllegalStateException if a PD or CQ of this device is still open
+     * @throws IllegalStateException if a PD or CQ of this device is still open (libibverbs EBUSY);
+     *     nothing is closed then. {@link #closeAll()} closes them too.
      */
     @Override
     public synchronized void close() {
@@ -258,7 +276,101 @@ public final class RdmaDevice implements AutoCloseable {
         }
         if (!pds.isEmpty() || !cqs.isEmpty()) {
             throw new IllegalStateException("device " + core.address() + " still has " + pds.size() + " PD(s) and "
-                    + cqs.size() + " CQ(s) open (EBUSY): close them first");
+                    + cqs.size() + " CQ(s) open (EBUSY): close them first, or use closeAll()");
+        }
+        closeDevice();
+    }
+
+    /** @return whether the device is closed ({@link #close()} or {@link #closeAll()} ran) */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * @return how many objects of this device are open: connections, PDs, QPs, MRs, CQs and
+     *     completion channels (0 after {@link #closeAll()}); a snapshot, for leak checks
+     */
+    public int openObjects() {
+        int n = connections.size() + cqs.size() + channels.size();
+        for (ProtectionDomain pd : snapshot(pds)) {
+            n += 1 + pd.qps.size() + pd.mrs.size();
+        }
+        return n;
+    }
+
+    /**
+     * Closes everything this device owns, then the device: a safe teardown from any state, for
+     * {@code finally} blocks and error paths. In this order, each kind newest first (reverse
+     * order of creation): the {@link RdmaConnection}s (each disconnects, so the peer sees it, and
+     * waits up to a second for its confirmation), the remaining {@link QueuePair}s (outstanding
+     * work requests are dropped, pending futures fail), the {@link MemoryRegion}s, the {@link
+     * CompletionQueue}s, the {@link CompletionChannel}s, the {@link ProtectionDomain}s, and the
+     * device with its transport. Never fails with EBUSY: a child that fails to close is logged,
+     * left behind and does not stop the others. Idempotent; closing some children first is fine.
+     *
+     * @throws IllegalStateException after everything else is closed, if some objects failed to
+     *     close (each failure is a {@linkplain Throwable#getSuppressed() suppressed} exception)
+     */
+    public void closeAll() {
+        java.util.List<RuntimeException> failures = new java.util.ArrayList<>();
+        synchronized (this) {
+            for (RdmaConnection c : reversed(connections)) {
+                tryClose(c::close, c, failures);
+            }
+            java.util.List<ProtectionDomain> pdList = reversed(pds);
+            for (ProtectionDomain pd : pdList) {
+                for (QueuePair qp : reversed(pd.qps)) {
+                    tryClose(qp::close, qp, failures);
+                }
+            }
+            for (ProtectionDomain pd : pdList) {
+                for (MemoryRegion mr : reversed(pd.mrs)) {
+                    tryClose(mr::close, mr, failures);
+                }
+            }
+            for (CompletionQueue cq : reversed(cqs)) {
+                tryClose(() -> cq.close(true), cq, failures);
+            }
+            for (CompletionChannel ch : reversed(channels)) {
+                tryClose(ch::close, ch, failures);
+            }
+            for (ProtectionDomain pd : pdList) {
+                tryClose(() -> pd.close(true), pd, failures);
+            }
+            pds.clear();
+            cqs.clear();
+            tryClose(this::closeDevice, this, failures);
+        }
+        if (!failures.isEmpty()) {
+            IllegalStateException e = new IllegalStateException("closeAll of " + this + ": " + failures.size()
+                    + " object(s) failed to close; everything else is closed");
+            failures.forEach(e::addSuppressed);
+            throw e;
+        }
+    }
+
+    private static <T> java.util.List<T> snapshot(Set<T> s) {
+        synchronized (s) {
+            return new java.util.ArrayList<>(s);
+        }
+    }
+
+    private static <T> java.util.List<T> reversed(Set<T> s) {
+        return snapshot(s).reversed();
+    }
+
+    private static void tryClose(Runnable close, Object what, java.util.List<RuntimeException> failures) {
+        try {
+            close.run();
+        } catch (RuntimeException e) {
+            org.slf4j.LoggerFactory.getLogger(RdmaDevice.class).warn("closeAll: closing {} failed", what, e);
+            failures.add(e);
+        }
+    }
+
+    private synchronized void closeDevice() {
+        if (closed) {
+            return;
         }
         closed = true;
         core.close();

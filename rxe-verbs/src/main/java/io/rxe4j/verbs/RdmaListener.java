@@ -218,6 +218,8 @@ public final class RdmaListener implements AutoCloseable {
      * rdma_get_request} + {@code rdma_accept}).
      *
      * @throws RdmaCmException CLOSED if the listener is closed, or as {@link ConnectRequest#accept}
+     * @throws IllegalArgumentException naming a null or mismatched argument, as {@link
+     *     ConnectRequest#accept}, before any request is taken
      * @throws InterruptedException if interrupted while waiting
      */
     public RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
@@ -234,6 +236,8 @@ public final class RdmaListener implements AutoCloseable {
     public RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
             ConnectionParams params, java.util.function.Consumer<QueuePair> beforeAccept)
             throws RdmaCmException, InterruptedException {
+        // bad arguments fail here, before a request is taken (and then lost)
+        RdmaConnection.checkArgs(pd, sendCq, recvCq, params, beforeAccept, "beforeAccept");
         ConnectRequest r;
         do {
             r = getRequest(Duration.ofDays(1));

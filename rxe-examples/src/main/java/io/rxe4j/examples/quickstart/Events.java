@@ -33,15 +33,15 @@ public final class Events {
 
     public static void main(String[] args) throws Exception {
         InJvmFabric fabric = new InJvmFabric();
-        try (RdmaDevice serverDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)));
-                RdmaDevice clientDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)));
-                ProtectionDomain spd = serverDev.allocPd();
-                ProtectionDomain cpd = clientDev.allocPd();
-                CompletionChannel channel = serverDev.createCompletionChannel();
-                CompletionQueue scq = serverDev.createCq(64, channel);
-                CompletionQueue ccq = clientDev.createCq(64);
-                MemoryRegion smr = spd.allocMr(4096, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-                RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+        RdmaDevice serverDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)));
+        RdmaDevice clientDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)));
+        try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+            ProtectionDomain spd = serverDev.allocPd();
+            ProtectionDomain cpd = clientDev.allocPd();
+            CompletionChannel channel = serverDev.createCompletionChannel();
+            CompletionQueue scq = serverDev.createCq(64, channel);
+            CompletionQueue ccq = clientDev.createCq(64);
+            MemoryRegion smr = spd.allocMr(4096, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
             CountDownLatch disconnected = new CountDownLatch(1);
             serverDev.addAsyncEventListener(e -> {
                 System.out.println("server event: " + e.type() + " (" + e.reason() + ")");
@@ -97,6 +97,14 @@ public final class Events {
                 if (!disconnected.await(10, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("the server saw no DISCONNECTED event");
                 }
+            }
+        } finally {
+            // each device's connections, QPs, MRs, CQs and PDs, newest first, then the device: never EBUSY,
+            // so an error above does not leave everything open (as closing each in try-with-resources would)
+            try {
+                clientDev.closeAll();
+            } finally {
+                serverDev.closeAll();
             }
         }
         System.out.println("OK");

@@ -33,15 +33,15 @@ public final class OneJvm {
     public static void main(String[] args) throws Exception {
         InJvmFabric fabric = new InJvmFabric();
         int access = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
-        try (RdmaDevice serverDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)));
-                RdmaDevice clientDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)));
-                ProtectionDomain spd = serverDev.allocPd();
-                ProtectionDomain cpd = clientDev.allocPd();
-                CompletionQueue scq = serverDev.createCq(64);
-                CompletionQueue ccq = clientDev.createCq(64);
-                MemoryRegion smr = spd.allocMr(4096, access);
-                MemoryRegion cmr = cpd.allocMr(4096, access);
-                RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+        RdmaDevice serverDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)));
+        RdmaDevice clientDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)));
+        try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+            ProtectionDomain spd = serverDev.allocPd();
+            ProtectionDomain cpd = clientDev.allocPd();
+            CompletionQueue scq = serverDev.createCq(64);
+            CompletionQueue ccq = clientDev.createCq(64);
+            MemoryRegion smr = spd.allocMr(4096, access);
+            MemoryRegion cmr = cpd.allocMr(4096, access);
 
             // server: accept one client, advertising its buffer; a receive is posted before the client is answered
             byte[] advert = ByteBuffer.allocate(16).putInt(smr.rkey()).putLong(smr.addr()).array();
@@ -85,6 +85,14 @@ public final class OneJvm {
                 if (read != 42 || before != 42 || after != 50) {
                     throw new IllegalStateException("unexpected values");
                 }
+            }
+        } finally {
+            // each device's connections, QPs, MRs, CQs and PDs, newest first, then the device: never EBUSY,
+            // so an error above does not leave everything open (as closing each in try-with-resources would)
+            try {
+                clientDev.closeAll();
+            } finally {
+                serverDev.closeAll();
             }
         }
         System.out.println("OK");

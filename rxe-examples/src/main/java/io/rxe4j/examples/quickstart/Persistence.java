@@ -37,15 +37,15 @@ public final class Persistence {
         InJvmFabric fabric = new InJvmFabric();
         byte[] record = "a durable record".getBytes(StandardCharsets.US_ASCII);
         long offset = 4096;
-        try (RdmaDevice serverDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)));
-                RdmaDevice clientDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)));
-                ProtectionDomain spd = serverDev.allocPd();
-                ProtectionDomain cpd = clientDev.allocPd();
-                CompletionQueue scq = serverDev.createCq(16);
-                CompletionQueue ccq = clientDev.createCq(16);
-                MemoryRegion pmem = spd.registerFileMr(file, 1 << 16,
-                        Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.FLUSH_PERSISTENT | Access.FLUSH_GLOBAL);
-                RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+        RdmaDevice serverDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)));
+        RdmaDevice clientDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)));
+        try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+            ProtectionDomain spd = serverDev.allocPd();
+            ProtectionDomain cpd = clientDev.allocPd();
+            CompletionQueue scq = serverDev.createCq(16);
+            CompletionQueue ccq = clientDev.createCq(16);
+            MemoryRegion pmem = spd.registerFileMr(file, 1 << 16,
+                    Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.FLUSH_PERSISTENT | Access.FLUSH_GLOBAL);
             byte[] advert = ByteBuffer.allocate(12).putInt(pmem.rkey()).putLong(pmem.addr()).array();
             CompletableFuture<RdmaConnection> accepted = CompletableFuture.supplyAsync(() -> {
                 try {
@@ -66,6 +66,14 @@ public final class Persistence {
                 WorkCompletion wc = OneJvm.next(ccq);
                 OneJvm.check(wc, "FLUSH");
                 System.out.println("FLUSH completed: " + wc.opcode + " " + wc.status);
+            }
+        } finally {
+            // each device's connections, QPs, MRs, CQs and PDs, newest first, then the device: never EBUSY,
+            // so an error above does not leave everything open (as closing each in try-with-resources would)
+            try {
+                clientDev.closeAll();
+            } finally {
+                serverDev.closeAll();
             }
         }
         // read the file with plain I/O, as a process started after a crash would

@@ -370,7 +370,7 @@ public final class RxeQp {
     private void enterState(QpState to) {
         switch (to) {
             case RESET -> reset();
-            case ERR -> moveToError("modify_qp to ERR");
+            case ERR -> moveToError("modify_qp to ERR", false);
             default -> {
                 state = to;
                 if (to == QpState.RTS) {
@@ -956,6 +956,15 @@ public final class RxeQp {
      * WQE with WR_FLUSH_ERR, in order, signaled or not ({@code rxe-facts.md} §6.8). Loop only.
      */
     void moveToError(String reason) {
+        moveToError(reason, true);
+    }
+
+    /**
+     * As {@link #moveToError(String)}; {@code own} says whether the QP fails for a reason of its
+     * own (logged at WARN, {@code IBV_EVENT_QP_FATAL}) or is moved there on request (a modify_qp, a
+     * disconnect), which is neither. Loop only.
+     */
+    private void moveToError(String reason, boolean own) {
         if (state == QpState.ERR) {
             return;
         }
@@ -963,7 +972,9 @@ public final class RxeQp {
         if (LOG.isDebugEnabled()) {
             LOG.debug("QP 0x{} enters ERR: {}", Integer.toHexString(qpn), reason);
         }
-        device.onQpError(this, reason);
+        if (own) {
+            device.onQpError(this, reason);
+        }
         state = QpState.ERR;
         requester.stop();
         responder.abortMessage();
@@ -1068,6 +1079,35 @@ public final class RxeQp {
     /** The peer's packet carried BTH DW1 bit 24 (OPFN on at this device). Loop only. */
     public void onExtendedBit() {
         opfn.onExtendedBit();
+    }
+
+    /**
+     * Moves the QP to ERR because its connection ended (the connection manager's disconnect),
+     * recording {@code reason} as {@link #errorReason()}; unlike a {@code modify_qp} to ERR this
+     * is a no-op, never an error, when the QP is in RESET or ERR already or was destroyed (a QP
+     * that the application reset or destroyed stays as it is; one that failed on its own keeps its
+     * own reason). The check and the move are one task on the QP's loop, so a concurrent destroy
+     * or reset cannot slip in between. No QP_FATAL event and no WARN: the caller reports the
+     * disconnect. Any thread.
+     *
+     * @return whether the QP moved to ERR (false if it was in RESET or ERR, destroyed, or its
+     *     device's loop has shut down)
+     */
+    public boolean disconnectToError(String reason) {
+        if (destroyed) {
+            return false;
+        }
+        try {
+            return lane.callOnLoop(() -> {
+                if (destroyed || state == QpState.RESET || state == QpState.ERR) {
+                    return false;
+                }
+                moveToError(reason, false);
+                return true;
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            return false; // the device closed: its QPs are gone
+        }
     }
 
     /** @return why the QP last entered ERR (null if it never did): for diagnostics */
