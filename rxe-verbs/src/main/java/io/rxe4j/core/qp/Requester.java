@@ -820,6 +820,21 @@ final class Requester {
     }
 
     /**
+     * A RESYNC renumbered this QP's hardware flow while TID READ segments of it were asked for
+     * ({@link TidReadRequester#requestRenumbered}): goes back to comp.psn and sends again, so the
+     * READ_REQs name the new flow sequences. Nothing was lost on this side's account, so retry_cnt
+     * is not charged and a retry already under way does not hold it back.
+     */
+    void restartAfterResync() {
+        if ((qp.state != QpState.RTS && qp.state != QpState.SQD) || rnrWaiting || !outstanding()) {
+            return; // (the RNR timer rewinds anyway)
+        }
+        counters.tidRestarts++;
+        rewind();
+        run();
+    }
+
+    /**
      * A congestion notification (CNP) from the peer: the window shrinks as on a loss signal (once
      * per loss episode); nothing is resent.
      */

@@ -317,6 +317,53 @@ final class TidReadRequester {
         return null;
     }
 
+    // ------------------------------------------------------------------ RESYNC of the shared flow
+
+    /**
+     * The QP's hardware flow was moved to generation {@code gen} by a RESYNC of the TID WRITE this
+     * QP receives ({@link TidWriteResponder#onResync}; the flow serves both roles, §4): every TID
+     * READ segment set up and not completed takes the next sequences of {@code gen} from {@code
+     * next}, in send-queue and segment order. A segment is renumbered whole, also when some of its
+     * responses were placed already, because a re-request asks for a segment from its first packet
+     * (§5.6) and the responder answers it from the flow the request names (the data is placed again
+     * by TID entry and offset, so the bytes come out the same).
+     *
+     * @param gen the new generation
+     * @param next the first sequence not taken by the TID WRITE segments renumbered before
+     * @return the first sequence not taken after the TID READ segments
+     */
+    int renumber(int gen, int next) {
+        restartSeq = -1;
+        for (long i = qp.sqCompleted(); i != qp.sqProducer(); i++) {
+            SendWqe w = qp.sqAt(i);
+            if (!w.tid || w.segs == null) {
+                continue;
+            }
+            for (int k = w.compSeg; k < w.setupHead; k++) {
+                TidSegment seg = w.segs[k % TidSegment.RING];
+                seg.generation = gen;
+                seg.spsn = next;
+                next += seg.npkts;
+            }
+        }
+        return next;
+    }
+
+    /**
+     * After {@link #renumber}: if a renumbered segment's READ_REQ was already sent, its responses
+     * come in the old generation and are dropped, so the requester asks again now, in the new
+     * numbering, rather than after the READ_REQ's RC timer (64 × the QP's period).
+     */
+    void requestRenumbered() {
+        for (long i = qp.sqCompleted(); i != qp.sqProducer(); i++) {
+            SendWqe w = qp.sqAt(i);
+            if (w.tid && w.segs != null && w.curSeg > w.compSeg) {
+                qp.requester.restartAfterResync();
+                return;
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ rewind, stop
 
     /** A rewind: WQE {@code w} resends from its oldest incomplete segment (same flows, same TID entries). */

@@ -503,6 +503,13 @@ final class TidWriteResponder {
      * the next one) is programmed with sequence 0; every segment not received completely is
      * renumbered into it, the first one without the packets already placed; the ACK carries the
      * last good KDETH PSN.
+     *
+     * <p>The flow is the QP's one hardware flow, which its TID READ requester uses too (§4): the TID
+     * READ segments not yet received move to the new generation after the TID WRITE segments (which
+     * must start at sequence 0, as the peer renumbers them), and those already asked for are asked
+     * for again in it at once ({@link TidReadRequester#renumber}). hfi1 renumbers only the TID WRITE
+     * entries and so leaves such a READ in the old generation, where every response is a generation
+     * error (issue 19; docs/tid-rdma.md, RESYNC).
      */
     void onResync(PacketView pkt) {
         int psn = pkt.psn();
@@ -545,8 +552,10 @@ final class TidWriteResponder {
                 next += seg.npkts - seg.received;
             }
         }
+        next = qp.tidRead.renumber(newGen, next); // the same QP's TID READ segments, after the WRITE's
         flow.nextSeq = next;
         sendTidAck(psn, receivedThroughPsn(), lastGood, Aeth.ACK_UNLIMITED);
+        qp.tidRead.requestRenumbered();
         assert checkInvariants();
     }
 
