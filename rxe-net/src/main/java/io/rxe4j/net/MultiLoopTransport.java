@@ -107,6 +107,12 @@ public final class MultiLoopTransport<T extends Transport> implements Transport 
         return lanes.get(0).inFlightBudgetHint();
     }
 
+    /** @return the first lane's (every lane is bound to the same address, so to the same interface) */
+    @Override
+    public int linkMtu() {
+        return lanes.get(0).linkMtu();
+    }
+
     /** @return whether every lane signals the end of its read batches */
     @Override
     public boolean signalsReadComplete() {

@@ -12,6 +12,15 @@ public enum Counter {
     SENT_PKTS,
     /** Packets received from the transport. */
     RCVD_PKTS,
+    /**
+     * Packets the transport or the kernel refused to send ({@code rdma_rxe}'s {@code send_err}): a
+     * datagram larger than the interface MTU (EMSGSIZE, with don't-fragment set: a path MTU above the
+     * port's active MTU), or any other socket write error. Each is logged at WARN (rate-limited) with
+     * its size and the link MTU, and fails its QP: the send WQE completes with LOC_QP_OP_ERR naming the
+     * cause (a refused response makes the responder NAK "remote operational error"); never a peer
+     * timeout. These packets are counted in {@link #SENT_PKTS} too (handed to the transport).
+     */
+    SEND_ERR,
     /** Duplicate requests seen by responders. */
     DUPLICATE_REQUEST,
     /** Out-of-sequence requests seen by responders. */

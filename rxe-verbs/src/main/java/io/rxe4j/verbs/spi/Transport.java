@@ -80,6 +80,22 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * The IP MTU of the link this transport sends on: the largest IP datagram (IP header, UDP header
+     * and UDP payload) it can send unfragmented. The device derives its port's active MTU from it as
+     * {@code rdma_rxe} does ({@code rxe-facts.md} §4.2: the largest IB MTU not above {@code linkMtu −
+     * 80}, at most 4096, at least 256; see {@code RdmaDevice.queryPort}). A UDP transport reports the
+     * MTU of the network interface that carries its bound address (for a wildcard bind, the smallest
+     * MTU of the interfaces that are up); a wrapper reports its inner transport's; a multi-loop
+     * transport its first lane's. Any thread.
+     *
+     * @return the IP MTU in bytes, or -1 (the default) when the transport has no such limit or
+     *     cannot tell; the port's active MTU is then 4096
+     */
+    default int linkMtu() {
+        return -1;
+    }
+
+    /**
      * The per-loop transports a device spreads its QPs over (see the class comment).
      *
      * @return a single-loop transport's own list, {@code [this]} (the default); for a multi-loop
