@@ -194,7 +194,7 @@ public final class InJvmTransport implements Transport {
         try {
             PacketReceiver r = receiver;
             if (r != null && !closed.get()) {
-                r.onSendFailed(packet, peer, new java.io.IOException("Message too long (link MTU " + mtu + ")"));
+                r.onSendFailed(packet, peer, new java.io.IOException("Message too long"));
             }
         } catch (VirtualMachineError e) {
             throw e;
