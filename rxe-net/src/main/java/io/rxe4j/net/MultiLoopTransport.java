@@ -124,6 +124,18 @@ public final class MultiLoopTransport<T extends Transport> implements Transport 
         return true;
     }
 
+    /** @return the first lane's (namespace-wide counts: the lanes would report the same) */
+    @Override
+    public long receiveBufferErrors() {
+        return lanes.get(0).receiveBufferErrors();
+    }
+
+    /** @return the first lane's (namespace-wide counts: the lanes would report the same) */
+    @Override
+    public long receiveChecksumErrors() {
+        return lanes.get(0).receiveChecksumErrors();
+    }
+
     /** @return the sum over the lanes */
     @Override
     public long receiveQueueDrops() {

@@ -165,6 +165,18 @@ public final class FaultInjectingTransport implements Transport {
         return inner.receiveQueueDrops();
     }
 
+    /** {@inheritDoc} The wrapped transport's. */
+    @Override
+    public long receiveBufferErrors() {
+        return inner.receiveBufferErrors();
+    }
+
+    /** {@inheritDoc} The wrapped transport's. */
+    @Override
+    public long receiveChecksumErrors() {
+        return inner.receiveChecksumErrors();
+    }
+
     /**
      * {@inheritDoc}
      *

@@ -171,6 +171,18 @@ public final class CapturingTransport implements Transport {
         return inner.receiveQueueDrops();
     }
 
+    /** {@inheritDoc} The wrapped transport's. */
+    @Override
+    public long receiveBufferErrors() {
+        return inner.receiveBufferErrors();
+    }
+
+    /** {@inheritDoc} The wrapped transport's. */
+    @Override
+    public long receiveChecksumErrors() {
+        return inner.receiveChecksumErrors();
+    }
+
     @Override
     public void flush() {
         inner.flush();

@@ -1284,8 +1284,9 @@ public final class UdpTransport implements Transport {
      * {@inheritDoc}
      *
      * <p>The socket's {@code drops} column of Linux's {@code /proc/net/udp} ({@code udp6} for IPv6):
-     * datagrams the kernel dropped because the receive buffer was full; 0 where that file is not
-     * available.
+     * datagrams the kernel dropped for this socket, because the receive buffer was full or because
+     * their UDP checksum was wrong (Linux counts both there; {@link #receiveBufferErrors()} and {@link
+     * #receiveChecksumErrors()} tell them apart namespace-wide); 0 where that file is not available.
      */
     @Override
     public long receiveQueueDrops() {
@@ -1306,6 +1307,37 @@ public final class UdpTransport implements Transport {
 
     /** Last value read by {@link #receiveQueueDrops()}. */
     private volatile long lastDrops;
+
+    /** The namespace's UDP error counters when the transport was bound ({@link ProcNetUdp#udpErrors()}). */
+    private final long[] udpErrorsAtBind = ProcNetUdp.udpErrors();
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The growth of the network namespace's {@code RcvbufErrors} (IPv4 and IPv6, {@code
+     * /proc/net/snmp} and {@code snmp6}) since this transport was bound: every UDP socket of the
+     * namespace counts, so it is an upper bound of this socket's overflows. 0 for the other sockets of
+     * a multi-loop group (the first reports it).
+     */
+    @Override
+    public long receiveBufferErrors() {
+        return reuseMember ? 0 : Math.max(0, ProcNetUdp.udpErrors()[ProcNetUdp.RCVBUF_ERRORS]
+                - udpErrorsAtBind[ProcNetUdp.RCVBUF_ERRORS]);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The growth of the network namespace's {@code InCsumErrors} (IPv4 and IPv6) since this
+     * transport was bound: datagrams corrupted on the way, which Linux also counts in this socket's
+     * {@link #receiveQueueDrops()} when they were addressed to it. Namespace-wide, as {@link
+     * #receiveBufferErrors()}; 0 for the other sockets of a multi-loop group.
+     */
+    @Override
+    public long receiveChecksumErrors() {
+        return reuseMember ? 0 : Math.max(0, ProcNetUdp.udpErrors()[ProcNetUdp.IN_CSUM_ERRORS]
+                - udpErrorsAtBind[ProcNetUdp.IN_CSUM_ERRORS]);
+    }
 
     /** @return the {@code SO_RCVBUF} the kernel granted, in bytes (Linux reports twice what it accepted). */
     public int receiveBufferBytes() {

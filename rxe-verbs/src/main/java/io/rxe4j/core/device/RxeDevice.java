@@ -161,8 +161,10 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
     /**
      * @return device totals by rxe-style name: the lanes' own counters plus those of every QP,
      *     live or destroyed (reads counters without synchronisation: a snapshot off the loops may
-     *     be slightly stale), and {@code rcv_queue_drops}: datagrams the transport's receive queues
-     *     dropped because they were full ({@link Transport#receiveQueueDrops()})
+     *     be slightly stale), and from the transport: {@code rcv_queue_drops} (datagrams dropped for
+     *     the device's sockets, full buffer or bad UDP checksum: {@link Transport#receiveQueueDrops()}),
+     *     {@code udp_rcvbuf_errors} and {@code udp_in_csum_errors} (the namespace's split of such drops:
+     *     {@link Transport#receiveBufferErrors()}, {@link Transport#receiveChecksumErrors()})
      */
     public java.util.Map<String, Long> counterSnapshot() {
         DeviceCounters total = new DeviceCounters();
@@ -180,6 +182,9 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         }
         java.util.Map<String, Long> m = total.snapshot();
         m.put("rcv_queue_drops", receiveQueueDrops());
+        // namespace-wide counts: every lane's socket sees the same, so the first lane's only
+        m.put("udp_rcvbuf_errors", lanes[0].transport().receiveBufferErrors());
+        m.put("udp_in_csum_errors", lanes[0].transport().receiveChecksumErrors());
         return m;
     }
 
