@@ -38,13 +38,13 @@ wait_for() {
 }
 
 # loopback first, without the lab: one process, both devices on 127.0.0.1
-bin/rxe-perf write_bw -n 200 -w 0 >"$OUT/loopback.log" 2>&1
+bin/rxe-perf write_bw --transport nio -n 200 -w 0 >"$OUT/loopback.log" 2>&1
 if grep -q "port active MTU 4096" "$OUT/loopback.log"; then ok "loopback: port active MTU 4096"
 else bad "loopback: port active MTU 4096 (see $OUT/loopback.log)"; fi
 
 "$NETLAB" down >/dev/null 2>&1
 "$NETLAB" direct 1500 >"$OUT/netlab.log" 2>&1 || { bad "netlab direct 1500"; exit 1; }
-ip netns exec nl-a ping -c 1 -W 5 10.77.0.2 >/dev/null || { bad "ping across the lab"; exit 1; }
+ip -n nl-a addr show eth0 | grep -q "10.77.0.1" || { bad "the lab has no 10.77.0.1 in nl-a"; exit 1; }
 
 PORT=18600
 perf_pair() { # name test [extra args for both sides]

@@ -88,8 +88,9 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = "--atomic-type", description = "CAS, FAA, MCAS, MFAA (default ${DEFAULT-VALUE})")
     AtomicType atomicType = AtomicType.FAA;
 
-    @Option(names = "--transport", description = "inproc, nio, epoll (default ${DEFAULT-VALUE})")
-    String transport = "inproc";
+    @Option(names = "--transport", description = "inproc, nio, epoll (default: inproc in one process; with --server or"
+            + " --connect, epoll where Netty's native epoll loads, else nio)")
+    String transport;
 
     @Option(names = "--server", description = "be the passive side: wait for --connect on --port")
     boolean server;
@@ -263,7 +264,8 @@ public final class RxePerf implements Callable<Integer> {
 
     /** @return inproc, nio or epoll, validated */
     String transportName() {
-        String t = transport.toLowerCase(Locale.ROOT);
+        String t = transport != null ? transport.toLowerCase(Locale.ROOT)
+                : !(server || connect != null) ? "inproc" : UdpTransport.isEpollAvailable() ? "epoll" : "nio";
         if (!t.equals("inproc") && !t.equals("nio") && !t.equals("epoll")) {
             throw new IllegalArgumentException("--transport must be inproc, nio or epoll, got '" + transport + "'");
         }
