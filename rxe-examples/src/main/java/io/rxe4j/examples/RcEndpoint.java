@@ -149,10 +149,26 @@ public final class RcEndpoint implements AutoCloseable {
         return requested != null ? requested : faults ? FAULTS_ACK_TIMEOUT : DEFAULT_ACK_TIMEOUT;
     }
 
-    /** The connection parameters: the defaults, with this path MTU, ACK timeout, access and our advert. */
+    /**
+     * The connection parameters: the defaults, with this path MTU (null: the port's active MTU, the
+     * connection manager's default), ACK timeout, access and our advert.
+     */
     private ConnectionParams params(Mtu mtu, int ackTimeout) {
-        return ConnectionParams.defaults().withPathMtu(mtu).withAckTimeout(ackTimeout).withAccessFlags(ACCESS)
-                .withPrivateData(advert().toBytes());
+        ConnectionParams p = ConnectionParams.defaults();
+        if (mtu != null) {
+            p = p.withPathMtu(mtu);
+        }
+        return p.withAckTimeout(ackTimeout).withAccessFlags(ACCESS).withPrivateData(advert().toBytes());
+    }
+
+    /** @return the port's active MTU ({@code RdmaDevice.queryPort}): the default path MTU */
+    public Mtu activeMtu() {
+        return device.queryPort(1).activeMtu();
+    }
+
+    /** @return the IP MTU of the link the device sends on, or -1 when unknown ({@code RdmaDevice.linkMtu}) */
+    public int linkMtu() {
+        return device.linkMtu();
     }
 
     /**

@@ -107,6 +107,12 @@ public final class MultiLoopTransport<T extends Transport> implements Transport 
         return lanes.get(0).inFlightBudgetHint();
     }
 
+    /** @return the first lane's (every lane is bound to the same address, so to the same interface) */
+    @Override
+    public int linkMtu() {
+        return lanes.get(0).linkMtu();
+    }
+
     /** @return whether every lane signals the end of its read batches */
     @Override
     public boolean signalsReadComplete() {
@@ -116,6 +122,18 @@ public final class MultiLoopTransport<T extends Transport> implements Transport 
             }
         }
         return true;
+    }
+
+    /** @return the first lane's (namespace-wide counts: the lanes would report the same) */
+    @Override
+    public long receiveBufferErrors() {
+        return lanes.get(0).receiveBufferErrors();
+    }
+
+    /** @return the first lane's (namespace-wide counts: the lanes would report the same) */
+    @Override
+    public long receiveChecksumErrors() {
+        return lanes.get(0).receiveChecksumErrors();
     }
 
     /** @return the sum over the lanes */

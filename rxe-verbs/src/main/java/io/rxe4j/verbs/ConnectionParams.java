@@ -11,9 +11,11 @@ import java.time.Duration;
  * <table class="striped">
  * <caption>Defaults</caption>
  * <tr><th>parameter</th><th>default</th><th>why</th></tr>
- * <tr><td>{@link #pathMtu}</td><td>{@link Mtu#MTU_1024}</td><td>fits a 1500-byte Ethernet MTU
- *     (rdma_rxe's active MTU there); loopback and jumbo-frame paths can use 4096. The two sides
- *     agree on the smaller of their values.</td></tr>
+ * <tr><td>{@link #pathMtu}</td><td>the port's active MTU ({@link RdmaDevice#queryPort}: 1024 on a
+ *     1500-byte Ethernet, 4096 on loopback and jumbo-frame links)</td><td>the largest that the local
+ *     link carries, as rdma_rxe's active MTU; the two sides agree on the smaller of their values.
+ *     An explicit {@link #withPathMtu} wins, even above the active MTU (modify_qp accepts up to 4096):
+ *     its packets are then refused by the link and the QP fails with LOC_QP_OP_ERR</td></tr>
  * <tr><td>{@link #ackTimeout}</td><td>17 (4.096 µs × 2^17 ≈ 537 ms)</td><td>a fresh JVM took
  *     about 110 ms to answer its first packet (class loading, interpreted code); 14 (≈ 67 ms, as
  *     {@code ibv_rc_pingpong}) caused spurious retransmissions of whole windows</td></tr>
@@ -42,7 +44,7 @@ public final class ConnectionParams {
     /** Most private data an accept or reject carries, bytes (librdmacm over IB: 196). */
     public static final int MAX_ACCEPT_PRIVATE_DATA = 196;
 
-    private static final ConnectionParams DEFAULTS = new ConnectionParams(Mtu.MTU_1024, 17, 7, 7, 12, 16, 16,
+    private static final ConnectionParams DEFAULTS = new ConnectionParams(null, 17, 7, 7, 12, 16, 16,
             new QpCaps(256, 256, 4, 4, 64), false, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
                     | Access.REMOTE_ATOMIC | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT,
             new byte[0], Duration.ofSeconds(10));
@@ -94,7 +96,13 @@ public final class ConnectionParams {
         return v;
     }
 
-    /** @param mtu the largest path MTU this side accepts; the connection uses the smaller of the two sides' */
+    /**
+     * @param mtu the largest path MTU this side accepts, instead of the port's active MTU (the
+     *     default); the connection uses the smaller of the two sides'. A value above the port's
+     *     active MTU is used as given, and the first packet the link cannot carry fails the QP
+     *     (LOC_QP_OP_ERR, counter {@code send_err})
+     * @throws IllegalArgumentException if {@code mtu} is null
+     */
     public ConnectionParams withPathMtu(Mtu mtu) {
         if (mtu == null) {
             throw new IllegalArgumentException("path MTU is null");
@@ -211,9 +219,21 @@ public final class ConnectionParams {
                 sqSigAll, accessFlags, privateData, timeout);
     }
 
-    /** @return the largest path MTU this side accepts */
+    /**
+     * @return the largest path MTU this side accepts, as given to {@link #withPathMtu}; null (the
+     *     default) for the port's active MTU ({@link #pathMtu(RdmaDevice)})
+     */
     public Mtu pathMtu() {
         return pathMtu;
+    }
+
+    /**
+     * @param device the device the connection's QP is on
+     * @return the largest path MTU this side offers on {@code device}: {@link #pathMtu()} if given,
+     *     else the device port's active MTU ({@link RdmaDevice#queryPort})
+     */
+    public Mtu pathMtu(RdmaDevice device) {
+        return pathMtu != null ? pathMtu : device.queryPort(1).activeMtu();
     }
 
     /** @return the local ACK timeout exponent */

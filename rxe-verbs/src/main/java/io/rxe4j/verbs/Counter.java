@@ -12,6 +12,15 @@ public enum Counter {
     SENT_PKTS,
     /** Packets received from the transport. */
     RCVD_PKTS,
+    /**
+     * Packets the transport or the kernel refused to send ({@code rdma_rxe}'s {@code send_err}): a
+     * datagram larger than the interface MTU (EMSGSIZE, with don't-fragment set: a path MTU above the
+     * port's active MTU), or any other socket write error. Each is logged at WARN (rate-limited) with
+     * its size and the link MTU, and fails its QP: the send WQE completes with LOC_QP_OP_ERR naming the
+     * cause (a refused response makes the responder NAK "remote operational error"); never a peer
+     * timeout. These packets are counted in {@link #SENT_PKTS} too (handed to the transport).
+     */
+    SEND_ERR,
     /** Duplicate requests seen by responders. */
     DUPLICATE_REQUEST,
     /** Out-of-sequence requests seen by responders. */
@@ -156,8 +165,28 @@ public enum Counter {
      * the ring between the two loops was full (the peer resends them).
      */
     DROP_STEER_QUEUE_FULL,
-    /** Datagrams the transport dropped because its receive queue was full (socket buffer overflow, or the in-JVM fabric's queue). */
-    RCV_QUEUE_DROPS;
+    /**
+     * Datagrams dropped for the device's own sockets before rxe4j saw them (exact, per socket: the
+     * {@code drops} of {@code /proc/net/udp}). Linux counts there both a full receive buffer and a bad
+     * UDP checksum (a datagram corrupted on the way), so this is not only overflows: see {@link
+     * #UDP_RCVBUF_ERRORS} and {@link #UDP_IN_CSUM_ERRORS} for the split. 0 on the in-JVM fabric.
+     */
+    RCV_QUEUE_DROPS,
+    /**
+     * UDP datagrams the kernel dropped because a receive buffer was full, since the device's transport
+     * was opened ({@code RcvbufErrors} of {@code /proc/net/snmp} plus {@code Udp6RcvbufErrors}, as a
+     * delta). Linux keeps it per network namespace only, so every UDP socket of the namespace (of this
+     * process or another) counts: an upper bound of this device's overflows, exact when the device's
+     * sockets are the only busy UDP receivers (e.g. a container or netns of its own).
+     */
+    UDP_RCVBUF_ERRORS,
+    /**
+     * UDP datagrams the kernel dropped because their UDP checksum was wrong, since the device's
+     * transport was opened ({@code InCsumErrors} plus {@code Udp6InCsumErrors}, a per-namespace delta
+     * as {@link #UDP_RCVBUF_ERRORS}): corruption on the wire, never a full buffer. A datagram
+     * corrupted with a valid UDP checksum reaches rxe4j and counts in {@link #DROP_BAD_ICRC} instead.
+     */
+    UDP_IN_CSUM_ERRORS;
 
     private final String rxeName = name().toLowerCase(java.util.Locale.ROOT);
 

@@ -147,7 +147,7 @@ public final class RdmaConnection implements AutoCloseable {
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
             beforeConnect.accept(qp);
             int psn = ThreadLocalRandom.current().nextInt(1 << 24);
-            new CmMessage(CmMessage.Type.REQ, qp.qpNum(), psn, params.pathMtu(), params.initiatorDepth(),
+            new CmMessage(CmMessage.Type.REQ, qp.qpNum(), psn, params.pathMtu(pd.device()), params.initiatorDepth(),
                     params.responderResources(), pd.device().address(), params.privateDataUnsafe()).write(out);
             CmMessage rep = readAnswer(in, server);
             if (rep.type() == CmMessage.Type.REJ) {
@@ -158,7 +158,7 @@ public final class RdmaConnection implements AutoCloseable {
                 throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "expected REP or REJ from " + server
                         + ", got " + rep.type(), null);
             }
-            Mtu mtu = smaller(params.pathMtu(), rep.mtu());
+            Mtu mtu = smaller(params.pathMtu(pd.device()), rep.mtu());
             toRts(qp, params, rep, mtu, psn);
             CmMessage.control(CmMessage.Type.RTU).write(out);
             return established(pd, qp, s, in, out, rep, mtu, dog);
@@ -210,7 +210,7 @@ public final class RdmaConnection implements AutoCloseable {
             qp = pd.createQp(new QpInitAttr(sendCq, recvCq, params.caps(), QpType.RC, params.sqSigAll()));
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
             beforeAccept.accept(qp);
-            Mtu mtu = smaller(params.pathMtu(), req.mtu());
+            Mtu mtu = smaller(params.pathMtu(pd.device()), req.mtu());
             int psn = ThreadLocalRandom.current().nextInt(1 << 24);
             // RTR and RTS before the REP, as librdmacm's rdma_accept: the client may send as soon as it has
             // the REP, and a request that fails in RTR would leave the QP in ERR before an RTS here

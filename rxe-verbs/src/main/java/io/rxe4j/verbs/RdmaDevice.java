@@ -78,15 +78,36 @@ public final class RdmaDevice implements AutoCloseable {
     }
 
     /**
+     * Port attributes ({@code ibv_query_port}). The active MTU comes from the link, as {@code
+     * rdma_rxe}'s does from its netdev ({@code rxe-facts.md} §4.2): {@link Mtu#activeForLinkMtu} of
+     * the transport's {@link Transport#linkMtu()}, i.e. the largest IB MTU not above the IP MTU minus
+     * 80 bytes. Over UDP that is the MTU of the network interface that carries the device's bound
+     * address (a wildcard bind: the smallest MTU of the interfaces that are up): 1024 on a 1500-byte
+     * Ethernet, 4096 on a 9000-byte one and on loopback (MTU 65536). A transport without a limit
+     * (the in-JVM fabric unless configured) gives 4096. {@code maxMtu} is always 4096: modify_qp
+     * accepts any path MTU up to it, as {@code rdma_rxe} does, and a path MTU above the active MTU
+     * then fails on the first packet the link refuses (the WQE completes with LOC_QP_OP_ERR; see
+     * {@code docs/verbs.md}). The connection manager and the tools use the active MTU as their
+     * default path MTU. Read afresh on every call (the interface's MTU may change).
+     *
      * @param port must be 1
-     * @return port attributes ({@code ibv_query_port})
+     * @return port attributes
      * @throws IllegalArgumentException for another port number
      */
     public PortAttr queryPort(int port) {
         if (port != 1) {
             throw new IllegalArgumentException("rxe4j devices have one port, number 1; got " + port);
         }
-        return new PortAttr(Mtu.MTU_4096, Mtu.MTU_4096, core.address(), 1, 1);
+        return new PortAttr(Mtu.MTU_4096, core.activeMtu(), core.address(), 1, 1);
+    }
+
+    /**
+     * @return the IP MTU of the link the device sends on ({@link Transport#linkMtu()}: over UDP the
+     *     interface's MTU, e.g. 1500), in bytes, or -1 when the transport knows no limit; the port's
+     *     active MTU derives from it ({@link #queryPort})
+     */
+    public int linkMtu() {
+        return core.linkMtu();
     }
 
     /** @return the (IP, UDP port) peers use to reach this device */

@@ -22,8 +22,9 @@ import picocli.CommandLine.Option;
         versionProvider = io.rxe4j.examples.VersionProvider.class,
         description = "Run the server and the client as two processes over UDP on 127.0.0.1.")
 public final class DemoLauncher implements Callable<Integer> {
-    @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE}; TID RDMA needs 4096)")
-    int mtu = 4096;
+    @Option(names = "--mtu", description = "path MTU in bytes, passed to both processes (default, or 0: each side's port"
+            + " active MTU: 4096 on loopback; TID RDMA needs 4096)")
+    int mtu;
 
     @Option(names = "--ack-timeout", description = "local ACK timeout attribute of both QPs, 0..31, "
             + "4.096 us x 2^n (default: 17, about 537 ms, which survives a cold JVM; with --faults 14, "

@@ -82,8 +82,14 @@ public final class DemoServer implements Callable<Integer> {
         return io.rxe4j.examples.RcEndpoint.ackTimeoutFor(ackTimeout, faults != null);
     }
 
-    @Option(names = "--mtu", description = "path MTU in bytes (default: ${DEFAULT-VALUE}; TID RDMA needs 4096)")
-    int mtu = 4096;
+    @Option(names = "--mtu", description = "path MTU in bytes: 256, 512, 1024, 2048 or 4096 (default, or 0: the port's"
+            + " active MTU, from the interface's MTU: 1024 on a 1500-byte Ethernet, 4096 on loopback; TID RDMA needs 4096)")
+    int mtu;
+
+    /** @return the path MTU asked for, or null (no --mtu, or 0): the port's active MTU */
+    private Mtu askedMtu() {
+        return mtu == 0 ? null : Mtu.ofBytes(mtu);
+    }
 
     @Option(names = "--pmem-file", description = "file backing the persistent MR (created or grown to 1 MiB; "
             + "default: a file in a new temporary directory, deleted on exit)")
@@ -124,12 +130,14 @@ public final class DemoServer implements Callable<Integer> {
             // the connection manager creates the QP; its receives are posted before the client is
             // answered, and consumed in order: first by the client's WRITE_WITH_IMM (which needs no
             // buffer), then by its SEND_WITH_IMM, then by its DONE message
-            ep.accept(listener, Mtu.ofBytes(mtu), ackTimeout(), qp -> {
+            ep.accept(listener, askedMtu(), ackTimeout(), qp -> {
                 qp.postRecv(new RecvWr().set(2, new Sge(base + RECV_OFF + RECV_LEN, 16, lkey)));
                 qp.postRecv(new RecvWr().set(1, new Sge(base + RECV_OFF, RECV_LEN, lkey)));
                 qp.postRecv(new RecvWr().set(3, new Sge(base + CTRL_OFF, CTRL_LEN, lkey)));
             });
             System.out.println("connected: " + ep.connection());
+            System.out.println("port active MTU " + ep.activeMtu().bytes() + " (link MTU " + ep.linkMtu() + "), path MTU "
+                    + ep.connection().pathMtu().bytes());
             List<String> failures = new ArrayList<>();
             checkReceives(ep, failures);
             String done = receiveControl(ep);

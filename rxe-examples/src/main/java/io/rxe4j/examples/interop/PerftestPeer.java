@@ -53,7 +53,8 @@ public final class PerftestPeer {
      * @param qps number of QPs ({@code -q}; 1 for latency tests)
      * @param txDepth outstanding work requests per QP in bandwidth tests ({@code -t})
      * @param atomic FETCH_AND_ADD or CMP_AND_SWAP ({@code -A})
-     * @param mtu the largest path MTU this side accepts; the smaller of the two sides' wins
+     * @param mtu the largest path MTU this side accepts, or null for the port's active MTU
+     *     ({@code RdmaDevice.queryPort}); the smaller of the two sides' wins
      * @param server whether to wait for perftest's client instead of connecting
      * @param host the server's host (client only), else null
      * @param port the TCP port of the exchange ({@code -p})
@@ -130,7 +131,8 @@ public final class PerftestPeer {
                 dev.printNotes(System.err, false);
                 String rv = wire.versions();
                 int[] sys = wire.sysData(CYCLE_BUFFER, CACHE_LINE);
-                Mtu mtu = Mtu.values()[wire.mtu(c.mtu().value()) - 1];
+                Mtu mine = c.mtu() != null ? c.mtu() : dev.device().queryPort(1).activeMtu();
+                Mtu mtu = Mtu.values()[wire.mtu(mine.value()) - 1];
                 return test(dev, wire, rv, sys[0], mtu);
             }
         }

@@ -156,8 +156,9 @@ public final class RxeOpsPeer implements Callable<Integer> {
             description = "local IP to bind the UDP transport to (its GID is advertised), e.g. 10.99.0.1 or fe80::1%%br0")
     String ip;
 
-    @Option(names = {"-m", "--mtu"}, description = "path MTU (default ${DEFAULT-VALUE})")
-    int mtu = 256;
+    @Option(names = {"-m", "--mtu"}, description = "path MTU (default: 256 as rxe_ops, which does not negotiate it; the"
+            + " port's active MTU if that is smaller, which it never is)")
+    int mtu;
 
     @Option(names = {"-o", "--ops"}, description = "client: the ops to run, comma separated (default: " + ALL
             + "); server: the ops the client runs, to check the buffer and receives against (default: no checks)")
@@ -215,10 +216,11 @@ public final class RxeOpsPeer implements Callable<Integer> {
             System.err.println("rxe-ops: " + e.getMessage());
             return 2;
         }
-        Mtu pathMtu = Mtu.ofBytes(mtu);
+        Mtu asked = mtu == 0 ? null : Mtu.ofBytes(mtu);
         IcrcMode mode = noIcrcCheck ? IcrcMode.OFF : icrcCheck;
         try (InteropDevice dev = new InteropDevice(InteropDevice.resolve(ip), udpPort, mode, rxeFlushCompat, opfn, pcap)) {
             dev.printNotes(System.out, rxeFlushCompat);
+            Mtu pathMtu = asked != null ? asked : RxePingpong.smaller(Mtu.MTU_256, dev.device().queryPort(1).activeMtu());
             try {
                 run(dev, pathMtu, server, list);
             } catch (InteropDevice.StallException | IOException | IllegalStateException | IllegalArgumentException e) {

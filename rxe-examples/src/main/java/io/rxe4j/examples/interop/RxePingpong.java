@@ -81,8 +81,9 @@ public final class RxePingpong implements Callable<Integer> {
     @Option(names = {"-s", "--size"}, description = "size of message to exchange (default ${DEFAULT-VALUE})")
     int size = 4096;
 
-    @Option(names = {"-m", "--mtu"}, description = "path MTU (default ${DEFAULT-VALUE})")
-    int mtu = 1024;
+    @Option(names = {"-m", "--mtu"}, description = "path MTU (default: 1024 as ibv_rc_pingpong, which does not negotiate"
+            + " it, or the port's active MTU if that is smaller)")
+    int mtu;
 
     @Option(names = {"-r", "--rx-depth"}, description = "number of receives to post at a time (default ${DEFAULT-VALUE})")
     int rxDepth = 500;
@@ -138,11 +139,12 @@ public final class RxePingpong implements Callable<Integer> {
             System.err.println("rxe-pingpong: -s must be >= 1, -r >= 2 and -n >= 1");
             return 2;
         }
-        Mtu pathMtu = Mtu.ofBytes(mtu);
+        Mtu asked = mtu == 0 ? null : Mtu.ofBytes(mtu);
         InetAddress local = InteropDevice.resolve(ip);
         IcrcMode mode = noIcrcCheck ? IcrcMode.OFF : icrcCheck;
         try (InteropDevice dev = new InteropDevice(local, udpPort, mode, false, opfn, pcap, faults, faultSeed)) {
             dev.printNotes(System.err, false);
+            Mtu pathMtu = asked != null ? asked : smaller(Mtu.MTU_1024, dev.device().queryPort(1).activeMtu());
             int rc;
             try {
                 rc = run(dev, pathMtu);
@@ -153,6 +155,11 @@ public final class RxePingpong implements Callable<Integer> {
             System.err.println("rxe4j counters: " + dev.counters());
             return rc;
         }
+    }
+
+    /** @return the smaller of two MTUs */
+    static Mtu smaller(Mtu a, Mtu b) {
+        return a.bytes() <= b.bytes() ? a : b;
     }
 
     private int run(InteropDevice dev, Mtu pathMtu) throws IOException {

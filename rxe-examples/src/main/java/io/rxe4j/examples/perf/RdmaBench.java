@@ -83,9 +83,16 @@ final class RdmaBench {
             return new BufferAdvert(mr.rkey(), mr.addr(), mr.length());
         }
 
-        /** What the connection manager sets up: these queue sizes, this MTU and ACK timeout, our MR advertised. */
+        /**
+         * What the connection manager sets up: these queue sizes, this MTU (null: the port's active
+         * MTU, the connection manager's default) and ACK timeout, our MR advertised.
+         */
         ConnectionParams params(Mtu mtu, int timeout) {
-            return ConnectionParams.defaults().withPathMtu(mtu).withAckTimeout(timeout).withAccessFlags(ACCESS)
+            ConnectionParams p = ConnectionParams.defaults();
+            if (mtu != null) {
+                p = p.withPathMtu(mtu);
+            }
+            return p.withAckTimeout(timeout).withAccessFlags(ACCESS)
                     .withCaps(new QpCaps(sqDepth, rqDepth, 1, 1, 0)).withPrivateData(advert().toBytes());
         }
 

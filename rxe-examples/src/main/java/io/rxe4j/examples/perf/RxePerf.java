@@ -61,8 +61,9 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = {"-w", "--warmup"}, description = "warm-up seconds before each measured size (default ${DEFAULT-VALUE})")
     double warmup = 1.0;
 
-    @Option(names = {"-m", "--mtu"}, description = "path MTU: 256, 512, 1024, 2048, 4096 (default ${DEFAULT-VALUE})")
-    int mtu = 4096;
+    @Option(names = {"-m", "--mtu"}, description = "path MTU: 256, 512, 1024, 2048, 4096 (default: the port's active"
+            + " MTU, from the interface's MTU: 1024 on a 1500-byte Ethernet, 4096 on loopback and jumbo frames)")
+    int mtu;
 
     @Option(names = {"-q", "--qps"}, description = "number of QPs (default ${DEFAULT-VALUE})")
     int qps = 1;
@@ -87,8 +88,9 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = "--atomic-type", description = "CAS, FAA, MCAS, MFAA (default ${DEFAULT-VALUE})")
     AtomicType atomicType = AtomicType.FAA;
 
-    @Option(names = "--transport", description = "inproc, nio, epoll (default ${DEFAULT-VALUE})")
-    String transport = "inproc";
+    @Option(names = "--transport", description = "inproc, nio, epoll (default: inproc in one process; with --server or"
+            + " --connect, epoll where Netty's native epoll loads, else nio)")
+    String transport;
 
     @Option(names = "--server", description = "be the passive side: wait for --connect on --port")
     boolean server;
@@ -241,13 +243,29 @@ public final class RxePerf implements Callable<Integer> {
         return PerfTest.parse(testName);
     }
 
+    /** @return the path MTU asked for with {@code -m}, or null (no {@code -m}): the port's active MTU */
     Mtu pathMtu() {
-        return Mtu.ofBytes(mtu);
+        return mtu == 0 ? null : Mtu.ofBytes(mtu);
+    }
+
+    /** The port's active MTU of the device in use, in bytes, once one is open (0 before); printed with the MTU. */
+    private int activeMtu;
+
+    /**
+     * Resolves a default {@code -m} to {@code device}'s port's active MTU (the connection manager's
+     * default, which the QPs use unless the peer offers less), and remembers that active MTU.
+     */
+    private void resolveMtu(io.rxe4j.verbs.RdmaDevice device) {
+        activeMtu = device.queryPort(1).activeMtu().bytes();
+        if (mtu == 0) {
+            mtu = activeMtu;
+        }
     }
 
     /** @return inproc, nio or epoll, validated */
     String transportName() {
-        String t = transport.toLowerCase(Locale.ROOT);
+        String t = transport != null ? transport.toLowerCase(Locale.ROOT)
+                : !(server || connect != null) ? "inproc" : UdpTransport.isEpollAvailable() ? "epoll" : "nio";
         if (!t.equals("inproc") && !t.equals("nio") && !t.equals("epoll")) {
             throw new IllegalArgumentException("--transport must be inproc, nio or epoll, got '" + transport + "'");
         }
@@ -315,7 +333,7 @@ public final class RxePerf implements Callable<Integer> {
         if (tidCompare && (compare || rawUdp || server || connect != null)) {
             throw new IllegalArgumentException("--tid-compare runs in one process and excludes --compare/--raw-udp");
         }
-        if ((tid || tidCompare) && mtu != 4096) {
+        if ((tid || tidCompare) && mtu != 0 && mtu != 4096) {
             throw new IllegalArgumentException("--tid / --tid-compare need -m 4096 (TID RDMA is negotiated only then), got "
                     + mtu);
         }
@@ -419,6 +437,7 @@ public final class RxePerf implements Callable<Integer> {
                         deviceConfig());
                 b = new RdmaBench.Side(newTransport(fabric, ipB, "b"), mrBytes(), qps, txDepth, rqDepth(),
                         deviceConfig());
+                resolveMtu(a.device);
                 a.events = useEvents(test());
                 b.events = responderEvents(test());
                 a.backoff = newBackoff();
@@ -446,6 +465,11 @@ public final class RxePerf implements Callable<Integer> {
                     responder2 = new RdmaBench.Responder(b2, (int) Math.min(Integer.MAX_VALUE, mrBytes() / 2));
                     plainRequester = new RdmaBench.Requester(a2, peers2);
                 }
+            }
+            if (mtu == 0) { // raw UDP only: the loopback interface's active MTU
+                java.net.NetworkInterface ni = java.net.NetworkInterface.getByInetAddress(lo);
+                activeMtu = Mtu.activeForLinkMtu(ni == null ? -1 : ni.getMTU()).bytes();
+                mtu = activeMtu;
             }
             if (doRaw) {
                 rawResponder = new RawUdpBench.Responder(rawFeatures(), lo);
@@ -595,7 +619,8 @@ public final class RxePerf implements Callable<Integer> {
                 long mr = Long.parseLong(p[2]);
                 int q = Integer.parseInt(p[3]);
                 int depth = Integer.parseInt(p[4]);
-                Mtu m = Mtu.ofBytes(Integer.parseInt(p[5]));
+                int mtuBytes = Integer.parseInt(p[5]);
+                Mtu m = mtuBytes == 0 ? null : Mtu.ofBytes(mtuBytes); // 0: the client has no -m, use our port's
                 InetAddress ip = s.getLocalAddress();
                 try (RawUdpBench.Responder raw = new RawUdpBench.Responder(rawFeatures(), ip);
                         RdmaBench.Side side = new RdmaBench.Side(
@@ -604,6 +629,9 @@ public final class RxePerf implements Callable<Integer> {
                         RdmaListener cm = RdmaListener.listen(new InetSocketAddress(ip, 0))) {
                     side.events = responderEvents(test);
                     side.backoff = newBackoff();
+                    out.println("rxe-perf server: port active MTU " + side.device.queryPort(1).activeMtu().bytes()
+                            + " (link MTU " + side.device.linkMtu() + "), path MTU "
+                            + (m != null ? m.bytes() + " (the client's -m)" : "at most the port's active MTU"));
                     // the QPs are connected by the connection manager, on a listener of their own
                     boot.send("RAW " + raw.address().getAddress().getHostAddress() + " " + raw.address().getPort()
                             + " CM " + cm.localAddress().getPort());
@@ -639,7 +667,10 @@ public final class RxePerf implements Callable<Integer> {
                     mrBytes(), qps, txDepth, rqDepth(), deviceConfig())) {
                 side.events = useEvents(test());
                 side.backoff = newBackoff();
-                BufferAdvert[] peers = side.connectAll(cmPeer, pathMtu(), ackTimeout);
+                Mtu asked = pathMtu();
+                resolveMtu(side.device);
+                BufferAdvert[] peers = side.connectAll(cmPeer, asked, ackTimeout);
+                mtu = side.conns[0].pathMtu().bytes(); // the smaller of the two sides' offers
                 String ready = boot.receive();
                 if (!ready.equals("READY")) {
                     throw new IllegalStateException("server: " + ready);
@@ -687,7 +718,8 @@ public final class RxePerf implements Callable<Integer> {
         out.println(LINE);
         out.printf(Locale.ROOT, " %s%s%n", t.title(), rawUdp ? " (raw UDP)" : compare ? " (rxe4j vs raw UDP)"
                 : tidCompare ? " (TID RDMA vs plain)" : tid ? " (TID RDMA)" : "");
-        out.printf(Locale.ROOT, " transport: %s  MTU: %d  QPs: %d  TX depth: %d%s  %s%n", transportName(), mtu, qps,
+        out.printf(Locale.ROOT, " transport: %s  MTU: %d (port active MTU %d)  QPs: %d  TX depth: %d%s  %s%n",
+                transportName(), mtu, activeMtu, qps,
                 t.latency() ? 1 : txDepth, t.op() == PerfTest.Op.ATOMIC ? "  atomic: " + atomicType : "",
                 duration != null ? "duration: " + duration + " s" : "iterations: " + iterationsPerSize());
         out.println(LINE);
@@ -744,7 +776,8 @@ public final class RxePerf implements Callable<Integer> {
             return;
         }
         StringBuilder sb = new StringBuilder("{\"test\":\"").append(test().cliName()).append("\",\"transport\":\"")
-                .append(transportName()).append("\",\"mtu\":").append(mtu).append(",\"qps\":").append(qps)
+                .append(transportName()).append("\",\"mtu\":").append(mtu).append(",\"active_mtu\":").append(activeMtu)
+                .append(",\"qps\":").append(qps)
                 .append(",\"tx_depth\":").append(test().latency() ? 1 : txDepth).append(",\"atomic_type\":\"")
                 .append(atomicType).append("\",\"loops\":").append(loops).append(",\"gso\":").append(gso)
                 .append(",\"gro\":").append(gro).append(",\"ipv6\":").append(ipv6).append(",\"loop_idle\":\"")

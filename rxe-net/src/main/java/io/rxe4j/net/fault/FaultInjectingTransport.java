@@ -123,7 +123,8 @@ public final class FaultInjectingTransport implements Transport {
      * {@inheritDoc}
      *
      * <p>Starts the wrapped transport with a receiver that applies the inbound rules and forwards
-     * {@link PacketReceiver#onWritable()} to {@code receiver} unchanged.
+     * {@link PacketReceiver#onWritable()} and {@link PacketReceiver#onSendFailed} to {@code receiver}
+     * unchanged.
      */
     @Override
     public void start(PacketReceiver receiver) {
@@ -138,7 +139,18 @@ public final class FaultInjectingTransport implements Transport {
             public void onWritable() {
                 downstream.onWritable();
             }
+
+            @Override
+            public void onSendFailed(ByteBuf packet, InetSocketAddress peer, Throwable cause) {
+                downstream.onSendFailed(packet, peer, cause);
+            }
         });
+    }
+
+    /** {@inheritDoc} The wrapped transport's. */
+    @Override
+    public int linkMtu() {
+        return inner.linkMtu();
     }
 
     /** {@inheritDoc} The wrapped transport's. */
@@ -151,6 +163,18 @@ public final class FaultInjectingTransport implements Transport {
     @Override
     public long receiveQueueDrops() {
         return inner.receiveQueueDrops();
+    }
+
+    /** {@inheritDoc} The wrapped transport's. */
+    @Override
+    public long receiveBufferErrors() {
+        return inner.receiveBufferErrors();
+    }
+
+    /** {@inheritDoc} The wrapped transport's. */
+    @Override
+    public long receiveChecksumErrors() {
+        return inner.receiveChecksumErrors();
     }
 
     /**

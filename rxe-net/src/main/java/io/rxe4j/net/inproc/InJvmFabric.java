@@ -71,6 +71,8 @@ public final class InJvmFabric {
     private final Scheduler sharedScheduler;
     private final ByteBufAllocator allocator;
     private final long latencyNanos;
+    /** The links' IP MTU in bytes, or 0: no limit. */
+    private final int linkMtu;
     private final ConcurrentMap<InetSocketAddress, InJvmTransport> endpoints =
             new ConcurrentHashMap<>();
     private final AtomicInteger nextEphemeralPort = new AtomicInteger(FIRST_EPHEMERAL_PORT);
@@ -95,6 +97,7 @@ public final class InJvmFabric {
         this.sharedScheduler = b.sharedScheduler;
         this.allocator = b.allocator;
         this.latencyNanos = b.latencyNanos;
+        this.linkMtu = b.linkMtu;
         this.link = b.link;
     }
 
@@ -430,12 +433,18 @@ public final class InJvmFabric {
         }
     }
 
+    /** @return the links' IP MTU in bytes ({@link Builder#linkMtu(int)}), or 0 for no limit */
+    public int linkMtu() {
+        return linkMtu;
+    }
+
     /** Settings of an {@link InJvmFabric}. Not thread-safe. */
     public static final class Builder {
         private Scheduler sharedScheduler;
         private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
         private long latencyNanos;
         private LinkModel link;
+        private int linkMtu;
 
         private Builder() {}
 
@@ -483,6 +492,27 @@ public final class InJvmFabric {
                 throw new IllegalArgumentException("latencyNanos < 0: " + latencyNanos);
             }
             this.latencyNanos = latencyNanos;
+            return this;
+        }
+
+        /**
+         * Models an IP MTU on every link, as a UDP socket with don't-fragment meets one: a packet
+         * whose UDP payload plus the UDP and IP headers (28 bytes, 48 over IPv6) exceeds it is refused
+         * at {@link InJvmTransport#flush()} ("Message too long", {@link
+         * io.rxe4j.verbs.spi.PacketReceiver#onSendFailed}) instead of crossing the fabric, and each
+         * endpoint reports it as its {@link InJvmTransport#linkMtu()} (from which a device derives its
+         * port's active MTU: 1500 gives 1024).
+         *
+         * @param bytes the IP MTU in bytes, 68..65536, or 0 (the default) for no limit (endpoints then
+         *     report -1 and devices an active MTU of 4096)
+         * @return this builder
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder linkMtu(int bytes) {
+            if (bytes != 0 && (bytes < 68 || bytes > 65536)) {
+                throw new IllegalArgumentException("linkMtu must be 68..65536 bytes, or 0 for no limit, got " + bytes);
+            }
+            this.linkMtu = bytes;
             return this;
         }
 

@@ -52,6 +52,7 @@ public final class InJvmTransport implements Transport {
     private final LongAdder receiveErrors = new LongAdder();
     private final LongAdder received = new LongAdder();
     private final LongAdder sent = new LongAdder();
+    private final LongAdder sendErrors = new LongAdder();
     private volatile PacketReceiver receiver;
     /** The lanes of this endpoint's multi-loop transport (this one included), or null; set once before use. */
     volatile InJvmTransport[] group;
@@ -175,9 +176,50 @@ public final class InJvmTransport implements Transport {
     @Override
     public void flush() {
         Object packet;
+        int mtu = fabric.linkMtu();
         while ((packet = pending.poll()) != null) {
-            fabric.deliver(this, (ByteBuf) packet, (InetSocketAddress) pending.poll());
+            InetSocketAddress peer = (InetSocketAddress) pending.poll();
+            ByteBuf p = (ByteBuf) packet;
+            if (mtu > 0 && p.readableBytes() + (peer.getAddress() instanceof java.net.Inet6Address ? 48 : 28) > mtu) {
+                refuse(p, peer, mtu);
+                continue;
+            }
+            fabric.deliver(this, p, peer);
         }
+    }
+
+    /** A packet larger than the fabric's link MTU: refused as the kernel refuses it (EMSGSIZE), then released. */
+    private void refuse(ByteBuf packet, InetSocketAddress peer, int mtu) {
+        sendErrors.increment();
+        try {
+            PacketReceiver r = receiver;
+            if (r != null && !closed.get()) {
+                r.onSendFailed(packet, peer, new java.io.IOException("Message too long"));
+            }
+        } catch (VirtualMachineError e) {
+            throw e;
+        } catch (Throwable e) {
+            receiveErrors.increment();
+            log.debug("{}: receiver threw in onSendFailed", localAddress, e);
+        } finally {
+            packet.release();
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @return the fabric's {@link InJvmFabric.Builder#linkMtu(int)}, or -1 when it has no limit
+     */
+    @Override
+    public int linkMtu() {
+        int mtu = fabric.linkMtu();
+        return mtu > 0 ? mtu : -1;
+    }
+
+    /** @return packets refused at {@link #flush()} because they exceeded the fabric's link MTU */
+    public long sendErrors() {
+        return sendErrors.sum();
     }
 
     /**

@@ -131,7 +131,18 @@ public final class CapturingTransport implements Transport {
             public void onReadComplete() {
                 receiver.onReadComplete();
             }
+
+            @Override
+            public void onSendFailed(ByteBuf packet, InetSocketAddress peer, Throwable cause) {
+                receiver.onSendFailed(packet, peer, cause); // the capture already holds it as sent
+            }
         });
+    }
+
+    /** {@inheritDoc} The wrapped transport's. */
+    @Override
+    public int linkMtu() {
+        return inner.linkMtu();
     }
 
     @Override
@@ -158,6 +169,18 @@ public final class CapturingTransport implements Transport {
     @Override
     public long receiveQueueDrops() {
         return inner.receiveQueueDrops();
+    }
+
+    /** {@inheritDoc} The wrapped transport's. */
+    @Override
+    public long receiveBufferErrors() {
+        return inner.receiveBufferErrors();
+    }
+
+    /** {@inheritDoc} The wrapped transport's. */
+    @Override
+    public long receiveChecksumErrors() {
+        return inner.receiveChecksumErrors();
     }
 
     @Override

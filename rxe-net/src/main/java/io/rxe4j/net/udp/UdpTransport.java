@@ -278,6 +278,12 @@ public final class UdpTransport implements Transport {
     private final LongAdder gsoSends = new LongAdder();
     private final LongAdder gsoSegments = new LongAdder();
     private final LongAdder writableNotifications = new LongAdder();
+    private final LongAdder sendErrors = new LongAdder();
+    /** The link MTU given to the builder, or 0: read the interface's ({@link #linkMtu()}). */
+    private final int configuredLinkMtu;
+    /** Last MTU read from the interface (-1: none found) and when, for {@link #linkMtu()}. */
+    private volatile int interfaceMtu;
+    private volatile long interfaceMtuReadAt;
     private final boolean gso;
     private final boolean gro;
     /** With GSO: packets and peers sent but not yet flushed; touched only on the event loop. */
@@ -296,6 +302,7 @@ public final class UdpTransport implements Transport {
 
     private UdpTransport(Builder b) {
         this.reuseMember = b.reusePort && b.steerLanes == 0;
+        this.configuredLinkMtu = b.linkMtu;
         InetAddress ip = b.bindAddress;
         SocketProtocolFamily family =
                 ip instanceof Inet6Address ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
@@ -404,6 +411,8 @@ public final class UdpTransport implements Transport {
             this.channel = ch;
             this.localAddress = ch.localAddress();
             this.scheduler = new NettyScheduler(ch.eventLoop());
+            this.interfaceMtu = readInterfaceMtu(localAddress.getAddress());
+            this.interfaceMtuReadAt = System.nanoTime();
             if (log.isDebugEnabled()) {
                 log.debug(
                         "UDP transport ({}) bound to {} (SO_RCVBUF {} B, SO_SNDBUF {} B, DF {},"
@@ -914,9 +923,12 @@ public final class UdpTransport implements Transport {
      * {@inheritDoc}
      *
      * <p>Writes one datagram with {@code packet}'s readable bytes as the UDP payload, without
-     * flushing. A failed write (for example a datagram larger than the path MTU, which
-     * don't-fragment forbids splitting) is counted in {@link #channelErrors()} and logged at debug
-     * level. After {@link #close()} the packet is released and dropped silently.
+     * flushing. A write the kernel refuses (for example a datagram larger than the interface MTU,
+     * which don't-fragment forbids splitting: {@code EMSGSIZE}, "Message too long"; or any other
+     * socket error) is counted in {@link #sendErrors()} and {@link #channelErrors()}, logged at debug
+     * level, and reported to the receiver with the packet ({@link PacketReceiver#onSendFailed}, on the
+     * loop, during the flush or when the socket writes it later); the device logs it at WARN and fails
+     * the QP that sent it. After {@link #close()} the packet is released and dropped silently.
      *
      * @throws IllegalStateException if not {@linkplain #start started} (the packet is released
      *     first)
@@ -945,7 +957,72 @@ public final class UdpTransport implements Transport {
             pendingBytes += packet.readableBytes();
             return;
         }
-        channel.write(new DatagramPacket(packet, peer), channel.voidPromise());
+        channel.write(new DatagramPacket(packet.retain(), peer), new SendPromise(packet, 0, peer));
+    }
+
+    /**
+     * The promise of one write: holds a reference to the packet (or GSO buffer) until the write
+     * completes, so that a refused one can be shown to the receiver ({@link
+     * PacketReceiver#onSendFailed}); then releases it.
+     */
+    private final class SendPromise extends io.netty.channel.DefaultChannelPromise
+            implements io.netty.channel.ChannelFutureListener {
+        private final ByteBuf packet;
+        /** GSO: the size of each segment of {@link #packet}; 0: one datagram. */
+        private final int segmentSize;
+        private final InetSocketAddress peer;
+
+        SendPromise(ByteBuf packet, int segmentSize, InetSocketAddress peer) {
+            super(channel, channel.eventLoop());
+            this.packet = packet;
+            this.segmentSize = segmentSize;
+            this.peer = peer;
+            addListener(this);
+        }
+
+        @Override
+        public void operationComplete(ChannelFuture f) {
+            try {
+                if (!f.isSuccess()) {
+                    refused(packet, segmentSize, peer, f.cause());
+                }
+            } finally {
+                packet.release();
+            }
+        }
+    }
+
+    /** A write failed: counts it and tells the receiver about each datagram in it. On the loop. */
+    private void refused(ByteBuf packet, int segmentSize, InetSocketAddress peer, Throwable cause) {
+        if (closed.get() || cause instanceof java.nio.channels.ClosedChannelException) {
+            return; // dropped at close: not a refusal
+        }
+        int at = packet.readerIndex();
+        int len = packet.readableBytes();
+        int n = segmentSize > 0 ? Math.max(1, (len + segmentSize - 1) / segmentSize) : 1;
+        sendErrors.add(n);
+        channelErrors.increment();
+        if (log.isDebugEnabled()) {
+            log.debug("{}: the kernel refused a write of {} UDP payload bytes{} to {} (link MTU {}): {}", localAddress,
+                    len, segmentSize > 0 ? " (GSO, " + n + " segments of " + segmentSize + ")" : "", peer, linkMtu(),
+                    cause.toString());
+        }
+        PacketReceiver r = receiver;
+        if (r == null) {
+            return;
+        }
+        for (int k = 0; k < n; k++) {
+            int from = at + k * (segmentSize > 0 ? segmentSize : 0);
+            int size = segmentSize > 0 ? Math.min(segmentSize, at + len - from) : len;
+            try {
+                r.onSendFailed(packet.slice(from, size), peer, cause);
+            } catch (VirtualMachineError e) {
+                throw e;
+            } catch (Throwable e) {
+                receiveErrors.increment();
+                log.debug("{}: receiver threw in onSendFailed", localAddress, e);
+            }
+        }
     }
 
     /**
@@ -1043,7 +1120,7 @@ public final class UdpTransport implements Transport {
                     }
                 }
                 if (end - i == 1) {
-                    channel.write(new DatagramPacket(first, peer), channel.voidPromise());
+                    channel.write(new DatagramPacket(first.retain(), peer), new SendPromise(first, 0, peer));
                 } else {
                     // one contiguous direct buffer: measured as cheap as a CompositeByteBuf (the
                     // copy is ~1 µs of a ~19 µs 64 KiB flush) and independent of heap/direct inputs
@@ -1062,7 +1139,8 @@ public final class UdpTransport implements Transport {
                     }
                     gsoSends.increment();
                     gsoSegments.add(end - i);
-                    channel.write(new SegmentedDatagramPacket(content, size, peer), channel.voidPromise());
+                    channel.write(new SegmentedDatagramPacket(content.retain(), size, peer),
+                            new SendPromise(content, size, peer));
                 }
                 packets.set(i, null);
                 i = end;
@@ -1139,6 +1217,49 @@ public final class UdpTransport implements Transport {
         return dontFragment;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The MTU given to {@link Builder#linkMtu(int)}, else the MTU of the network interface that
+     * carries the bound address ({@link java.net.NetworkInterface#getByInetAddress}; an IPv6
+     * link-local address by its scope), read at bind and again at most once a second (an interface's
+     * MTU may change): 1500 on a standard Ethernet, 65536 on Linux's loopback; -1 when no interface
+     * carries the address.
+     */
+    @Override
+    public int linkMtu() {
+        if (configuredLinkMtu > 0) {
+            return configuredLinkMtu;
+        }
+        long now = System.nanoTime();
+        if (now - interfaceMtuReadAt >= 1_000_000_000L) {
+            interfaceMtuReadAt = now;
+            interfaceMtu = readInterfaceMtu(localAddress.getAddress());
+        }
+        return interfaceMtu;
+    }
+
+    /** @return the MTU of the interface that has {@code ip}, or -1 when none has it or it cannot be read */
+    static int readInterfaceMtu(InetAddress ip) {
+        try {
+            java.net.NetworkInterface ni = java.net.NetworkInterface.getByInetAddress(ip);
+            int mtu = ni == null ? -1 : ni.getMTU();
+            return mtu > 0 ? mtu : -1;
+        } catch (IOException | RuntimeException e) {
+            log.debug("cannot read the MTU of the interface of {}", ip, e);
+            return -1;
+        }
+    }
+
+    /**
+     * @return datagrams the kernel refused to send (e.g. larger than the interface MTU with
+     *     don't-fragment: EMSGSIZE), each also reported to the receiver ({@link
+     *     PacketReceiver#onSendFailed}); a refused GSO send counts each of its segments
+     */
+    public long sendErrors() {
+        return sendErrors.sum();
+    }
+
     /** @return the largest UDP payload, in bytes, that is received whole. */
     public int maxDatagramBytes() {
         return maxDatagramBytes;
@@ -1163,8 +1284,9 @@ public final class UdpTransport implements Transport {
      * {@inheritDoc}
      *
      * <p>The socket's {@code drops} column of Linux's {@code /proc/net/udp} ({@code udp6} for IPv6):
-     * datagrams the kernel dropped because the receive buffer was full; 0 where that file is not
-     * available.
+     * datagrams the kernel dropped for this socket, because the receive buffer was full or because
+     * their UDP checksum was wrong (Linux counts both there; {@link #receiveBufferErrors()} and {@link
+     * #receiveChecksumErrors()} tell them apart namespace-wide); 0 where that file is not available.
      */
     @Override
     public long receiveQueueDrops() {
@@ -1185,6 +1307,37 @@ public final class UdpTransport implements Transport {
 
     /** Last value read by {@link #receiveQueueDrops()}. */
     private volatile long lastDrops;
+
+    /** The namespace's UDP error counters when the transport was bound ({@link ProcNetUdp#udpErrors()}). */
+    private final long[] udpErrorsAtBind = ProcNetUdp.udpErrors();
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The growth of the network namespace's {@code RcvbufErrors} (IPv4 and IPv6, {@code
+     * /proc/net/snmp} and {@code snmp6}) since this transport was bound: every UDP socket of the
+     * namespace counts, so it is an upper bound of this socket's overflows. 0 for the other sockets of
+     * a multi-loop group (the first reports it).
+     */
+    @Override
+    public long receiveBufferErrors() {
+        return reuseMember ? 0 : Math.max(0, ProcNetUdp.udpErrors()[ProcNetUdp.RCVBUF_ERRORS]
+                - udpErrorsAtBind[ProcNetUdp.RCVBUF_ERRORS]);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The growth of the network namespace's {@code InCsumErrors} (IPv4 and IPv6) since this
+     * transport was bound: datagrams corrupted on the way, which Linux also counts in this socket's
+     * {@link #receiveQueueDrops()} when they were addressed to it. Namespace-wide, as {@link
+     * #receiveBufferErrors()}; 0 for the other sockets of a multi-loop group.
+     */
+    @Override
+    public long receiveChecksumErrors() {
+        return reuseMember ? 0 : Math.max(0, ProcNetUdp.udpErrors()[ProcNetUdp.IN_CSUM_ERRORS]
+                - udpErrorsAtBind[ProcNetUdp.IN_CSUM_ERRORS]);
+    }
 
     /** @return the {@code SO_RCVBUF} the kernel granted, in bytes (Linux reports twice what it accepted). */
     public int receiveBufferBytes() {
@@ -1336,6 +1489,8 @@ public final class UdpTransport implements Transport {
         private boolean ownLoops;
         private boolean reusePort;
         private int steerLanes;
+        /** 0: the interface's MTU. */
+        private int linkMtu;
 
         private Builder(InetAddress bindAddress) {
             Objects.requireNonNull(bindAddress, "bindAddress");
@@ -1394,6 +1549,26 @@ public final class UdpTransport implements Transport {
                 throw new IllegalArgumentException("maxDatagramBytes out of range: " + bytes);
             }
             this.maxDatagramBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Sets the link MTU the transport reports ({@link UdpTransport#linkMtu()}) instead of the
+         * interface's: for a path whose MTU is smaller than the interface's (a tunnel, a router with a
+         * smaller MTU further on), or for tests. The device derives its port's active MTU from it. It
+         * changes nothing the kernel does: datagrams larger than the interface MTU are still refused.
+         *
+         * @param bytes the IP MTU in bytes, 68..65536 (IPv4's minimum to loopback's), or 0 (the
+         *     default) for the interface's MTU
+         * @return this builder
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder linkMtu(int bytes) {
+            if (bytes != 0 && (bytes < 68 || bytes > 65536)) {
+                throw new IllegalArgumentException("linkMtu must be 68..65536 bytes, or 0 for the interface's, got "
+                        + bytes);
+            }
+            this.linkMtu = bytes;
             return this;
         }
 
@@ -1665,6 +1840,7 @@ public final class UdpTransport implements Transport {
             c.writeBufferHighWaterMark = writeBufferHighWaterMark;
             c.loops = loops;
             c.loopIdle = loopIdle;
+            c.linkMtu = linkMtu;
             return c;
         }
 

@@ -15,6 +15,12 @@ public final class DeviceCounters {
     public long sentPkts;
     /** Packets received from the transport. */
     public long rcvdPkts;
+    /**
+     * Packets the transport or the kernel refused to send ({@code rdma_rxe}'s {@code send_err}), e.g. a
+     * datagram larger than the interface MTU (EMSGSIZE); each fails its QP (LOC_QP_OP_ERR). Also
+     * counted in {@link #sentPkts}, which counts packets handed to the transport.
+     */
+    public long sendErr;
     /** Duplicate requests seen by responders. */
     public long duplicateRequest;
     /** Out-of-sequence requests seen by responders. */
@@ -139,6 +145,7 @@ public final class DeviceCounters {
             sentPkts += o.sentPkts;
             rcvdPkts += o.rcvdPkts;
         }
+        sendErr += o.sendErr;
         duplicateRequest += o.duplicateRequest;
         outOfSeqRequest += o.outOfSeqRequest;
         rcvdRnrErr += o.rcvdRnrErr;
@@ -198,6 +205,7 @@ public final class DeviceCounters {
         Map<String, Long> m = new LinkedHashMap<>();
         m.put("sent_pkts", sentPkts);
         m.put("rcvd_pkts", rcvdPkts);
+        m.put("send_err", sendErr);
         m.put("duplicate_request", duplicateRequest);
         m.put("out_of_seq_request", outOfSeqRequest);
         m.put("rcvd_rnr_err", rcvdRnrErr);

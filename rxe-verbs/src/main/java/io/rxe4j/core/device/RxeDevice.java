@@ -67,6 +67,8 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
     private volatile boolean closed;
     /** WARN lines about QPs that fail: at most 10 per second, the rest counted. */
     private final RateLimitedLog qpFailureLog = new RateLimitedLog(LOG, 1_000_000_000L, 10);
+    /** WARN lines about packets the transport refused to send: at most 10 per second, the rest counted. */
+    private final RateLimitedLog sendFailureLog = new RateLimitedLog(LOG, 1_000_000_000L, 10);
 
     /**
      * Creates the device and starts receiving on every lane of {@code transport}.
@@ -115,6 +117,23 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         return address;
     }
 
+    /**
+     * @return the IP MTU of the link the device sends on ({@link Transport#linkMtu()} of its first
+     *     lane), in bytes, or -1 when the transport knows no limit. Any thread.
+     */
+    public int linkMtu() {
+        return lanes[0].transport().linkMtu();
+    }
+
+    /**
+     * @return the port's active MTU: {@link io.rxe4j.verbs.Mtu#activeForLinkMtu} of {@link #linkMtu()}
+     *     (1024 on a 1500-byte Ethernet, 4096 on loopback, a jumbo-frame link or a transport without a
+     *     limit). Any thread.
+     */
+    public io.rxe4j.verbs.Mtu activeMtu() {
+        return io.rxe4j.verbs.Mtu.activeForLinkMtu(linkMtu());
+    }
+
     /** @return the configuration */
     public DeviceConfig config() {
         return config;
@@ -142,8 +161,10 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
     /**
      * @return device totals by rxe-style name: the lanes' own counters plus those of every QP,
      *     live or destroyed (reads counters without synchronisation: a snapshot off the loops may
-     *     be slightly stale), and {@code rcv_queue_drops}: datagrams the transport's receive queues
-     *     dropped because they were full ({@link Transport#receiveQueueDrops()})
+     *     be slightly stale), and from the transport: {@code rcv_queue_drops} (datagrams dropped for
+     *     the device's sockets, full buffer or bad UDP checksum: {@link Transport#receiveQueueDrops()}),
+     *     {@code udp_rcvbuf_errors} and {@code udp_in_csum_errors} (the namespace's split of such drops:
+     *     {@link Transport#receiveBufferErrors()}, {@link Transport#receiveChecksumErrors()})
      */
     public java.util.Map<String, Long> counterSnapshot() {
         DeviceCounters total = new DeviceCounters();
@@ -161,6 +182,9 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         }
         java.util.Map<String, Long> m = total.snapshot();
         m.put("rcv_queue_drops", receiveQueueDrops());
+        // namespace-wide counts: every lane's socket sees the same, so the first lane's only
+        m.put("udp_rcvbuf_errors", lanes[0].transport().receiveBufferErrors());
+        m.put("udp_in_csum_errors", lanes[0].transport().receiveChecksumErrors());
         return m;
     }
 
@@ -365,6 +389,29 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
         } catch (RuntimeException again) {
             LOG.debug("QP 0x{}: moving to ERR after an internal error failed too", Integer.toHexString(qp.qpn()), again);
         }
+    }
+
+    /**
+     * @return the RC QP of {@code lane} whose peer is {@code peer} and whose destination QPN is
+     *     {@code destQpn} (the QP that sent a packet so addressed), or null. Scans the QP table: for
+     *     error paths only. Any thread.
+     */
+    RxeQp qpSendingTo(InetSocketAddress peer, int destQpn, RxeLane lane) {
+        for (int i = 0; i < qps.length(); i++) {
+            RxeQp qp = qps.get(i);
+            if (qp != null && qp.lane() == lane && !qp.isDestroyed() && qp.destQpn() == destQpn
+                    && peer.equals(qp.av())) {
+                return qp;
+            }
+        }
+        return null;
+    }
+
+    /** Logs a refused send at WARN (rate-limited with the other refusals). Loop only. */
+    void reportSendFailure(long now, String why, RxeQp qp) {
+        sendFailureLog.warn(now, (qp != null ? "QP 0x" + Integer.toHexString(qp.qpn()) : "a packet") + " on " + address
+                + ": " + why + (qp != null ? "; the QP fails (LOC_QP_OP_ERR)" : "; no QP of this device sent it"),
+                null);
     }
 
     /**

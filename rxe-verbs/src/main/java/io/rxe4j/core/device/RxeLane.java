@@ -293,6 +293,76 @@ public final class RxeLane implements PacketReceiver {
         flushTransport(); // and the next round, if QPs still wait
     }
 
+    /** Parses refused packets (not {@link #view}: a refusal may be reported while a received packet is in it). */
+    private PacketView refusedView;
+
+    /**
+     * The transport refused to send a packet ({@link PacketReceiver#onSendFailed}): finds the QP that
+     * sent it (the one whose peer and destination QPN the packet names), logs a rate-limited WARN with
+     * the datagram's size and the link and path MTUs, and fails that QP from a task of its own ({@link
+     * RxeQp#onSendRefused}: LOC_QP_OP_ERR, never a peer timeout). Counted in {@code send_err} (the QP's,
+     * or this lane's when no QP matches). Loop only; never throws.
+     */
+    @Override
+    public void onSendFailed(ByteBuf packet, InetSocketAddress peer, Throwable cause) {
+        try {
+            int at = packet.readerIndex();
+            int len = packet.readableBytes();
+            int opcode = len >= Bth.LENGTH ? packet.getUnsignedByte(at) : -1;
+            Opcode op = opcode >= 0 ? Opcode.of(opcode) : null;
+            int destQpn = -1;
+            int psn = 0;
+            if (op != null) {
+                psn = Bth.psn(packet, at);
+                destQpn = Bth.destQp(packet, at);
+                if (op.transport() == Opcode.Transport.TID) {
+                    PacketView v = refusedView != null ? refusedView : (refusedView = new PacketView());
+                    destQpn = v.parse(packet, at, len) == null ? TidHeader.verbsQp(packet, v.index(Header.KDETH)) : -1;
+                }
+            }
+            RxeQp qp = destQpn < 0 ? null : device.qpSendingTo(peer, destQpn, this);
+            String why = describeRefusal(len, peer, cause, qp);
+            device.reportSendFailure(scheduler.nanoTime(), why, qp);
+            if (qp == null) {
+                counters.sendErr++;
+                return;
+            }
+            boolean response = op.isResponse();
+            int refusedPsn = psn;
+            scheduler.execute(() -> {
+                try {
+                    qp.onSendRefused(response, refusedPsn, why);
+                } catch (RuntimeException e) {
+                    internalError(qp, "a refused send", e);
+                    return;
+                }
+                flushTransport();
+            });
+        } catch (RuntimeException e) {
+            counters.sendErr++;
+            RxeDevice.LOG.warn("{}: a send failure could not be handled: {}", address, e.toString(), e);
+        }
+    }
+
+    /** @return e.g. "the transport refused a 4124-byte UDP payload (4152-byte IP datagram) to X: Message too long (path MTU 4096 > the port's active MTU 1024 of link MTU 1500)" */
+    private String describeRefusal(int len, InetSocketAddress peer, Throwable cause, RxeQp qp) {
+        int ipHeader = peer.getAddress() instanceof java.net.Inet6Address ? 40 : 20;
+        String said = cause == null ? "unknown error"
+                : cause.getMessage() != null ? cause.getMessage() : cause.getClass().getSimpleName();
+        int linkMtu = transport.linkMtu();
+        io.rxe4j.verbs.Mtu active = io.rxe4j.verbs.Mtu.activeForLinkMtu(linkMtu);
+        StringBuilder b = new StringBuilder("the transport refused to send a ").append(len).append("-byte UDP payload (")
+                .append(len + 8 + ipHeader).append("-byte IP datagram) to ").append(peer).append(": ").append(said)
+                .append(" (");
+        if (qp != null) {
+            b.append("path MTU ").append(qp.pathMtuBytes());
+            b.append(qp.pathMtuBytes() > active.bytes() ? " > " : ", ");
+        }
+        b.append("the port's active MTU ").append(active.bytes());
+        b.append(linkMtu > 0 ? " for link MTU " + linkMtu : " (link MTU unknown)").append(')');
+        return b.toString();
+    }
+
     /** The transport can take packets again: the QPs that waited get their turns. */
     @Override
     public void onWritable() {

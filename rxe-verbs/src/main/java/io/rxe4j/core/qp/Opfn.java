@@ -43,7 +43,7 @@ final class Opfn {
     private volatile int completed;
     /** The capcode in flight, {@link #NONE} if none. */
     private volatile int curr;
-    /** This side's TID RDMA parameters, or null (path MTU not 4096, or TID RDMA off). */
+    /** This side's TID RDMA parameters, or null (path MTU or the port's active MTU not 4096, or TID RDMA off). */
     private volatile TidRdmaParams local;
     /** The peer's TID RDMA parameters, or null: TID RDMA is off for this QP. */
     private volatile TidRdmaParams remote;
@@ -85,7 +85,8 @@ final class Opfn {
 
     /**
      * {@code opfn_qp_init}, after every modify_qp: builds the local TID parameters when the path
-     * MTU is 4096 (else zeroes them), requests TID RDMA when the modify moves the QP to RTS, and
+     * MTU is 4096 and the port's active MTU is 4096 too (else zeroes them: TID RDMA stays off on a
+     * link that cannot carry 4096-byte packets), requests TID RDMA when the modify moves the QP to RTS, and
      * renegotiates (clears the completed bit, schedules a request) when it sets RTS again.
      *
      * @param toRts the modify carried the state attribute RTS
@@ -95,7 +96,9 @@ final class Opfn {
             return;
         }
         int mask = 0;
-        if (qp.pathMtu == Mtu.MTU_4096) {
+        // TID RDMA needs 4096-byte packets: not on a path MTU 4096 over a link that cannot carry them
+        // (e.g. 4096 asked for on a 1500-byte Ethernet, whose active MTU is 1024)
+        if (qp.pathMtu == Mtu.MTU_4096 && qp.device.activeMtu() == Mtu.MTU_4096) {
             local = new TidRdmaParams(TidRdmaParams.KDETH_QP_PREFIX << 16 | CONTEXT, TidRdmaParams.SEGMENT_SIZE,
                     TidRdmaParams.DEFAULT_JKEY, tid.maxRead(), tid.maxWrite(), qp.timeout, false);
             if (toRts) {

@@ -236,6 +236,11 @@ public final class RxeQp {
         return pathMtu.bytes();
     }
 
+    /** @return the path MTU in bytes (256 until modify_qp sets it) */
+    public int pathMtuBytes() {
+        return pathMtu.bytes();
+    }
+
     // =====================================================================================
     // modify / query
     // =====================================================================================
@@ -1108,6 +1113,36 @@ public final class RxeQp {
         } catch (java.util.concurrent.RejectedExecutionException e) {
             return false; // the device closed: its QPs are gone
         }
+    }
+
+    /**
+     * The transport refused to send one of this QP's packets (e.g. a datagram larger than the
+     * interface MTU: {@link io.rxe4j.verbs.spi.PacketReceiver#onSendFailed}). As {@code rdma_rxe}
+     * does for a transmit failure ({@code rxe-facts.md} §6.5: LOC_QP_OP_ERR), the QP fails at once
+     * instead of waiting for ACK timeouts that would blame the peer: a refused response (READ
+     * response, ACK, atomic acknowledgement) makes the responder NAK "remote operational error" with
+     * that PSN, so that the peer's WQE fails at once too; the oldest outstanding send WQE, if any,
+     * completes with LOC_QP_OP_ERR and {@code why} as its reason; the QP enters ERR. Counted in
+     * {@code send_err}. Nothing more happens once the QP is in ERR or destroyed. Loop only.
+     *
+     * @param response whether the refused packet was a response (sent by this QP's responder)
+     * @param psn the refused packet's PSN
+     * @param why the cause, for {@link #errorReason()} and the completion
+     */
+    public void onSendRefused(boolean response, int psn, String why) {
+        counters.sendErr++;
+        if (destroyed || state == QpState.ERR || state == QpState.RESET) {
+            return;
+        }
+        if (response) {
+            noteErrorReason(why);
+            responder.sendAck(io.rxe4j.core.wire.Aeth.NAK_REMOTE_OP_ERROR, psn);
+        }
+        SendWqe w = completer.head();
+        if (w != null) {
+            completer.failHead(w, io.rxe4j.verbs.WcStatus.LOC_QP_OP_ERR, 0, why);
+        }
+        moveToError(why);
     }
 
     /** @return why the QP last entered ERR (null if it never did): for diagnostics */

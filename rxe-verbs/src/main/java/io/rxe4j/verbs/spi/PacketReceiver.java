@@ -41,6 +41,24 @@ public interface PacketReceiver {
     default void onWritable() {}
 
     /**
+     * Called on the loop when the transport (or the network stack under it) refused to send a
+     * packet given to {@link Transport#send}: for example a UDP datagram larger than the interface
+     * MTU, which don't-fragment forbids splitting ({@code EMSGSIZE}, "Message too long"), or any
+     * other write error of the socket. The call may come during {@link Transport#flush()} or later
+     * (an asynchronous write), always on the transport's loop, once per refused packet; never for a
+     * packet dropped because the transport was closed. A transport that cannot tell which packet
+     * failed does not call it. The default does nothing.
+     *
+     * @param packet the refused packet (readable bytes: the UDP payload, BTH through ICRC), valid only
+     *     during the call: the transport releases it afterwards; a callee must not keep it or change its
+     *     indices
+     * @param peer the (IP, UDP port) it was addressed to
+     * @param cause what the transport or the kernel said (e.g. an {@code IOException} "Message too
+     *     long")
+     */
+    default void onSendFailed(ByteBuf packet, InetSocketAddress peer, Throwable cause) {}
+
+    /**
      * Called on the loop after the transport delivered the packets of one read (a batch of {@code
      * onPacket} calls, Netty's {@code channelReadComplete}), by transports whose {@link
      * Transport#signalsReadComplete()} is {@code true}. A receiver may defer work that it would

@@ -71,12 +71,51 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
-     * @return datagrams the transport's receive queue dropped because it was full (e.g. a UDP socket's
-     *     receive buffer: the per-socket drop count of {@code /proc/net/udp}), since it was opened;
-     *     0 when the transport cannot tell. Any thread.
+     * @return datagrams the transport dropped on receipt before handing them over, since it was
+     *     opened: its receive queue was full, or (UDP) the kernel dropped them for this socket for any
+     *     reason: the per-socket {@code drops} of {@code /proc/net/udp}, which counts a full receive
+     *     buffer and a bad UDP checksum alike (see {@link #receiveBufferErrors()} and {@link
+     *     #receiveChecksumErrors()} for the split); 0 when the transport cannot tell. Any thread.
      */
     default long receiveQueueDrops() {
         return 0;
+    }
+
+    /**
+     * @return UDP datagrams the kernel dropped because a receive buffer was full, since the transport
+     *     was opened, in the whole network namespace (Linux counts this per namespace only: {@code
+     *     RcvbufErrors} of {@code /proc/net/snmp} plus {@code Udp6RcvbufErrors} of {@code snmp6}, as a
+     *     delta), so other sockets' overflows count too; 0 (the default) when the transport cannot
+     *     tell or has no such buffer. Any thread.
+     */
+    default long receiveBufferErrors() {
+        return 0;
+    }
+
+    /**
+     * @return UDP datagrams the kernel dropped because their UDP checksum was wrong (corrupted on the
+     *     way), since the transport was opened, in the whole network namespace ({@code InCsumErrors}
+     *     plus {@code Udp6InCsumErrors}, as a delta; other sockets' count too); 0 (the default) when
+     *     the transport cannot tell. Any thread.
+     */
+    default long receiveChecksumErrors() {
+        return 0;
+    }
+
+    /**
+     * The IP MTU of the link this transport sends on: the largest IP datagram (IP header, UDP header
+     * and UDP payload) it can send unfragmented. The device derives its port's active MTU from it as
+     * {@code rdma_rxe} does ({@code rxe-facts.md} §4.2: the largest IB MTU not above {@code linkMtu −
+     * 80}, at most 4096, at least 256; see {@code RdmaDevice.queryPort}). A UDP transport reports the
+     * MTU of the network interface that carries its bound address (for a wildcard bind, the smallest
+     * MTU of the interfaces that are up); a wrapper reports its inner transport's; a multi-loop
+     * transport its first lane's. Any thread.
+     *
+     * @return the IP MTU in bytes, or -1 (the default) when the transport has no such limit or
+     *     cannot tell; the port's active MTU is then 4096
+     */
+    default int linkMtu() {
+        return -1;
     }
 
     /**

@@ -1,0 +1,69 @@
+package io.rxe4j.verbs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rxe4j.net.inproc.InJvmFabric;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The connection manager's default path MTU is the port's active MTU (issue 19 item 2): 1024 on a
+ * link of IP MTU 1500, 4096 on a link without a limit; an explicit {@link ConnectionParams#withPathMtu}
+ * still wins, and the smaller offer of the two sides is used.
+ */
+class CmPathMtuTest {
+    private static final InetSocketAddress ANY_LOOPBACK = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+
+    /** Connects a client to a server on a fabric of {@code linkMtu} and returns the client's agreed MTU and QP's. */
+    private static Mtu[] connect(int linkMtu, ConnectionParams clientParams, ConnectionParams serverParams)
+            throws Exception {
+        InJvmFabric fabric = InJvmFabric.builder().linkMtu(linkMtu).build();
+        try (ConnectionManagerTest.Side server = new ConnectionManagerTest.Side(fabric, "10.0.0.1");
+                ConnectionManagerTest.Side client = new ConnectionManagerTest.Side(fabric, "10.0.0.2");
+                RdmaListener listener = RdmaListener.listen(ANY_LOOPBACK, 4, Duration.ofMillis(300))) {
+            CompletableFuture<RdmaConnection> accepted = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return listener.accept(server.pd, server.cq, server.cq, serverParams);
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            try (RdmaConnection c = RdmaConnection.connect(client.pd, client.cq, client.cq, listener.localAddress(),
+                    clientParams);
+                    RdmaConnection s = accepted.get(10, TimeUnit.SECONDS)) {
+                assertThat(s.pathMtu()).isEqualTo(c.pathMtu());
+                return new Mtu[] {c.pathMtu(), c.qp().query().pathMtu, s.qp().query().pathMtu,
+                        client.dev.queryPort(1).activeMtu()};
+            }
+        }
+    }
+
+    @Test
+    void theDefaultIsThePortsActiveMtu() throws Exception {
+        assertThat(ConnectionParams.defaults().pathMtu()).as("null: the port's active MTU").isNull();
+        assertThat(connect(1500, ConnectionParams.defaults(), ConnectionParams.defaults()))
+                .containsExactly(Mtu.MTU_1024, Mtu.MTU_1024, Mtu.MTU_1024, Mtu.MTU_1024);
+        assertThat(connect(9000, ConnectionParams.defaults(), ConnectionParams.defaults()))
+                .containsExactly(Mtu.MTU_4096, Mtu.MTU_4096, Mtu.MTU_4096, Mtu.MTU_4096);
+        assertThat(connect(0, ConnectionParams.defaults(), ConnectionParams.defaults()))
+                .containsExactly(Mtu.MTU_4096, Mtu.MTU_4096, Mtu.MTU_4096, Mtu.MTU_4096);
+    }
+
+    @Test
+    void anExplicitMtuWinsAndTheSmallerOfferIsUsed() throws Exception {
+        // the client asks for 512 on a 4096 link: 512
+        assertThat(connect(9000, ConnectionParams.defaults().withPathMtu(Mtu.MTU_512), ConnectionParams.defaults())[0])
+                .isEqualTo(Mtu.MTU_512);
+        // the client asks for 4096 on a 1500 link, the server offers its default (1024): 1024
+        assertThat(connect(1500, ConnectionParams.defaults().withPathMtu(Mtu.MTU_4096), ConnectionParams.defaults())[0])
+                .isEqualTo(Mtu.MTU_1024);
+        ConnectionParams four = ConnectionParams.defaults().withPathMtu(Mtu.MTU_4096);
+        assertThat(four.pathMtu()).isEqualTo(Mtu.MTU_4096);
+        // both ask for 4096 on a 1500 link: used as given (modify_qp accepts up to max_mtu, as rdma_rxe)
+        assertThat(connect(1500, four, four)[0]).isEqualTo(Mtu.MTU_4096);
+    }
+}
