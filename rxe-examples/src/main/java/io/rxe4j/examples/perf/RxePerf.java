@@ -109,6 +109,11 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = "--connect", paramLabel = "HOST:PORT", description = "be the active side, bootstrap with this server")
     String connect;
 
+    @Option(names = "--cold-start", description = "two processes: skip the warm-up, in which each side first runs "
+            + WARM_UP_OPS + " operations of the test between two devices of its own over loopback UDP, so that the "
+            + "first packets of the measured QPs meet loaded and compiled code on both sides")
+    boolean coldStart;
+
     @Option(names = {"-e", "--events"}, description = "always wait for completions by blocking (perftest -e)")
     boolean events;
 
@@ -766,6 +771,39 @@ public final class RxePerf implements Callable<Integer> {
         return m;
     }
 
+    /** Operations of the warm-up ({@link #warmUp}). */
+    static final int WARM_UP_OPS = 256;
+
+    /**
+     * Two processes: runs {@link #WARM_UP_OPS} operations of {@code test} (at most 64 KiB each) between
+     * two devices of this JVM over loopback UDP, through the connection manager, with this side's
+     * transport options, before the measured QPs carry a packet. A fresh JVM runs its receive,
+     * responder, ACK and completion paths interpreted and loads their classes on the first packet:
+     * 100-200 ms, and more on a loaded host, against the peer's ACK timeout (issue 19). A failure
+     * here is reported and does not stop the run.
+     */
+    private void warmUp(PerfTest test) {
+        if (coldStart || rawUdp) {
+            return;
+        }
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        int s = Math.min(sizes().get(0), 65536);
+        long mr = 2L * Math.max(s, 64) + 4096;
+        int depth = test.latency() ? 1 : 8;
+        try (RdmaBench.Side a = new RdmaBench.Side(udp(lo), mr, 1, depth, 16, plainConfig());
+                RdmaBench.Side b = new RdmaBench.Side(udp(lo), mr, 1, depth, 16, plainConfig())) {
+            a.events = useEvents(test);
+            b.events = responderEvents(test);
+            BufferAdvert[] peers = connectPair(a, b);
+            try (RdmaBench.Responder r = new RdmaBench.Responder(b, (int) (mr / 2))) {
+                r.echo(test == PerfTest.SEND_LAT);
+                new RdmaBench.Requester(a, peers).run(test, s, atomicType, depth, WARM_UP_OPS, 0);
+            }
+        } catch (Exception e) {
+            System.err.println("rxe-perf: the warm-up failed (" + e + "); measuring anyway");
+        }
+    }
+
     private int runServer() throws Exception {
         try (ServerSocket listen = new ServerSocket(port)) {
             out.println("rxe-perf server: waiting on TCP port " + listen.getLocalPort());
@@ -779,6 +817,7 @@ public final class RxePerf implements Callable<Integer> {
                     return 2;
                 }
                 PerfTest test = test();
+                warmUp(test); // before the client's first packet: it connects and posts only after READY
                 long mr = Long.parseLong(p.get("mr"));
                 Mtu m = Mtu.ofBytes(Integer.parseInt(p.get("mtu")));
                 warnNoCc(s.getInetAddress());
@@ -815,6 +854,7 @@ public final class RxePerf implements Callable<Integer> {
         PerfTest test = test();
         try (Socket s = new Socket(host, p); ControlChannel boot = new ControlChannel(s)) {
             boot.send(paramsLine());
+            warmUp(test); // while the server warms up too
             String answer = boot.receive();
             if (answer.startsWith("REFUSED ")) {
                 System.err.println("rxe-perf: the server refused the options: " + answer.substring(8));
