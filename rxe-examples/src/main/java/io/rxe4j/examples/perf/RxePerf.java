@@ -525,11 +525,14 @@ public final class RxePerf implements Callable<Integer> {
      */
     private BufferAdvert[] connectPair(RdmaBench.Side a, RdmaBench.Side b) throws Exception {
         try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
-            java.util.concurrent.CompletableFuture<Void> accepted = java.util.concurrent.CompletableFuture.runAsync(() -> {
+            // a thread of its own, not the common pool: that may be busy or have a single thread (2 cores)
+            java.util.concurrent.CompletableFuture<Void> accepted = new java.util.concurrent.CompletableFuture<>();
+            Thread.ofPlatform().name("rxe-perf-accept").daemon().start(() -> {
                 try {
                     b.acceptAll(listener, pathMtu(), ackTimeout);
-                } catch (Exception e) {
-                    throw new java.util.concurrent.CompletionException(e);
+                    accepted.complete(null);
+                } catch (Throwable e) {
+                    accepted.completeExceptionally(e);
                 }
             });
             BufferAdvert[] peers = a.connectAll(listener.localAddress(), pathMtu(), ackTimeout);

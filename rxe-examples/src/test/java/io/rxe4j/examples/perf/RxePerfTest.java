@@ -162,8 +162,9 @@ class RxePerfTest {
     /** Runs {@code server} on a thread and, once it listens, {@code client} with --connect; @return the client's output */
     private static String[] twoProcesses(String[] server, String... client) throws Exception {
         ServerOutput so = new ServerOutput();
-        java.util.concurrent.CompletableFuture<Integer> serverCode = java.util.concurrent.CompletableFuture.supplyAsync(
-                () -> RxePerf.run(new PrintStream(so, true, StandardCharsets.UTF_8), server));
+        java.util.concurrent.CompletableFuture<Integer> serverCode = new java.util.concurrent.CompletableFuture<>();
+        Thread.ofPlatform().name("rxe-perf-test-server").daemon().start(
+                () -> serverCode.complete(RxePerf.run(new PrintStream(so, true, StandardCharsets.UTF_8), server)));
         int port = so.port.get(30, java.util.concurrent.TimeUnit.SECONDS);
         List<String> args = new java.util.ArrayList<>(List.of(client));
         args.addAll(List.of("--connect", "127.0.0.1:" + port));
@@ -174,6 +175,7 @@ class RxePerfTest {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(120) // a safety net against a hang, not a measurement
     void theServerTakesTidAndTheShapeFromTheClient() throws Exception {
         // the server is given neither TEST nor --tid nor -s/-q: it adopts the client's (issue 19); TID RDMA is
         // negotiated only when both devices have it on, so the TID counters of the server prove the adoption
@@ -187,6 +189,7 @@ class RxePerfTest {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(120) // a safety net against a hang, not a measurement
     void jsonCarriesTheDeviceCountersOfBothSides() throws Exception {
         String one = run("write_bw", "-n", "20", "-s", "4096", "-t", "4", "-w", "0", "--json");
         assertThat(one).containsPattern("\"counters\":\\{\"requester\":\\{[^}]*\"sent_pkts\":[1-9]")
@@ -228,6 +231,7 @@ class RxePerfTest {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(120) // a safety net against a hang, not a measurement
     void aContradictionEndsBothSidesWithExitCode2() throws Exception {
         String[] r = twoProcesses(new String[] {"write_bw", "--server", "-p", "0", "--transport", "nio", "--tid"},
                 "write_bw", "--transport", "nio", "-n", "10", "-w", "0");
