@@ -15,7 +15,11 @@ module io.rxe4j.net {
     requires transitive io.netty.transport; // EventLoopGroup in UdpTransport.Builder
     requires transitive io.netty.common; // EventExecutor in NettyScheduler
     requires io.netty.buffer;
-    requires io.netty.transport.classes.epoll; // opt-in native epoll (UdpTransport.Io.EPOLL)
+    requires io.netty.transport.classes.epoll; // native epoll (UdpTransport.Io.EPOLL)
+    // Netty's epoll JNI library, a resource of this module (netty-transport-native-epoll-*-linux-x86_64.jar):
+    // on the module path a module that nothing requires is not resolved and its resources are invisible, so
+    // without this Netty cannot load epoll there and IPv6 from kernel peers (zero UDP checksums) is dropped
+    requires io.netty.transport.epoll.linux.x86_64;
     requires io.netty.transport.unix.common;
     requires org.slf4j;
     requires jdk.net;

@@ -55,7 +55,14 @@ public final class QpAttr {
     public QpAttr av(InetSocketAddress peer) { av = peer; mask |= QpAttrMask.AV; return this; }
     /** Sets the path MTU (IBV_QP_PATH_MTU). @return this */
     public QpAttr pathMtu(Mtu m) { pathMtu = m; mask |= QpAttrMask.PATH_MTU; return this; }
-    /** Sets the local ACK timeout exponent 0..31 (4.096 µs × 2^t; 0 = infinite). @return this */
+    /**
+     * Sets the local ACK timeout exponent 0..31 (4.096 µs × 2^t; 0 = infinite). A QP that never gets
+     * one has 0, as with a zeroed {@code ibv_qp_attr}. 17 (≈ 537 ms; 4.3 s with retry_cnt 7) is what
+     * rdma_cm sets for an rxe peer and {@link ConnectionParams#defaults()} uses: values below about 16
+     * make a peer JVM that has just started (100–200 ms to its first answer) look like packet loss.
+     *
+     * @return this
+     */
     public QpAttr timeout(int t) { timeout = t; mask |= QpAttrMask.TIMEOUT; return this; }
     /** Sets retry_cnt 0..7 (7 = infinite, as rxe). @return this */
     public QpAttr retryCnt(int r) { retryCnt = r; mask |= QpAttrMask.RETRY_CNT; return this; }

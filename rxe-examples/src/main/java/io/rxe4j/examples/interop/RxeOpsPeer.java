@@ -195,6 +195,11 @@ public final class RxeOpsPeer implements Callable<Integer> {
     @Option(names = "--stall-timeout", description = "seconds to wait for one completion (default ${DEFAULT-VALUE})")
     long stallSeconds = 20;
 
+    @Option(names = "--ack-timeout", description = "local ACK timeout exponent of the QP, 0..31, 4.096 us x 2^n "
+            + "(default ${DEFAULT-VALUE}: 537 ms, 4.3 s with the 7 retries, as rdma_cm; ibv_rc_pingpong's 14, 67 ms, is "
+            + "shorter than a fresh JVM takes to answer its first packet)")
+    int ackTimeout = io.rxe4j.examples.perf.RxePerf.DEFAULT_ACK_TIMEOUT;
+
     @Option(names = "--tcp-timeout", description = "seconds to wait for the TCP peer: accept, connect, and the "
             + "server's wait for \"done\" (default ${DEFAULT-VALUE})")
     int tcpTimeoutSeconds = 120;
@@ -212,6 +217,9 @@ public final class RxeOpsPeer implements Callable<Integer> {
         List<Op> list;
         try {
             list = Op.parseList(ops == null ? (server ? "" : ALL) : ops);
+            if (ackTimeout < 0 || ackTimeout > 31) {
+                throw new IllegalArgumentException("--ack-timeout must be 0..31, got " + ackTimeout);
+            }
         } catch (IllegalArgumentException e) {
             System.err.println("rxe-ops: " + e.getMessage());
             return 2;
@@ -275,7 +283,7 @@ public final class RxeOpsPeer implements Callable<Integer> {
         System.out.flush();
         qp.modify(new QpAttr().state(QpState.RTR).av(av).pathMtu(pathMtu).destQpNum(rem.qpn()).rqPsn(rem.psn())
                 .maxDestRdAtomic(4).minRnrTimer(12));
-        qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7).sqPsn(me.psn())
+        qp.modify(new QpAttr().state(QpState.RTS).timeout(ackTimeout).retryCnt(7).rnrRetry(7).sqPsn(me.psn())
                 .maxRdAtomic(4));
     }
 

@@ -124,6 +124,11 @@ public final class RxePingpong implements Callable<Integer> {
             + "(default ${DEFAULT-VALUE})")
     long stallSeconds = 30;
 
+    @Option(names = "--ack-timeout", description = "local ACK timeout exponent of the QP, 0..31, 4.096 us x 2^n "
+            + "(default ${DEFAULT-VALUE}: 537 ms, 4.3 s with the 7 retries, as rdma_cm; ibv_rc_pingpong's 14, 67 ms, is "
+            + "shorter than a fresh JVM takes to answer its first packet)")
+    int ackTimeout = io.rxe4j.examples.perf.RxePerf.DEFAULT_ACK_TIMEOUT;
+
     @Option(names = "--tcp-timeout", description = "seconds to wait for the TCP peer (accept, connect, "
             + "each read; 0 = forever) (default ${DEFAULT-VALUE})")
     int tcpTimeoutSeconds = 60;
@@ -137,6 +142,10 @@ public final class RxePingpong implements Callable<Integer> {
     public Integer call() throws Exception {
         if (size < 1 || rxDepth < 2 || iters < 1) {
             System.err.println("rxe-pingpong: -s must be >= 1, -r >= 2 and -n >= 1");
+            return 2;
+        }
+        if (ackTimeout < 0 || ackTimeout > 31) {
+            System.err.println("rxe-pingpong: --ack-timeout must be 0..31, got " + ackTimeout);
             return 2;
         }
         Mtu asked = mtu == 0 ? null : Mtu.ofBytes(mtu);
@@ -309,7 +318,7 @@ public final class RxePingpong implements Callable<Integer> {
         System.err.println("rxe-pingpong: peer " + av);
         qp.modify(new QpAttr().state(QpState.RTR).av(av).pathMtu(pathMtu).destQpNum(rem.qpn()).rqPsn(rem.psn())
                 .maxDestRdAtomic(1).minRnrTimer(12));
-        qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7).sqPsn(my.psn())
+        qp.modify(new QpAttr().state(QpState.RTS).timeout(ackTimeout).retryCnt(7).rnrRetry(7).sqPsn(my.psn())
                 .maxRdAtomic(1));
     }
 

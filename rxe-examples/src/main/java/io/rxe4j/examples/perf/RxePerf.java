@@ -15,6 +15,7 @@ import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
@@ -39,9 +40,14 @@ public final class RxePerf implements Callable<Integer> {
     /** Default TCP port of the bootstrap (perftest's). */
     public static final int DEFAULT_PORT = 18515;
 
-    @Parameters(index = "0", paramLabel = "TEST",
-            description = "write_bw, read_bw, send_bw, atomic_bw, write_lat, read_lat, send_lat, atomic_lat")
+    @Parameters(index = "0", paramLabel = "TEST", arity = "0..1",
+            description = "write_bw, read_bw, send_bw, atomic_bw, write_lat, read_lat, send_lat, atomic_lat "
+                    + "(with --server optional: the client's)")
     String testName;
+
+    /** The parsed command line, to tell which options were given explicitly (the option exchange). */
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
 
     @Option(names = {"-s", "--size"}, description = "message size in bytes (default 65536 for bw, 2 for lat; 8 for atomics)")
     Integer size;
@@ -92,7 +98,11 @@ public final class RxePerf implements Callable<Integer> {
             + " --connect, epoll where Netty's native epoll loads, else nio)")
     String transport;
 
-    @Option(names = "--server", description = "be the passive side: wait for --connect on --port")
+    @Option(names = "--server", description = "be the passive side: wait for --connect on --port. The server takes "
+            + "TEST and the shape options (-s, -a, --max-size, -n, -D, -w, -q, -t, --atomic-type, --tid, --ack-timeout, "
+            + "--no-cc, --peer-budget, --ecn, -e, --busy-poll, --backoff) and the path MTU from the client; one of them "
+            + "given to the server with another value than the client's is refused, on both sides, naming it. Local to "
+            + "each side: --transport, --loops, --loop-idle, --gso, --gro, --pcap, -p")
     boolean server;
 
     @Option(names = {"-p", "--port"}, description = "TCP bootstrap port of --server (default ${DEFAULT-VALUE})")
@@ -100,6 +110,11 @@ public final class RxePerf implements Callable<Integer> {
 
     @Option(names = "--connect", paramLabel = "HOST:PORT", description = "be the active side, bootstrap with this server")
     String connect;
+
+    @Option(names = "--cold-start", description = "two processes: skip the warm-up, in which each side first runs "
+            + WARM_UP_OPS + " operations of the test between two devices of its own over loopback UDP, so that the "
+            + "first packets of the measured QPs meet loaded and compiled code on both sides")
+    boolean coldStart;
 
     @Option(names = {"-e", "--events"}, description = "always wait for completions by blocking (perftest -e)")
     boolean events;
@@ -164,7 +179,10 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = "--json", description = "print JSON instead of the table")
     boolean json;
 
-    @Option(names = "--no-cc", description = "turn congestion control (the per-peer AIMD window) off")
+    @Option(names = "--no-cc", description = "turn congestion control (the per-peer AIMD window) off: for measuring "
+            + "the raw engine on a lossless path (one process, loopback). Nothing then paces the senders at a "
+            + "bottleneck: with many QPs (>= 16) or a real network, losses pile up until RETRY_EXC_ERR (seen with "
+            + "128 QPs); a WARN says so")
     boolean noCongestionControl;
 
     @Option(names = "--peer-budget", paramLabel = "BYTES", description = "bytes in flight per peer at most "
@@ -211,8 +229,17 @@ public final class RxePerf implements Callable<Integer> {
         return tidCompare ? "plain" : "raw";
     }
 
-    @Option(names = "--ack-timeout", description = "QP local ACK timeout exponent, 4.096 us x 2^n (default ${DEFAULT-VALUE})")
-    int ackTimeout = 14;
+    /**
+     * The tools' local ACK timeout exponent: 17 (4.096 us x 2^17 = 537 ms; 8 tries = 4.3 s), as rdma_cm
+     * sets for an rxe peer and as {@link io.rxe4j.verbs.ConnectionParams#defaults()}. 14 (67 ms) made a
+     * fresh server JVM, which answers its first packet after 100-200 ms, resend the first window of
+     * every two-process run, and fail it on a loaded host (issue 19).
+     */
+    public static final int DEFAULT_ACK_TIMEOUT = 17;
+
+    @Option(names = "--ack-timeout", description = "QP local ACK timeout exponent, 4.096 us x 2^n; 0 = none "
+            + "(default ${DEFAULT-VALUE}: 537 ms, 4.3 s with the 7 retries, as rdma_cm)")
+    int ackTimeout = DEFAULT_ACK_TIMEOUT;
 
     private PrintStream out = System.out;
     private final List<Result[]> rows = new ArrayList<>();
@@ -240,6 +267,10 @@ public final class RxePerf implements Callable<Integer> {
     }
 
     PerfTest test() {
+        if (testName == null) {
+            throw new IllegalArgumentException("TEST missing: write_bw, read_bw, send_bw, atomic_bw, write_lat, "
+                    + "read_lat, send_lat or atomic_lat (only --server may omit it: it takes the client's)");
+        }
         return PerfTest.parse(testName);
     }
 
@@ -297,7 +328,9 @@ public final class RxePerf implements Callable<Integer> {
     }
 
     void validate() {
-        test();
+        if (testName != null || !server || perftest) {
+            test();
+        }
         pathMtu();
         transportName();
         if (size != null && (size < 1 || size > (1 << 30))) {
@@ -340,6 +373,9 @@ public final class RxePerf implements Callable<Integer> {
         if (loops < 1 || loops > 64) {
             throw new IllegalArgumentException("--loops must be 1..64, got " + loops);
         }
+        if (ackTimeout < 0 || ackTimeout > 31) {
+            throw new IllegalArgumentException("--ack-timeout must be 0..31, got " + ackTimeout);
+        }
         if ((server || connect != null) && transportName().equals("inproc")) {
             throw new IllegalArgumentException("two processes need --transport nio or epoll");
         }
@@ -360,14 +396,12 @@ public final class RxePerf implements Callable<Integer> {
             UdpTransport.ensureEpoll();
         }
         if (server) {
-            runServer();
-            return 0;
+            return runServer();
         }
         if (connect != null) {
-            runClient();
-        } else {
-            runLocal();
+            return runClient();
         }
+        runLocal();
         return 0;
     }
 
@@ -428,6 +462,7 @@ public final class RxePerf implements Callable<Integer> {
         RdmaBench.Requester plainRequester = null;
         RawUdpBench.Responder rawResponder = null;
         RawUdpBench.Requester rawRequester = null;
+        warnNoCc(null);
         try {
             RdmaBench.Requester requester = null;
             if (doRdma) {
@@ -484,6 +519,10 @@ public final class RxePerf implements Callable<Integer> {
                 rows.add(row);
                 printRow(row);
             }
+            if (doRdma) {
+                requesterCounters = a.device.counters();
+                responderCounters = b.device.counters();
+            }
             footer();
             if (doRdma && !json) {
                 printCounters(a, b);
@@ -510,11 +549,14 @@ public final class RxePerf implements Callable<Integer> {
      */
     private BufferAdvert[] connectPair(RdmaBench.Side a, RdmaBench.Side b) throws Exception {
         try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
-            java.util.concurrent.CompletableFuture<Void> accepted = java.util.concurrent.CompletableFuture.runAsync(() -> {
+            // a thread of its own, not the common pool: that may be busy or have a single thread (2 cores)
+            java.util.concurrent.CompletableFuture<Void> accepted = new java.util.concurrent.CompletableFuture<>();
+            Thread.ofPlatform().name("rxe-perf-accept").daemon().start(() -> {
                 try {
                     b.acceptAll(listener, pathMtu(), ackTimeout);
-                } catch (Exception e) {
-                    throw new java.util.concurrent.CompletionException(e);
+                    accepted.complete(null);
+                } catch (Throwable e) {
+                    accepted.completeExceptionally(e);
                 }
             });
             BufferAdvert[] peers = a.connectAll(listener.localAddress(), pathMtu(), ackTimeout);
@@ -607,25 +649,211 @@ public final class RxePerf implements Callable<Integer> {
 
     // ---- two processes ----
 
-    private void runServer() throws Exception {
+    /**
+     * One option of the two-process exchange: the client sends every one, the server adopts it
+     * (issue 19: {@code --tid} and the other shape options had to be given twice).
+     *
+     * @param key the word on the wire
+     * @param option the option's name, to tell whether the server was given it explicitly (null: TEST)
+     * @param get this side's value as a word ({@code -} for none)
+     * @param set adopts a word
+     */
+    private record Shared(String key, String option, java.util.function.Supplier<String> get,
+            java.util.function.Consumer<String> set) {}
+
+    private static String word(Object v) {
+        return v == null ? "-" : v.toString();
+    }
+
+    private static boolean none(String v) {
+        return v.equals("-");
+    }
+
+    /** @return the options the client sends and the server adopts, in wire order */
+    private List<Shared> shared() {
+        return List.of(
+                new Shared("test", null, () -> testName == null ? "-" : test().cliName(), v -> testName = none(v) ? null : v),
+                new Shared("size", "--size", () -> word(size), v -> size = none(v) ? null : Integer.valueOf(v)),
+                new Shared("all", "--all", () -> word(all), v -> all = Boolean.parseBoolean(v)),
+                new Shared("max-size", "--max-size", () -> word(maxSize), v -> maxSize = Integer.parseInt(v)),
+                new Shared("iters", "--iters", () -> word(iterations), v -> iterations = none(v) ? null : Long.valueOf(v)),
+                new Shared("duration", "--duration", () -> word(duration), v -> duration = none(v) ? null : Double.valueOf(v)),
+                new Shared("warmup", "--warmup", () -> word(warmup), v -> warmup = Double.parseDouble(v)),
+                new Shared("qps", "--qps", () -> word(qps), v -> qps = Integer.parseInt(v)),
+                new Shared("tx-depth", "--tx-depth", () -> word(txDepth), v -> txDepth = Integer.parseInt(v)),
+                new Shared("atomic-type", "--atomic-type", () -> atomicType.name(), v -> atomicType = AtomicType.valueOf(v)),
+                new Shared("tid", "--tid", () -> word(tid), v -> tid = Boolean.parseBoolean(v)),
+                new Shared("ack-timeout", "--ack-timeout", () -> word(ackTimeout), v -> ackTimeout = Integer.parseInt(v)),
+                new Shared("no-cc", "--no-cc", () -> word(noCongestionControl),
+                        v -> noCongestionControl = Boolean.parseBoolean(v)),
+                new Shared("peer-budget", "--peer-budget", () -> word(peerBudget), v -> peerBudget = Long.parseLong(v)),
+                new Shared("ecn", "--ecn", () -> word(ecn), v -> ecn = Boolean.parseBoolean(v)),
+                new Shared("events", "--events", () -> word(events), v -> events = Boolean.parseBoolean(v)),
+                new Shared("busy-poll", "--busy-poll", () -> word(busyPoll), v -> busyPoll = Boolean.parseBoolean(v)),
+                new Shared("backoff", "--backoff", () -> word(backoff), v -> backoff = Boolean.parseBoolean(v)));
+    }
+
+    /** @return whether {@code option} (null: TEST) was on this side's command line */
+    private boolean given(String option) {
+        CommandLine.ParseResult pr = spec == null ? null : spec.commandLine().getParseResult();
+        if (pr == null) {
+            return false;
+        }
+        return option == null ? pr.hasMatchedPositional(0) : pr.hasMatchedOption(option);
+    }
+
+    /** @return the client's PARAMS line: {@code PARAMS key=value ...}, plus the MR size and path MTU */
+    String paramsLine() {
+        StringBuilder sb = new StringBuilder("PARAMS");
+        for (Shared o : shared()) {
+            sb.append(' ').append(o.key()).append('=').append(o.get().get());
+        }
+        return sb.append(" mr=").append(mrBytes()).append(" mtu=").append(mtu).toString();
+    }
+
+    /**
+     * The server's side of the exchange: adopts the client's options, except that an option given to
+     * the server explicitly with another value is a contradiction.
+     *
+     * @return the client's {@code mr} and {@code mtu} words
+     * @throws IllegalArgumentException naming each contradiction, or a bad line or value
+     */
+    Map<String, String> adopt(String line) {
+        String[] words = line.split(" ");
+        if (words.length == 0 || !words[0].equals("PARAMS")) {
+            throw new IllegalArgumentException("bad PARAMS line from the client: " + line);
+        }
+        Map<String, String> p = new java.util.LinkedHashMap<>();
+        for (int i = 1; i < words.length; i++) {
+            int eq = words[i].indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("bad PARAMS word from the client: '" + words[i] + "'");
+            }
+            p.put(words[i].substring(0, eq), words[i].substring(eq + 1));
+        }
+        List<String> conflicts = new ArrayList<>();
+        for (Shared o : shared()) {
+            String v = p.get(o.key());
+            if (v == null) {
+                throw new IllegalArgumentException("the client did not send '" + o.key() + "' (another rxe-perf version?)");
+            }
+            if (given(o.option()) && !v.equals(o.get().get())) {
+                conflicts.add((o.option() == null ? "TEST" : o.option()) + ": server " + o.get().get() + ", client " + v);
+            }
+        }
+        if (!conflicts.isEmpty()) {
+            throw new IllegalArgumentException("the server was given other options than the client (" + String.join("; ",
+                    conflicts) + "); give them to the client only: the server takes them from it");
+        }
+        for (Shared o : shared()) {
+            try {
+                o.set().accept(p.get(o.key()));
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("bad value from the client: " + o.key() + "=" + p.get(o.key()));
+            }
+        }
+        if (!p.containsKey("mr") || !p.containsKey("mtu")) {
+            throw new IllegalArgumentException("bad PARAMS line from the client (no mr/mtu): " + line);
+        }
+        validate();
+        return p;
+    }
+
+    /** Prints the WARN of {@code --no-cc} where it is a foot-gun: many QPs, or a peer that is not this host. */
+    private void warnNoCc(InetAddress peer) {
+        if (!noCongestionControl) {
+            return;
+        }
+        boolean remote = peer != null && !peer.isLoopbackAddress();
+        if (qps >= 16 || remote) {
+            System.err.println("rxe-perf: WARN --no-cc with " + (remote ? "the remote peer " + peer.getHostAddress()
+                    : qps + " QPs") + ": without congestion control nothing paces the senders at a bottleneck, and "
+                    + "losses can pile up until RETRY_EXC_ERR; --no-cc is for measuring the raw engine on a lossless path");
+        }
+    }
+
+    /** The device counters of the responder (two processes: sent back by the server), for --json. */
+    private Map<String, Long> responderCounters;
+    /** The device counters of the requester, for --json. */
+    private Map<String, Long> requesterCounters;
+
+    /** @return {@code counters} as {@code COUNTERS name=value ...} */
+    static String countersLine(Map<String, Long> counters) {
+        StringBuilder sb = new StringBuilder("COUNTERS");
+        counters.forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
+        return sb.toString();
+    }
+
+    /** @return the counters of a {@link #countersLine} */
+    static Map<String, Long> parseCounters(String line) {
+        String[] words = line.split(" ");
+        if (words.length == 0 || !words[0].equals("COUNTERS")) {
+            throw new IllegalStateException("bad COUNTERS line from the server: " + line);
+        }
+        Map<String, Long> m = new java.util.LinkedHashMap<>();
+        for (int i = 1; i < words.length; i++) {
+            int eq = words[i].indexOf('=');
+            m.put(words[i].substring(0, eq), Long.parseLong(words[i].substring(eq + 1)));
+        }
+        return m;
+    }
+
+    /** Operations of the warm-up ({@link #warmUp}). */
+    static final int WARM_UP_OPS = 256;
+
+    /**
+     * Two processes: runs {@link #WARM_UP_OPS} operations of {@code test} (at most 64 KiB each) between
+     * two devices of this JVM over loopback UDP, through the connection manager, with this side's
+     * transport options, before the measured QPs carry a packet. A fresh JVM runs its receive,
+     * responder, ACK and completion paths interpreted and loads their classes on the first packet:
+     * 100-200 ms, and more on a loaded host, against the peer's ACK timeout (issue 19). A failure
+     * here is reported and does not stop the run.
+     */
+    private void warmUp(PerfTest test) {
+        if (coldStart || rawUdp) {
+            return;
+        }
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        int s = Math.min(sizes().get(0), 65536);
+        long mr = 2L * Math.max(s, 64) + 4096;
+        int depth = test.latency() ? 1 : 8;
+        try (RdmaBench.Side a = new RdmaBench.Side(udp(lo), mr, 1, depth, 16, plainConfig());
+                RdmaBench.Side b = new RdmaBench.Side(udp(lo), mr, 1, depth, 16, plainConfig())) {
+            a.events = useEvents(test);
+            b.events = responderEvents(test);
+            BufferAdvert[] peers = connectPair(a, b);
+            try (RdmaBench.Responder r = new RdmaBench.Responder(b, (int) (mr / 2))) {
+                r.echo(test == PerfTest.SEND_LAT);
+                new RdmaBench.Requester(a, peers).run(test, s, atomicType, depth, WARM_UP_OPS, 0);
+            }
+        } catch (Exception e) {
+            System.err.println("rxe-perf: the warm-up failed (" + e + "); measuring anyway");
+        }
+    }
+
+    private int runServer() throws Exception {
         try (ServerSocket listen = new ServerSocket(port)) {
             out.println("rxe-perf server: waiting on TCP port " + listen.getLocalPort());
             try (Socket s = listen.accept(); ControlChannel boot = new ControlChannel(s)) {
-                String[] p = boot.receive().split(" ");
-                if (p.length != 7 || !p[0].equals("PARAMS")) {
-                    throw new IllegalStateException("bad PARAMS line: " + String.join(" ", p));
+                Map<String, String> p;
+                try {
+                    p = adopt(boot.receive());
+                } catch (IllegalArgumentException e) {
+                    boot.send("REFUSED " + e.getMessage());
+                    System.err.println("rxe-perf server: " + e.getMessage());
+                    return 2;
                 }
-                PerfTest test = PerfTest.parse(p[1]);
-                long mr = Long.parseLong(p[2]);
-                int q = Integer.parseInt(p[3]);
-                int depth = Integer.parseInt(p[4]);
-                int mtuBytes = Integer.parseInt(p[5]);
+                PerfTest test = test();
+                warmUp(test); // before the client's first packet: it connects and posts only after READY
+                long mr = Long.parseLong(p.get("mr"));
+                int mtuBytes = Integer.parseInt(p.get("mtu"));
                 Mtu m = mtuBytes == 0 ? null : Mtu.ofBytes(mtuBytes); // 0: the client has no -m, use our port's
+                warnNoCc(s.getInetAddress());
                 InetAddress ip = s.getLocalAddress();
                 try (RawUdpBench.Responder raw = new RawUdpBench.Responder(rawFeatures(), ip);
                         RdmaBench.Side side = new RdmaBench.Side(
-                                captured(udp(ip)), mr, q, depth,
-                                Math.max(2 * depth, 16), deviceConfig());
+                                captured(udp(ip)), mr, qps, txDepth,
+                                Math.max(2 * txDepth, 16), deviceConfig());
                         RdmaListener cm = RdmaListener.listen(new InetSocketAddress(ip, 0))) {
                     side.events = responderEvents(test);
                     side.backoff = newBackoff();
@@ -641,27 +869,35 @@ public final class RxePerf implements Callable<Integer> {
                         boot.send("READY");
                         String line = boot.receive();
                         out.println("rxe-perf server: client says " + line + "; counters " + side.device.counters());
+                        boot.send(countersLine(side.device.counters()));
                         boot.send(responder.failure() == null ? "OK" : "FAIL " + responder.failure());
                     }
                 }
             }
         }
+        return 0;
     }
 
-    private void runClient() throws Exception {
+    private int runClient() throws Exception {
         int colon = connect.lastIndexOf(':');
         String host = colon < 0 ? connect : connect.substring(0, colon);
         int p = colon < 0 ? DEFAULT_PORT : Integer.parseInt(connect.substring(colon + 1));
         PerfTest test = test();
         try (Socket s = new Socket(host, p); ControlChannel boot = new ControlChannel(s)) {
-            boot.send("PARAMS " + test.cliName() + " " + mrBytes() + " " + qps + " " + txDepth + " " + mtu + " "
-                    + atomicType);
-            String[] raw = boot.receive().split(" ");
+            boot.send(paramsLine());
+            warmUp(test); // while the server warms up too
+            String answer = boot.receive();
+            if (answer.startsWith("REFUSED ")) {
+                System.err.println("rxe-perf: the server refused the options: " + answer.substring(8));
+                return 2;
+            }
+            String[] raw = answer.split(" ");
             if (raw.length != 5 || !raw[0].equals("RAW") || !raw[3].equals("CM")) {
-                throw new IllegalStateException("bad RAW/CM line from the server: " + String.join(" ", raw));
+                throw new IllegalStateException("bad RAW/CM line from the server: " + answer);
             }
             InetSocketAddress rawPeer = new InetSocketAddress(InetAddress.getByName(raw[1]), Integer.parseInt(raw[2]));
             InetSocketAddress cmPeer = new InetSocketAddress(InetAddress.getByName(host), Integer.parseInt(raw[4]));
+            warnNoCc(s.getInetAddress());
             InetAddress ip = s.getLocalAddress();
             try (RdmaBench.Side side = new RdmaBench.Side(captured(udp(ip)),
                     mrBytes(), qps, txDepth, rqDepth(), deviceConfig())) {
@@ -692,18 +928,22 @@ public final class RxePerf implements Callable<Integer> {
                         rows.add(row);
                         printRow(row);
                     }
+                    boot.send("DONE");
+                    requesterCounters = side.device.counters();
+                    responderCounters = parseCounters(boot.receive());
                     footer();
                 }
                 if (!json) {
-                    out.println(" requester counters: " + side.device.counters());
+                    out.println(" requester counters: " + requesterCounters);
+                    out.println(" responder counters: " + responderCounters);
                 }
-                boot.send("DONE");
                 String ok = boot.receive();
                 if (!ok.equals("OK")) {
                     throw new IllegalStateException("server: " + ok);
                 }
             }
         }
+        return 0;
     }
 
     // ---- output ----
@@ -795,7 +1035,22 @@ public final class RxePerf implements Callable<Integer> {
             }
             sb.append('}');
         }
-        out.println(sb.append("]}"));
+        sb.append(']');
+        if (requesterCounters != null) { // both sides' device counters (two processes: the server's sent back)
+            sb.append(",\"counters\":{\"requester\":").append(countersJson(requesterCounters)).append(",\"responder\":")
+                    .append(countersJson(responderCounters)).append('}');
+        }
+        out.println(sb.append('}'));
+    }
+
+    /** @return {@code counters} as a JSON object ({@code null} for none) */
+    static String countersJson(Map<String, Long> counters) {
+        if (counters == null) {
+            return "null";
+        }
+        StringBuilder sb = new StringBuilder("{");
+        counters.forEach((k, v) -> sb.append(sb.length() == 1 ? "" : ",").append('"').append(k).append("\":").append(v));
+        return sb.append('}').toString();
     }
 
     static long seconds(long nanos) {

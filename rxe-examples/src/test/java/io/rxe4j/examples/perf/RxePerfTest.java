@@ -139,4 +139,111 @@ class RxePerfTest {
         String out = run("read_lat", "--transport", "epoll", "--compare", "-n", "30", "-w", "0");
         assertThat(out).contains("raw_p50[us]");
     }
+
+    /** An output stream that completes {@link #port} when the server prints the TCP port it listens on. */
+    private static final class ServerOutput extends java.io.OutputStream {
+        final java.util.concurrent.CompletableFuture<Integer> port = new java.util.concurrent.CompletableFuture<>();
+        private final StringBuilder text = new StringBuilder();
+
+        @Override
+        public synchronized void write(int b) {
+            text.append((char) b);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("waiting on TCP port (\\d+)\n").matcher(text);
+            if (!port.isDone() && m.find()) {
+                port.complete(Integer.parseInt(m.group(1)));
+            }
+        }
+
+        synchronized String text() {
+            return text.toString();
+        }
+    }
+
+    /** Runs {@code server} on a thread and, once it listens, {@code client} with --connect; @return the client's output */
+    private static String[] twoProcesses(String[] server, String... client) throws Exception {
+        ServerOutput so = new ServerOutput();
+        java.util.concurrent.CompletableFuture<Integer> serverCode = new java.util.concurrent.CompletableFuture<>();
+        Thread.ofPlatform().name("rxe-perf-test-server").daemon().start(
+                () -> serverCode.complete(RxePerf.run(new PrintStream(so, true, StandardCharsets.UTF_8), server)));
+        int port = so.port.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        List<String> args = new java.util.ArrayList<>(List.of(client));
+        args.addAll(List.of("--connect", "127.0.0.1:" + port));
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        int code = RxePerf.run(new PrintStream(bytes, true, StandardCharsets.UTF_8), args.toArray(String[]::new));
+        int sc = serverCode.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        return new String[] {Integer.toString(code), bytes.toString(StandardCharsets.UTF_8), Integer.toString(sc), so.text()};
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(120) // a safety net against a hang, not a measurement
+    void theServerTakesTidAndTheShapeFromTheClient() throws Exception {
+        // the server is given neither TEST nor --tid nor -s/-q: it adopts the client's (issue 19); TID RDMA is
+        // negotiated only when both devices have it on, so the TID counters of the server prove the adoption
+        String[] r = twoProcesses(new String[] {"--server", "-p", "0", "--transport", "nio"},
+                "write_bw", "--transport", "nio", "--tid", "-m", "4096", "-s", "524288", "-n", "10", "-t", "2", "-q", "2",
+                "-w", "0", "--json");
+        assertThat(r[0]).as(r[1] + r[3]).isEqualTo("0");
+        assertThat(r[2]).as(r[3]).isEqualTo("0");
+        assertThat(r[1]).contains("\"iterations\":10").contains("\"qps\":2");
+        assertThat(r[1]).containsPattern("\"responder\":\\{[^}]*\"tid_write_segments_rcvd\":[1-9]");
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(120) // a safety net against a hang, not a measurement
+    void jsonCarriesTheDeviceCountersOfBothSides() throws Exception {
+        String one = run("write_bw", "-n", "20", "-s", "4096", "-t", "4", "-w", "0", "--json");
+        assertThat(one).containsPattern("\"counters\":\\{\"requester\":\\{[^}]*\"sent_pkts\":[1-9]")
+                .containsPattern("\"responder\":\\{[^}]*\"rcvd_pkts\":[1-9]");
+        String[] two = twoProcesses(new String[] {"--server", "-p", "0", "--transport", "nio"},
+                "send_lat", "--transport", "nio", "-n", "20", "-w", "0", "--json");
+        assertThat(two[0]).as(two[1] + two[3]).isEqualTo("0");
+        // the server's counters, sent back over the exchange: it received the 20 SENDs and sent 20 echoes
+        assertThat(two[1]).containsPattern("\"requester\":\\{[^}]*\"sent_pkts\":[1-9]")
+                .containsPattern("\"responder\":\\{[^}]*\"rcvd_pkts\":[1-9]");
+    }
+
+    @Test
+    void theServerAdoptsTheClientsOptionsAndRefusesContradictions() {
+        RxePerf client = RxePerf.parse("read_bw", "--connect", "h:1", "--transport", "nio", "--tid", "-m", "4096", "-q",
+                "3", "-t", "8", "-s", "262144", "--ack-timeout", "15", "--no-cc", "-D", "2");
+        RxePerf server = RxePerf.parse("--server", "--transport", "nio");
+        java.util.Map<String, String> p = server.adopt(client.paramsLine());
+        assertThat(server.test()).isEqualTo(PerfTest.READ_BW);
+        assertThat(server.tid).isTrue();
+        assertThat(server.qps).isEqualTo(3);
+        assertThat(server.txDepth).isEqualTo(8);
+        assertThat(server.sizes()).containsExactly(262144);
+        assertThat(server.ackTimeout).isEqualTo(15);
+        assertThat(server.noCongestionControl).isTrue();
+        assertThat(server.duration).isEqualTo(2.0);
+        assertThat(p).containsEntry("mtu", "4096");
+
+        // the same value given to both is fine; another value is refused, naming each option and both values
+        RxePerf same = RxePerf.parse("read_bw", "--server", "--transport", "nio", "-q", "3", "--tid");
+        same.adopt(client.paramsLine());
+        RxePerf other = RxePerf.parse("write_bw", "--server", "--transport", "nio", "-q", "2");
+        assertThatThrownBy(() -> other.adopt(client.paramsLine())).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("TEST: server write_bw, client read_bw").hasMessageContaining("--qps: server 2, client 3");
+        assertThatThrownBy(() -> RxePerf.parse("--server", "--transport", "nio").adopt("PARAMS test=write_bw"))
+                .hasMessageContaining("did not send");
+        assertThat(RxePerf.parse("write_bw").test()).isEqualTo(PerfTest.WRITE_BW);
+        assertThatThrownBy(() -> RxePerf.parse("--transport", "nio")).hasMessageContaining("TEST missing");
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(120) // a safety net against a hang, not a measurement
+    void aContradictionEndsBothSidesWithExitCode2() throws Exception {
+        String[] r = twoProcesses(new String[] {"write_bw", "--server", "-p", "0", "--transport", "nio", "--tid"},
+                "write_bw", "--transport", "nio", "-n", "10", "-w", "0");
+        assertThat(r[0]).as(r[1]).isEqualTo("2");
+        assertThat(r[2]).as(r[3]).isEqualTo("2");
+    }
+
+    @Test
+    void theDefaultAckTimeoutToleratesAFreshJvm() {
+        // 4.096 us x 2^17 = 537 ms per try, as rdma_cm and ConnectionParams.defaults(): a fresh JVM answers its
+        // first packet after 100-200 ms, which 14 (67 ms) turned into resends and, on a loaded host, failures
+        assertThat(RxePerf.parse("write_bw").ackTimeout).isEqualTo(17)
+                .isEqualTo(io.rxe4j.verbs.ConnectionParams.defaults().ackTimeout());
+    }
 }

@@ -342,7 +342,8 @@ public final class UdpTransport implements Transport {
         if ((b.gso == null || b.gro == null) && !offloads && FALLBACK_LOGGED.compareAndSet(false, true)) {
             log.info("UDP transports run without GSO/GRO: {} (logged once; UdpTransport.gso()/gro() tell per socket)",
                     io != Io.EPOLL ? "they use NIO" + (b.io == null ? ", native epoll is unavailable: "
-                            + Epoll.unavailabilityCause() : "") : "the kernel or Netty's native library lacks UDP_SEGMENT");
+                            + Epoll.unavailabilityCause() + modulePathHint() : "")
+                            : "the kernel or Netty's native library lacks UDP_SEGMENT");
         }
         this.pendingPackets = gso ? new ArrayList<>() : null;
         this.pendingPeers = gso ? new ArrayList<>() : null;
@@ -607,9 +608,9 @@ public final class UdpTransport implements Transport {
             log.warn(
                     "UDP transport on {} uses NIO: native epoll is unavailable ({}), and the JDK cannot set"
                             + " UDP_NO_CHECK6_RX, so IPv6 datagrams with UDP checksum 0, as Linux kernel"
-                            + " rdma_rxe peers send them, will be dropped by the kernel",
+                            + " rdma_rxe peers send them, will be dropped by the kernel{}",
                     ip,
-                    String.valueOf(Epoll.unavailabilityCause()));
+                    String.valueOf(Epoll.unavailabilityCause()), modulePathHint());
             return Io.NIO;
         }
         if (group != null && !(group instanceof IoEventLoopGroup g && g.isIoType(EpollIoHandler.class))) {
@@ -684,6 +685,21 @@ public final class UdpTransport implements Transport {
     }
 
     /**
+     * The fix to add to a message about unavailable epoll when rxe4j runs as a named module (on the
+     * module path), else an empty string. There Netty's JNI library comes from the module {@code
+     * io.netty.transport.epoll.linux.x86_64} (which {@code io.rxe4j.net} requires, so that it is
+     * resolved at all), and native access is granted per module.
+     */
+    static String modulePathHint() {
+        if (!UdpTransport.class.getModule().isNamed()) {
+            return "";
+        }
+        return " (on the module path: netty-transport-native-epoll-<version>-linux-x86_64.jar, module"
+                + " io.netty.transport.epoll.linux.x86_64, must be on it, and the JVM needs"
+                + " --enable-native-access=io.netty.common; see docs/architecture.md, \"The module path\")";
+    }
+
+    /**
      * @return whether Netty's native epoll transport can be used in this JVM
      */
     public static boolean isEpollAvailable() {
@@ -699,7 +715,7 @@ public final class UdpTransport implements Transport {
             throw new IllegalStateException(
                     "Netty native epoll is unavailable (" + cause + "); it needs Linux x86_64, "
                             + "io.netty:netty-transport-native-epoll:linux-x86_64 on the class path and, "
-                            + "on JDK 22+, --enable-native-access=ALL-UNNAMED; use NIO instead",
+                            + "on JDK 22+, --enable-native-access=ALL-UNNAMED; use NIO instead" + modulePathHint(),
                     cause);
         }
     }
