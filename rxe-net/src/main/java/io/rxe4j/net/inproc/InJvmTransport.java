@@ -194,7 +194,8 @@ public final class InJvmTransport implements Transport {
         try {
             PacketReceiver r = receiver;
             if (r != null && !closed.get()) {
-                r.onSendFailed(packet, peer, new java.io.IOException("Message too long"));
+                r.onSendFailed(packet, peer, new io.rxe4j.verbs.spi.DatagramTooLargeException("Message too long: "
+                        + packet.readableBytes() + "-byte UDP payload over a link of MTU " + mtu, null));
             }
         } catch (VirtualMachineError e) {
             throw e;

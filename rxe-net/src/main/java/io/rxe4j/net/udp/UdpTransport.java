@@ -32,6 +32,7 @@ import io.netty.channel.unix.IntegerUnixChannelOption;
 import io.netty.util.IntSupplier;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.rxe4j.verbs.spi.DatagramTooLargeException;
 import io.rxe4j.verbs.spi.PacketReceiver;
 import io.rxe4j.verbs.spi.Transport;
 import io.rxe4j.net.NettyScheduler;
@@ -1026,6 +1027,10 @@ public final class UdpTransport implements Transport {
         PacketReceiver r = receiver;
         if (r == null) {
             return;
+        }
+        if (DatagramTooLargeException.isTooLarge(cause)) {
+            cause = new DatagramTooLargeException(cause.getMessage() + " (link MTU " + linkMtu() + ")",
+                    cause); // the engine fails the QP for this one; other causes are transient losses
         }
         for (int k = 0; k < n; k++) {
             int from = at + k * (segmentSize > 0 ? segmentSize : 0);

@@ -82,6 +82,14 @@ final class VirtualRcPair implements AutoCloseable {
         int maxHeld;
         /** Packets sent while {@link #isWritable()} was false. */
         int sentWhileNotWritable;
+        /**
+         * When set, every packet sent is refused instead of crossing the fabric: reported at the next
+         * {@link #flush} with this cause ({@code PacketReceiver.onSendFailed}), as a socket reports a
+         * failed write (e.g. "Network is unreachable" while the link is down).
+         */
+        java.io.IOException refuseWith;
+        private final List<ByteBuf> refused = new ArrayList<>();
+        private final List<InetSocketAddress> refusedTo = new ArrayList<>();
 
         SendTap(InJvmTransport delegate) {
             this.delegate = delegate;
@@ -135,6 +143,11 @@ final class VirtualRcPair implements AutoCloseable {
             if (hook != null) {
                 hook.accept(describe(packet, delegate.localAddress().equals(ADDR_A), false));
             }
+            if (refuseWith != null) {
+                refused.add(packet);
+                refusedTo.add(peer);
+                return;
+            }
             held++;
             maxHeld = Math.max(maxHeld, held);
             delegate.send(packet, peer);
@@ -144,6 +157,16 @@ final class VirtualRcPair implements AutoCloseable {
         public void flush() {
             held = 0;
             delegate.flush();
+            for (int i = 0; i < refused.size(); i++) {
+                ByteBuf b = refused.get(i);
+                try {
+                    receiver.onSendFailed(b, refusedTo.get(i), refuseWith);
+                } finally {
+                    b.release();
+                }
+            }
+            refused.clear();
+            refusedTo.clear();
         }
 
         @Override

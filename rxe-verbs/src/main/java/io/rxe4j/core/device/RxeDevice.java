@@ -408,9 +408,10 @@ public final class RxeDevice implements PacketReceiver, AutoCloseable {
     }
 
     /** Logs a refused send at WARN (rate-limited with the other refusals). Loop only. */
-    void reportSendFailure(long now, String why, RxeQp qp) {
+    void reportSendFailure(long now, String why, RxeQp qp, boolean permanent) {
         sendFailureLog.warn(now, (qp != null ? "QP 0x" + Integer.toHexString(qp.qpn()) : "a packet") + " on " + address
-                + ": " + why + (qp != null ? "; the QP fails (LOC_QP_OP_ERR)" : "; no QP of this device sent it"),
+                + ": " + why + (qp == null ? "; no QP of this device sent it"
+                        : permanent ? "; the QP fails (LOC_QP_OP_ERR)" : "; taken as lost: the QP's timers resend it"),
                 null);
     }
 

@@ -299,9 +299,12 @@ public final class RxeLane implements PacketReceiver {
     /**
      * The transport refused to send a packet ({@link PacketReceiver#onSendFailed}): finds the QP that
      * sent it (the one whose peer and destination QPN the packet names), logs a rate-limited WARN with
-     * the datagram's size and the link and path MTUs, and fails that QP from a task of its own ({@link
-     * RxeQp#onSendRefused}: LOC_QP_OP_ERR, never a peer timeout). Counted in {@code send_err} (the QP's,
-     * or this lane's when no QP matches). Loop only; never throws.
+     * the datagram's size and the link and path MTUs, and tells that QP from a task of its own ({@link
+     * RxeQp#onSendRefused}): a datagram larger than the link carries ({@link
+     * io.rxe4j.verbs.spi.DatagramTooLargeException}) fails it with LOC_QP_OP_ERR, never a peer
+     * timeout; any other refusal (a link down, no buffer space) is a transient loss that its timers
+     * recover, named in its RETRY_EXC_ERR reason if they do not. Counted in {@code send_err} (the
+     * QP's, or this lane's when no QP matches). Loop only; never throws.
      */
     @Override
     public void onSendFailed(ByteBuf packet, InetSocketAddress peer, Throwable cause) {
@@ -322,7 +325,8 @@ public final class RxeLane implements PacketReceiver {
             }
             RxeQp qp = destQpn < 0 ? null : device.qpSendingTo(peer, destQpn, this);
             String why = describeRefusal(len, peer, cause, qp);
-            device.reportSendFailure(scheduler.nanoTime(), why, qp);
+            boolean permanent = io.rxe4j.verbs.spi.DatagramTooLargeException.isTooLarge(cause);
+            device.reportSendFailure(scheduler.nanoTime(), why, qp, permanent);
             if (qp == null) {
                 counters.sendErr++;
                 return;
@@ -331,7 +335,7 @@ public final class RxeLane implements PacketReceiver {
             int refusedPsn = psn;
             scheduler.execute(() -> {
                 try {
-                    qp.onSendRefused(response, refusedPsn, why);
+                    qp.onSendRefused(response, refusedPsn, why, permanent);
                 } catch (RuntimeException e) {
                     internalError(qp, "a refused send", e);
                     return;

@@ -98,6 +98,7 @@ final class Requester {
         retryLeft = qp.retryCnt;
         rnrLeft = qp.rnrRetry;
         retryStarted = false;
+        qp.clearSendFailure();
     }
 
     void reset() {
@@ -799,9 +800,11 @@ final class Requester {
         }
         if (retryLeft <= 0) {
             counters.retryExceededErr++;
+            String local = qp.lastSendFailure();
             qp.completer.failHead(head, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.retryCnt
                     + " exhausted (" + cause + "): no acknowledgement from " + qp.av() + " QPN 0x"
-                    + Integer.toHexString(qp.destQpn) + " for PSN 0x" + Integer.toHexString(qp.completer.compPsn()));
+                    + Integer.toHexString(qp.destQpn) + " for PSN 0x" + Integer.toHexString(qp.completer.compPsn())
+                    + (local != null ? "; this side could not send either, the last refusal: " + local : ""));
             return;
         }
         retryLeft--;

@@ -1125,13 +1125,24 @@ public final class RxeQp {
      * completes with LOC_QP_OP_ERR and {@code why} as its reason; the QP enters ERR. Counted in
      * {@code send_err}. Nothing more happens once the QP is in ERR or destroyed. Loop only.
      *
+     * <p>That is for a packet that can never be sent as it is ({@code permanent}: larger than the link
+     * carries). Any other refusal (a link that is down, no buffer space) is taken as a transient
+     * loss: the QP's timers resend the packet as for a loss on the wire, and {@code why} is kept as
+     * {@link #lastSendFailure()}, which the RETRY_EXC_ERR reason names if the outage outlasts the
+     * retry budget.
+     *
      * @param response whether the refused packet was a response (sent by this QP's responder)
      * @param psn the refused packet's PSN
      * @param why the cause, for {@link #errorReason()} and the completion
+     * @param permanent whether resending the same packet cannot succeed
      */
-    public void onSendRefused(boolean response, int psn, String why) {
+    public void onSendRefused(boolean response, int psn, String why, boolean permanent) {
         counters.sendErr++;
         if (destroyed || state == QpState.ERR || state == QpState.RESET) {
+            return;
+        }
+        if (!permanent) {
+            lastSendFailure = why;
             return;
         }
         if (response) {
@@ -1143,6 +1154,21 @@ public final class RxeQp {
             completer.failHead(w, io.rxe4j.verbs.WcStatus.LOC_QP_OP_ERR, 0, why);
         }
         moveToError(why);
+    }
+
+    /** The last transient send refusal since the last valid response, or null ({@link #onSendRefused}). */
+    private volatile String lastSendFailure;
+
+    /** @return the last transient send refusal since the last valid response, or null. Any thread. */
+    public String lastSendFailure() {
+        return lastSendFailure;
+    }
+
+    /** A valid response arrived: earlier transient send refusals are history. Loop only. */
+    void clearSendFailure() {
+        if (lastSendFailure != null) {
+            lastSendFailure = null;
+        }
     }
 
     /** @return why the QP last entered ERR (null if it never did): for diagnostics */
