@@ -7,6 +7,7 @@
 #   - bin/rxe-demo server/client pass and report port active MTU 1024;
 #   - rxe-perf write_bw with an explicit -m 4096 fails fast (well before one ACK timeout series) with
 #     LOC_QP_OP_ERR naming the MTUs, not RETRY_EXC_ERR "no acknowledgement";
+#   - rxe-perf write_bw -D 10 with defaults survives a 2 s link flap (eth0 of nl-a down, then up);
 # and on loopback (no lab) rxe-perf reports port active MTU 4096.
 #
 # Needs `mvn -B -o -q package -DskipTests` first (bin/ launchers). Holds /tmp/netlab.lock for the
@@ -104,6 +105,19 @@ else
     else
         bad "rxe-perf write_bw -m 4096: not the local error naming the MTUs (see $OUT/write_bw-m4096.client.log)"
     fi
+fi
+
+# a 2 s link flap during a 10 s write_bw with default options (issue 19 item 6): the refused sends
+# ("Network is unreachable") are losses the retransmit timer recovers (ACK timeout 17: 4.3 s budget)
+( sleep 4; ip netns exec nl-a ip link set eth0 down; sleep 2; ip netns exec nl-a ip link set eth0 up ) &
+FLAP=$!
+if perf_pair write_bw-flap write_bw -D 10; then
+    wait "$FLAP"
+    ok "rxe-perf write_bw -D 10 with defaults survives a 2 s link flap ($(grep 'requester counters' \
+        "$OUT/write_bw-flap.client.log" | grep -o 'send_err=[0-9]*\|retransmit_timeouts=[0-9]*' | tr '\n' ' ')${ELAPSED} s)"
+else
+    wait "$FLAP"
+    bad "rxe-perf write_bw -D 10 failed across a 2 s link flap (see $OUT/write_bw-flap.*.log)"
 fi
 
 echo "logs: $OUT"
