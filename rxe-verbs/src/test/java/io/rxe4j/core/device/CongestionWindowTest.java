@@ -1,0 +1,45 @@
+package io.rxe4j.core.device;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/** {@link CongestionWindow}: slow start, one halving per loss episode, additive increase, the floor, off. */
+class CongestionWindowTest {
+    @Test
+    void slowStartThenOneHalvingPerEpisodeThenAdditiveIncrease() {
+        CongestionWindow w = new CongestionWindow(true);
+        assertThat(w.windowBytes()).isEqualTo(CongestionWindow.INITIAL_BYTES);
+        w.onAcknowledged(64 * 1024);
+        assertThat(w.windowBytes()).as("slow start: + bytes acknowledged").isEqualTo(CongestionWindow.INITIAL_BYTES + 64 * 1024);
+        long before = w.windowBytes();
+        assertThat(w.onLoss(100_000)).isTrue();
+        assertThat(w.windowBytes()).isEqualTo(before / 2);
+        assertThat(w.onLoss(100_000)).as("same episode: no second halving").isFalse();
+        assertThat(w.windowBytes()).isEqualTo(before / 2);
+        w.onAcknowledged(100_000); // the episode's bytes are acknowledged: it ends
+        long afterEpisode = w.windowBytes();
+        assertThat(afterEpisode).as("above ssthresh: about one segment per window").isBetween(before / 2, before / 2 + CongestionWindow.SEGMENT_BYTES);
+        assertThat(w.onLoss(10)).as("a new episode halves again").isTrue();
+        assertThat(w.windowBytes()).isEqualTo(afterEpisode / 2);
+    }
+
+    @Test
+    void theWindowNeverFallsBelowItsFloor() {
+        CongestionWindow w = new CongestionWindow(true);
+        for (int i = 0; i < 40; i++) {
+            w.onLoss(0);
+            w.onAcknowledged(CongestionWindow.SEGMENT_BYTES); // ends each episode
+        }
+        assertThat(w.windowBytes()).isGreaterThanOrEqualTo(CongestionWindow.MIN_BYTES)
+                .isLessThan(CongestionWindow.MIN_BYTES + 2 * CongestionWindow.SEGMENT_BYTES);
+    }
+
+    @Test
+    void disabledItIsTheMaximumAndIgnoresLoss() {
+        CongestionWindow w = new CongestionWindow(false);
+        assertThat(w.onLoss(1 << 20)).isFalse();
+        w.onAcknowledged(1 << 20);
+        assertThat(w.windowBytes()).isEqualTo(CongestionWindow.MAX_BYTES);
+    }
+}
