@@ -12,6 +12,9 @@
  */
 module io.rxe4j.net {
     requires transitive io.rxe4j.verbs;
+    // the engine: its wire codec (FaultInjectingTransport peeks at BTHs), and, being required, it is
+    // resolved on the module path, so RdmaDevice.open finds its provider
+    requires io.rxe4j.core;
     requires transitive io.netty.transport; // EventLoopGroup in UdpTransport.Builder
     requires transitive io.netty.common; // EventExecutor in NettyScheduler
     requires io.netty.buffer;

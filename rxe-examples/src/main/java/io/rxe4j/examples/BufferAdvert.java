@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 
 /**
  * The buffers one side lets its peer use, carried as connection private data (see {@link
- * io.rxe4j.verbs.ConnectionParams#withPrivateData}): the rkey, virtual address and length (bytes)
+ * io.rxe4j.verbs.cm.ConnectionParams#withPrivateData}): the rkey, virtual address and length (bytes)
  * of an MR and, optionally, of a second, persistent (file-backed) MR the peer may WRITE, READ and
  * FLUSH. Encoded big-endian: {@code u32 rkey | u64 va | u64 length}, once or twice (20 or 40
  * bytes), which fits a connect request's 56 bytes.

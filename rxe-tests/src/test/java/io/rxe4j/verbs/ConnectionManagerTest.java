@@ -1,5 +1,12 @@
 package io.rxe4j.verbs;
 
+import io.rxe4j.verbs.cm.CmWire;
+import io.rxe4j.verbs.cm.ConnectRequest;
+import io.rxe4j.verbs.cm.ConnectionParams;
+import io.rxe4j.verbs.cm.RdmaCmException;
+import io.rxe4j.verbs.cm.RdmaConnection;
+import io.rxe4j.verbs.cm.RdmaListener;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -199,10 +206,9 @@ class ConnectionManagerTest {
             sock.connect(listener.localAddress());
             DataOutputStream out = new DataOutputStream(sock.getOutputStream());
             DataInputStream in = new DataInputStream(sock.getInputStream());
-            new CmMessage(CmMessage.Type.REQ, fake.qpNum(), 5, Mtu.MTU_1024, 16, 16, client.dev.address(), new byte[0])
-                    .write(out);
-            assertThat(CmMessage.read(in).type()).isEqualTo(CmMessage.Type.REP);
-            CmMessage.control(CmMessage.Type.RTU).write(out);
+            CmWire.writeReq(out, fake.qpNum(), 5, Mtu.MTU_1024, 16, 16, client.dev.address(), new byte[0]);
+            assertThat(CmWire.readType(in)).isEqualTo("REP");
+            CmWire.writeControl(out, "RTU");
             RdmaConnection s = accepted.get(10, TimeUnit.SECONDS);
             try {
                 sock.close();
@@ -227,14 +233,12 @@ class ConnectionManagerTest {
                 try (Socket sock = new Socket()) {
                     sock.connect(listener.localAddress());
                     DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(sock.getOutputStream()));
-                    new CmMessage(CmMessage.Type.REQ, fake.qpNum(), 5, Mtu.MTU_1024, 16, 16, client.dev.address(),
-                            new byte[0]).write(out);
-                    assertThat(CmMessage.read(new DataInputStream(sock.getInputStream())).type())
-                            .isEqualTo(CmMessage.Type.REP);
+                    CmWire.writeReq(out, fake.qpNum(), 5, Mtu.MTU_1024, 16, 16, client.dev.address(), new byte[0]);
+                    assertThat(CmWire.readType(new DataInputStream(sock.getInputStream()))).isEqualTo("REP");
                     java.io.ByteArrayOutputStream both = new java.io.ByteArrayOutputStream();
                     DataOutputStream b = new DataOutputStream(both);
-                    CmMessage.control(CmMessage.Type.RTU).write(b);
-                    CmMessage.control(CmMessage.Type.DREQ).write(b);
+                    CmWire.writeControl(b, "RTU");
+                    CmWire.writeControl(b, "DREQ");
                     sock.getOutputStream().write(both.toByteArray()); // RTU and DREQ in one segment
                     try (RdmaConnection s = accepted.get(10, TimeUnit.SECONDS)) {
                         assertThat(s.awaitDisconnect(Duration.ofSeconds(10))).isTrue();
@@ -341,8 +345,7 @@ class ConnectionManagerTest {
         try (QueuePair fake = client.pd.createQp(QpInitAttr.rc(client.cq, client.cq));
                 Socket sock = new Socket()) {
             sock.connect(listener.localAddress());
-            new CmMessage(CmMessage.Type.REQ, fake.qpNum(), 5, Mtu.MTU_1024, 16, 16, client.dev.address(), new byte[0])
-                    .write(new DataOutputStream(sock.getOutputStream()));
+            CmWire.writeReq(new DataOutputStream(sock.getOutputStream()), fake.qpNum(), 5, Mtu.MTU_1024, 16, 16, client.dev.address(), new byte[0]);
             ConnectRequest req = listener.getRequest(Duration.ofSeconds(10));
             assertThatThrownBy(() -> req.accept(server.pd, server.cq, server.cq,
                     ConnectionParams.defaults().withTimeout(Duration.ofMillis(300))))

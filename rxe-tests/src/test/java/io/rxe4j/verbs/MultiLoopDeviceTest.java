@@ -85,7 +85,7 @@ class MultiLoopDeviceTest {
     }
 
     private static RxeLane laneOf(QueuePair qp) {
-        return qp.core.lane();
+        return ((io.rxe4j.core.qp.RxeQp) qp.core).lane();
     }
 
     @Test
@@ -98,7 +98,7 @@ class MultiLoopDeviceTest {
             for (int i = 0; i < 8; i++) {
                 RxeLane lane = laneOf(p.qa.get(i));
                 assertThat(lane.index()).as("QP %d: CQs are spread round robin", i).isEqualTo(i % 4);
-                assertThat(p.cqa.get(i).core.lane()).isEqualTo(i % 4);
+                assertThat(((io.rxe4j.core.cq.RxeCq) p.cqa.get(i).core).lane()).isEqualTo(i % 4);
                 assertThat((p.qa.get(i).qpNum() - 16) % 4).as("QPN residue = lane").isEqualTo(i % 4);
                 threads.add(lane.callOnLoop(() -> Thread.currentThread().getName()));
             }
@@ -194,8 +194,8 @@ class MultiLoopDeviceTest {
             QueuePair b1 = pb.createQp(QpInitAttr.rc(shared, shared)); // lane 1
             assertThat(laneOf(b0).index()).isZero();
             assertThat(laneOf(b1).index()).isEqualTo(1);
-            assertThat(shared.core.sharedAcrossLanes()).isTrue();
-            assertThat(s0.core.sharedAcrossLanes()).isFalse();
+            assertThat(((io.rxe4j.core.cq.RxeCq) shared.core).sharedAcrossLanes()).isTrue();
+            assertThat(((io.rxe4j.core.cq.RxeCq) s0.core).sharedAcrossLanes()).isFalse();
             CompletionQueue ca = a.createCq(256);
             QueuePair a0 = pa.createQp(QpInitAttr.rc(ca, ca));
             QueuePair a1 = pa.createQp(QpInitAttr.rc(ca, ca));

@@ -3,7 +3,7 @@ package io.rxe4j.verbs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.rxe4j.core.testing.SharedDir;
+import io.rxe4j.testing.SharedDir;
 import io.rxe4j.net.inproc.InJvmFabric;
 import io.rxe4j.net.pcap.CapturingTransport;
 import java.io.IOException;

@@ -1,5 +1,9 @@
 package io.rxe4j.verbs;
 
+import io.rxe4j.verbs.cm.RdmaConnection;
+import io.rxe4j.verbs.cm.RdmaListener;
+import io.rxe4j.verbs.cm.ConnectionParams;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -19,13 +19,13 @@ public enum AsyncEventType {
      */
     CQ_ERR,
     /**
-     * A connection made by {@link RdmaConnection#connect} or {@link ConnectRequest#accept} is up:
+     * A connection made by {@link io.rxe4j.verbs.cm.RdmaConnection#connect} or {@link io.rxe4j.verbs.cm.ConnectRequest#accept} is up:
      * the QP is in RTS ({@code RDMA_CM_EVENT_ESTABLISHED}).
      */
     ESTABLISHED,
     /**
      * A connection ended ({@code RDMA_CM_EVENT_DISCONNECTED}): this side or the peer called {@link
-     * RdmaConnection#disconnect()}, or the connection manager's TCP connection to the peer was lost
+     * io.rxe4j.verbs.cm.RdmaConnection#disconnect()}, or the connection manager's TCP connection to the peer was lost
      * (the peer process died or the network failed). The QP has been moved to ERR, so outstanding
      * work requests complete with WR_FLUSH_ERR.
      */

@@ -1,6 +1,6 @@
 package io.rxe4j.verbs;
 
-import io.rxe4j.core.cq.RxeCq;
+import io.rxe4j.verbs.provider.CqOps;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -31,7 +31,7 @@ public final class CompletionQueue implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CompletionQueue.class);
 
     final RdmaDevice device;
-    final RxeCq core;
+    final CqOps core;
     /** The QPs that use this CQ, each once (as send CQ, receive CQ or both). */
     final java.util.Set<QueuePair> users = ConcurrentHashMap.newKeySet();
     /** Whether this CQ is queued in its channel (at most once until taken). */
@@ -50,12 +50,12 @@ public final class CompletionQueue implements AutoCloseable {
 
     private record FutureKey(int qpNum, long wrId) { }
 
-    CompletionQueue(RdmaDevice device, RxeCq core) {
+    CompletionQueue(RdmaDevice device, CqOps core) {
         this.device = device;
         this.core = core;
-        core.events(new RxeCq.Events() {
+        core.events(new CqOps.Events() {
             @Override
-            public void completionEvent(RxeCq cq) {
+            public void completionEvent() {
                 if (dispatching) {
                     scheduleDrain();
                 } else {
@@ -67,7 +67,7 @@ public final class CompletionQueue implements AutoCloseable {
             }
 
             @Override
-            public void overflow(RxeCq cq) {
+            public void overflow() {
                 device.events.raise(new AsyncEvent(AsyncEventType.CQ_ERR, null, CompletionQueue.this,
                         "CQ overflow: " + core.capacity() + " completions were not polled in time"));
                 // completions that did not fit are lost: no pending future may wait for one forever.

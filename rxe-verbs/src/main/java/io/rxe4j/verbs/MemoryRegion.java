@@ -10,10 +10,10 @@ import java.lang.foreign.MemorySegment;
  */
 public final class MemoryRegion implements AutoCloseable {
     private final ProtectionDomain pd;
-    final io.rxe4j.core.memory.RxeMr core;
+    final io.rxe4j.verbs.provider.MrOps core;
     private volatile boolean closed;
 
-    MemoryRegion(ProtectionDomain pd, io.rxe4j.core.memory.RxeMr core) {
+    MemoryRegion(ProtectionDomain pd, io.rxe4j.verbs.provider.MrOps core) {
         this.pd = pd;
         this.core = core;
     }

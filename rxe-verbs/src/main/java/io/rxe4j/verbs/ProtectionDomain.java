@@ -13,13 +13,13 @@ public final class ProtectionDomain implements AutoCloseable {
     public static final long PAGE = 4096;
 
     final RdmaDevice device;
-    final io.rxe4j.core.memory.RxePd core;
+    final io.rxe4j.verbs.provider.PdOps core;
     /** Open MRs and QPs, in order of creation (for {@link RdmaDevice#closeAll()}). */
     final Set<MemoryRegion> mrs = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     final Set<QueuePair> qps = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     private volatile boolean closed;
 
-    ProtectionDomain(RdmaDevice device, io.rxe4j.core.memory.RxePd core) {
+    ProtectionDomain(RdmaDevice device, io.rxe4j.verbs.provider.PdOps core) {
         this.device = device;
         this.core = core;
     }

@@ -58,7 +58,7 @@ public final class QpAttr {
     /**
      * Sets the local ACK timeout exponent 0..31 (4.096 µs × 2^t; 0 = infinite). A QP that never gets
      * one has 0, as with a zeroed {@code ibv_qp_attr}. 17 (≈ 537 ms; 4.3 s with retry_cnt 7) is what
-     * rdma_cm sets for an rxe peer and {@link ConnectionParams#defaults()} uses: values below about 16
+     * rdma_cm sets for an rxe peer and {@link io.rxe4j.verbs.cm.ConnectionParams#defaults()} uses: values below about 16
      * make a peer JVM that has just started (100–200 ms to its first answer) look like packet loss.
      *
      * @return this

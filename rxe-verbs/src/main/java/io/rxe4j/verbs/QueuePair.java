@@ -9,10 +9,10 @@ package io.rxe4j.verbs;
 public final class QueuePair implements AutoCloseable {
     private final ProtectionDomain pd;
     private final QpInitAttr init;
-    final io.rxe4j.core.qp.RxeQp core;
+    final io.rxe4j.verbs.provider.QpOps core;
     private volatile boolean closed;
 
-    QueuePair(ProtectionDomain pd, QpInitAttr init, io.rxe4j.core.qp.RxeQp core) {
+    QueuePair(ProtectionDomain pd, QpInitAttr init, io.rxe4j.verbs.provider.QpOps core) {
         this.pd = pd;
         this.init = init;
         this.core = core;
@@ -206,7 +206,7 @@ public final class QueuePair implements AutoCloseable {
      *     sent_pkts and rcvd_pkts count this QP's packets)
      */
     public java.util.Map<String, Long> counters() {
-        return core.counters().snapshot();
+        return core.counterSnapshot();
     }
 
     /**
@@ -248,7 +248,7 @@ public final class QueuePair implements AutoCloseable {
 
     /**
      * Destroys the QP ({@code ibv_destroy_qp}); outstanding WRs are dropped (no completions). A
-     * QP of an {@link RdmaConnection} is best closed through the connection, which tells the peer.
+     * QP of an {@link io.rxe4j.verbs.cm.RdmaConnection} is best closed through the connection, which tells the peer.
      * Idempotent.
      */
     @Override

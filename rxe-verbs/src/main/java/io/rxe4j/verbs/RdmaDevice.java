@@ -1,6 +1,7 @@
 package io.rxe4j.verbs;
 
-import io.rxe4j.core.device.RxeDevice;
+import io.rxe4j.verbs.provider.DeviceOps;
+import io.rxe4j.verbs.provider.VerbsProvider;
 import io.rxe4j.verbs.spi.Transport;
 import java.util.Map;
 import java.util.Set;
@@ -26,24 +27,28 @@ import java.util.concurrent.ConcurrentHashMap;
  * }</pre>
  */
 public final class RdmaDevice implements AutoCloseable {
-    final RxeDevice core;
+    final DeviceOps core;
     /** Open PDs, CQs, completion channels and connections, each in order of creation (see {@link #closeAll()}). */
     final Set<ProtectionDomain> pds = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     final Set<CompletionQueue> cqs = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     final Set<CompletionChannel> channels = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
-    final Set<RdmaConnection> connections = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
+    final Set<AutoCloseable> connections = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     /** The API handle of every live QP by QPN, to name it in events. */
     final Map<Integer, QueuePair> qpsByNum = new ConcurrentHashMap<>();
     final EventDispatcher events;
     private final DeviceMBean mbean;
     private volatile boolean closed;
 
-    private RdmaDevice(RxeDevice core) {
+    static {
+        io.rxe4j.verbs.internal.VerbsAccess.install(new CmAccess());
+    }
+
+    private RdmaDevice(DeviceOps core) {
         this.core = core;
         this.events = new EventDispatcher("rxe4j-events-" + core.address());
         this.mbean = DeviceMBean.register(this);
-        core.qpEvents((qp, reason) -> {
-            QueuePair h = qpsByNum.get(qp.qpn());
+        core.onQpFatal((qpn, reason) -> {
+            QueuePair h = qpsByNum.get(qpn);
             if (h != null) {
                 events.raise(new AsyncEvent(AsyncEventType.QP_FATAL, h, null, reason));
             }
@@ -63,10 +68,23 @@ public final class RdmaDevice implements AutoCloseable {
      * Opens a device on {@code transport}.
      *
      * @param transport the transport; the device takes ownership and closes it
+     * <p>The device comes from the verbs provider on the class or module path, found with {@link
+     * java.util.ServiceLoader} ({@link io.rxe4j.verbs.provider.VerbsProvider}): the soft-RoCE
+     * engine, artifact {@code io.rxe4j:rxe-core} (module {@code io.rxe4j.core}).
+     *
      * @param config device options (seed, table sizes, ICRC checking)
+     * @throws IllegalStateException when no provider is on the class or module path (the message
+     *     names the artifact and module to add)
+     * @throws IllegalArgumentException if {@code transport} or {@code config} is null
      */
     public static RdmaDevice open(Transport transport, DeviceConfig config) {
-        return new RdmaDevice(new RxeDevice(transport, config));
+        if (transport == null) {
+            throw new IllegalArgumentException("transport must not be null");
+        }
+        if (config == null) {
+            throw new IllegalArgumentException("config must not be null");
+        }
+        return new RdmaDevice(Providers.provider().open(transport, config));
     }
 
     /** @return device attributes ({@code ibv_query_device}) */
@@ -206,7 +224,7 @@ public final class RdmaDevice implements AutoCloseable {
      *     UdpTransport.Builder.loops})
      */
     public int numCompVectors() {
-        return core.lanes().length;
+        return core.numCompVectors();
     }
 
     /**
@@ -322,7 +340,7 @@ public final class RdmaDevice implements AutoCloseable {
     /**
      * Closes everything this device owns, then the device: a safe teardown from any state, for
      * {@code finally} blocks and error paths. In this order, each kind newest first (reverse
-     * order of creation): the {@link RdmaConnection}s (each disconnects, so the peer sees it, and
+     * order of creation): the {@link io.rxe4j.verbs.cm.RdmaConnection}s (each disconnects, so the peer sees it, and
      * waits up to a second for its confirmation), the remaining {@link QueuePair}s (outstanding
      * work requests are dropped, pending futures fail), the {@link MemoryRegion}s, the {@link
      * CompletionQueue}s, the {@link CompletionChannel}s, the {@link ProtectionDomain}s, and the
@@ -335,8 +353,16 @@ public final class RdmaDevice implements AutoCloseable {
     public void closeAll() {
         java.util.List<RuntimeException> failures = new java.util.ArrayList<>();
         synchronized (this) {
-            for (RdmaConnection c : reversed(connections)) {
-                tryClose(c::close, c, failures);
+            for (AutoCloseable c : reversed(connections)) {
+                tryClose(() -> {
+                    try {
+                        c.close();
+                    } catch (RuntimeException e) {
+                        throw e;
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }, c, failures);
             }
             java.util.List<ProtectionDomain> pdList = reversed(pds);
             for (ProtectionDomain pd : pdList) {

@@ -18,7 +18,7 @@ import static io.rxe4j.examples.demo.DemoLayout.SEND_SEED;
 import static io.rxe4j.examples.demo.DemoLayout.WRITE_IMM;
 
 import io.rxe4j.verbs.Mtu;
-import io.rxe4j.verbs.RdmaListener;
+import io.rxe4j.verbs.cm.RdmaListener;
 import io.rxe4j.verbs.RecvWr;
 import io.rxe4j.verbs.SendWr;
 import io.rxe4j.verbs.Sge;

@@ -11,7 +11,7 @@ import java.nio.charset.StandardCharsets;
  * rxe-perf's control channel between its two processes, like perftest's own TCP exchange: test
  * parameters, the raw-UDP and connection-manager addresses, and short words ({@code READY},
  * {@code DONE}, {@code OK}, {@code FAIL ...}), one line each. The QPs themselves are connected by
- * the connection manager ({@link io.rxe4j.verbs.RdmaConnection}).
+ * the connection manager ({@link io.rxe4j.verbs.cm.RdmaConnection}).
  */
 final class ControlChannel implements AutoCloseable {
     private final Socket socket;

@@ -3,7 +3,7 @@ package io.rxe4j.examples.perf;
 import io.rxe4j.verbs.spi.Transport;
 import io.rxe4j.verbs.Mtu;
 import io.rxe4j.examples.BufferAdvert;
-import io.rxe4j.verbs.RdmaListener;
+import io.rxe4j.verbs.cm.RdmaListener;
 import io.rxe4j.net.inproc.InJvmFabric;
 import io.rxe4j.net.udp.UdpTransport;
 import io.rxe4j.net.udp.UdpTransport.Io;
@@ -231,7 +231,7 @@ public final class RxePerf implements Callable<Integer> {
 
     /**
      * The tools' local ACK timeout exponent: 17 (4.096 us x 2^17 = 537 ms; 8 tries = 4.3 s), as rdma_cm
-     * sets for an rxe peer and as {@link io.rxe4j.verbs.ConnectionParams#defaults()}. 14 (67 ms) made a
+     * sets for an rxe peer and as {@link io.rxe4j.verbs.cm.ConnectionParams#defaults()}. 14 (67 ms) made a
      * fresh server JVM, which answers its first packet after 100-200 ms, resend the first window of
      * every two-process run, and fail it on a loaded host (issue 19).
      */

@@ -31,12 +31,16 @@ class ModulePathEpollTest {
             package rxe4j.modapp;
 
             import io.rxe4j.net.udp.UdpTransport;
+            import io.rxe4j.verbs.RdmaDevice;
             import java.net.InetAddress;
 
             public final class Main {
                 public static void main(String[] args) throws Exception {
-                    try (UdpTransport t = UdpTransport.builder(InetAddress.getLoopbackAddress()).port(0).bind()) {
-                        System.out.println("module=" + UdpTransport.class.getModule().getName() + " io=" + t.io());
+                    UdpTransport t = UdpTransport.builder(InetAddress.getLoopbackAddress()).port(0).bind();
+                    System.out.println("module=" + UdpTransport.class.getModule().getName() + " io=" + t.io());
+                    // the provider (module io.rxe4j.core) is found through ServiceLoader on the module path
+                    try (RdmaDevice dev = RdmaDevice.open(t)) {
+                        System.out.println("device=" + dev + " activeMtu=" + dev.queryPort(1).activeMtu());
                     }
                 }
             }
@@ -70,14 +74,18 @@ class ModulePathEpollTest {
         String output = new String(bytes, StandardCharsets.UTF_8);
         assertThat(p.exitValue()).as(output).isZero();
         assertThat(output).as(output).contains("module=io.rxe4j.net io=EPOLL");
+        assertThat(output).as("RdmaDevice.open finds the provider of module io.rxe4j.core").contains("activeMtu=MTU_4096");
     }
 
-    /** rxe-verbs, rxe-net, Netty and slf4j-api from this test's class path: what an application puts on its module path. */
+    /**
+     * rxe-verbs, rxe-core, rxe-net, Netty and slf4j-api from this test's class path: what an application puts on its
+     * module path.
+     */
     private static List<String> modulePath() {
         return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator)).filter(e -> {
             String name = Path.of(e).getFileName().toString();
             return name.startsWith("netty-") || name.startsWith("slf4j-api") || e.contains("rxe-verbs")
-                    || e.contains("rxe-net");
+                    || e.contains("rxe-core") || e.contains("rxe-net");
         }).collect(Collectors.toList());
     }
 }

@@ -244,6 +244,6 @@ class RxePerfTest {
         // 4.096 us x 2^17 = 537 ms per try, as rdma_cm and ConnectionParams.defaults(): a fresh JVM answers its
         // first packet after 100-200 ms, which 14 (67 ms) turned into resends and, on a loaded host, failures
         assertThat(RxePerf.parse("write_bw").ackTimeout).isEqualTo(17)
-                .isEqualTo(io.rxe4j.verbs.ConnectionParams.defaults().ackTimeout());
+                .isEqualTo(io.rxe4j.verbs.cm.ConnectionParams.defaults().ackTimeout());
     }
 }

@@ -1,7 +1,7 @@
 package io.rxe4j.examples.persist;
 
 import io.rxe4j.verbs.Mtu;
-import io.rxe4j.verbs.RdmaListener;
+import io.rxe4j.verbs.cm.RdmaListener;
 import io.rxe4j.examples.RcEndpoint;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -1,0 +1,199 @@
+package io.rxe4j.core.device;
+
+import io.rxe4j.core.stats.Counters;
+import io.rxe4j.verbs.Counter;
+
+import io.rxe4j.core.qp.RxeQp;
+import java.util.ArrayDeque;
+
+/**
+ * The bytes a device lane may have in flight towards one peer, summed over all of its QPs to that peer
+ * (issue 9: local backpressure and congestion control of the peer path). A requester takes the
+ * bytes of a packet when it sends it (a SEND/WRITE packet's wire bytes; 64 for a READ request or an
+ * atomic, whose responses the responder paces) and gives them back when the packet is acknowledged,
+ * or when it is given up (a rewind sends it again; the QP stops).
+ *
+ * <p>The limit is the smaller of a static one ({@code DeviceConfig.peerBudgetBytes}, by default the
+ * transport's hint, e.g. derived from the UDP socket buffers) and the path's {@link
+ * CongestionWindow}, which halves on loss signals from any QP of the path and grows as bytes are
+ * acknowledged.
+ *
+ * <p>Fairness: QPs that find the budget spent wait in a FIFO. While any QP waits, no other QP may
+ * send outside its turn (not even one whose own ACK just freed bytes): it joins the FIFO too. As bytes
+ * come back, the QPs at the head get a turn each ({@link #QUANTUM_BYTES} per turn, as far as the
+ * freed bytes go) and are scheduled by the device ({@link RxeLane#requestService}); a QP that used
+ * its quantum and still has work goes to the tail. That is round robin with a fixed quantum, so one
+ * QP with a deep queue cannot take every byte that comes back. A single packet larger than the whole
+ * budget is allowed when nothing is in flight, so that a tiny budget never deadlocks.
+ *
+ * <p>Isolation: a QP that holds less than its fair share of the limit in force (that limit divided
+ * by the QPs holding bytes, itself included) sends without waiting in the FIFO and beyond the
+ * congestion window, though never beyond the static limit ({@link #withinFairShare}). The bytes a
+ * lossy QP's lost packets hold stay "in flight" until its own retransmit timer fires; without this
+ * rule every other QP to the same peer would wait for that timer (issue 19: a loss-free ping-pong
+ * beside a lossy stream had a p99 of the stream's ACK timeout). The shares add up to the limit, so
+ * the window is exceeded only by what QPs above their share took earlier, at most once more the
+ * window. Loop only.
+ */
+public final class PeerBudget {
+    /** Bytes a QP may send per turn while other QPs wait for the budget: 64 KiB. */
+    public static final int QUANTUM_BYTES = 64 * 1024;
+
+    private final RxeLane lane;
+    private final long limitBytes;
+    private final CongestionWindow window;
+    private long inFlightBytes;
+    /** QPs that hold bytes of this budget now. */
+    private int holders;
+    private final ArrayDeque<RxeQp> waiters = new ArrayDeque<>();
+
+    PeerBudget(RxeLane lane, long limitBytes, boolean congestionControl) {
+        this.lane = lane;
+        this.limitBytes = limitBytes;
+        this.window = new CongestionWindow(congestionControl);
+    }
+
+    /** @return the static limit in bytes ({@link Long#MAX_VALUE}: unlimited) */
+    public long limitBytes() {
+        return limitBytes;
+    }
+
+    /** @return the path's congestion window */
+    public CongestionWindow window() {
+        return window;
+    }
+
+    /** @return the limit in force now: the smaller of the static limit and the congestion window, in bytes */
+    public long effectiveLimitBytes() {
+        return Math.min(limitBytes, window.windowBytes());
+    }
+
+    /**
+     * A loss or congestion signal on this path (any QP's sequence NAK, READ gap, lost response,
+     * timeout, or a CNP).
+     *
+     * @return whether the congestion window was reduced (once per loss episode)
+     */
+    public boolean onLoss() {
+        return window.onLoss(inFlightBytes);
+    }
+
+    /** @return the bytes in flight now */
+    public long inFlightBytes() {
+        return inFlightBytes;
+    }
+
+    /** @return whether QPs are waiting for bytes (then every sender keeps to {@link #QUANTUM_BYTES} per turn) */
+    public boolean contended() {
+        return !waiters.isEmpty();
+    }
+
+    /**
+     * @return whether a packet holding {@code bytes} may be sent now: it fits, or nothing is in
+     *     flight (a packet larger than the whole budget must still be able to go)
+     */
+    public boolean fits(long bytes) {
+        return inFlightBytes + bytes <= effectiveLimitBytes() || inFlightBytes == 0;
+    }
+
+    /** @return the QPs that hold bytes of this budget now */
+    public int holders() {
+        return holders;
+    }
+
+    /**
+     * Takes {@code bytes} for a packet just sent (after {@link #fits} or {@link #withinFairShare}).
+     *
+     * @param heldBefore the bytes the sending QP held before this packet
+     */
+    public void take(long bytes, long heldBefore) {
+        if (bytes <= 0) {
+            return;
+        }
+        if (heldBefore == 0) {
+            holders++;
+        }
+        inFlightBytes += bytes;
+    }
+
+    /**
+     * @return whether a QP that holds {@code heldBytes} may send a packet holding {@code bytes} at
+     *     once, ahead of the QPs waiting and beyond the congestion window: it stays within its fair
+     *     share (the limit in force divided by the QPs holding bytes, itself included) and the
+     *     static limit is not exceeded
+     */
+    public boolean withinFairShare(long heldBytes, long bytes) {
+        int n = holders + (heldBytes == 0 ? 1 : 0);
+        return heldBytes + bytes <= effectiveLimitBytes() / Math.max(1, n)
+                && (inFlightBytes + bytes <= limitBytes || inFlightBytes == 0);
+    }
+
+    /**
+     * Gives back {@code bytes}; the waiting QPs get turns if any.
+     *
+     * @param acknowledged whether the peer acknowledged them (progress, which opens the congestion
+     *     window) rather than the requester giving them up
+     * @param heldAfter the bytes the releasing QP still holds
+     */
+    public void release(long bytes, boolean acknowledged, long heldAfter) {
+        if (bytes <= 0) {
+            return;
+        }
+        if (heldAfter == 0 && holders > 0) {
+            holders--;
+        }
+        if (acknowledged) {
+            window.onAcknowledged(bytes);
+        }
+        inFlightBytes -= bytes;
+        if (inFlightBytes < 0) {
+            inFlightBytes = 0; // defensive: never let a bookkeeping slip block the peer forever
+        }
+        grantTurns();
+    }
+
+    /** Gives the QPs at the head of the FIFO a turn each, as far as the free bytes go (at least one). */
+    private void grantTurns() {
+        long free = effectiveLimitBytes() - inFlightBytes;
+        RxeQp w;
+        boolean first = true;
+        while ((first || free > 0) && (w = waiters.poll()) != null) {
+            first = false;
+            w.budgetQueued = false;
+            w.budgetTurn = true;
+            lane.requestService(w);
+            free -= QUANTUM_BYTES;
+        }
+    }
+
+    /**
+     * @return whether {@code qp} must wait behind others before it sends: QPs are waiting, some
+     *     bytes are in flight (their release will give the turns), and {@code qp} holds no turn
+     */
+    public boolean mustQueue(RxeQp qp) {
+        return !waiters.isEmpty() && !qp.budgetTurn && inFlightBytes > 0;
+    }
+
+    @Override
+    public String toString() {
+        return "budget{inFlight=" + inFlightBytes + "B limit=" + (limitBytes == Long.MAX_VALUE ? "-" : limitBytes + "B")
+                + " " + window + " holders=" + holders + " waiting=" + waiters.size() + "}";
+    }
+
+    /**
+     * {@code qp} cannot send now (the budget is spent, or others wait): it joins the FIFO and gets a
+     * turn when bytes come back (counted in {@code budget_waits}). With nothing in flight there is
+     * nothing to wait for: it gets a turn at once.
+     */
+    public void await(RxeQp qp) {
+        qp.budgetTurn = false;
+        if (!qp.budgetQueued) {
+            qp.counters().inc(Counter.BUDGET_WAITS);
+            qp.budgetQueued = true;
+            waiters.add(qp);
+        }
+        if (inFlightBytes == 0) {
+            grantTurns();
+        }
+    }
+}

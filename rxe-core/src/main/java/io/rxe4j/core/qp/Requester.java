@@ -1,0 +1,946 @@
+package io.rxe4j.core.qp;
+
+import io.rxe4j.verbs.Counter;
+
+import io.netty.buffer.ByteBuf;
+import io.rxe4j.core.stats.Counters;
+import io.rxe4j.verbs.spi.Scheduler;
+import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.SendFlags;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.verbs.WrOpcode;
+import io.rxe4j.core.wire.AtomicEth;
+import io.rxe4j.core.wire.Bth;
+import io.rxe4j.core.wire.Feth;
+import io.rxe4j.core.wire.MaskedCmpSwapEth;
+import io.rxe4j.core.wire.Header;
+import io.rxe4j.core.wire.Icrc;
+import io.rxe4j.core.wire.ImmDt;
+import io.rxe4j.core.wire.Opcode;
+import io.rxe4j.core.wire.Psn;
+import io.rxe4j.core.wire.Reth;
+
+/**
+ * The requester ({@code rxe_req.c}; {@code rxe-facts.md} §4.2, §5.2–§5.4, §9.1): turns send WQEs
+ * into packets (segmentation by path MTU, PSN assignment, AckReq, padding), honours the 128-PSN
+ * window, the 64-packet output bound ({@link UnackedPackets}, resume below 16), max_rd_atomic
+ * credits, IB_SEND_FENCE, the device's per-peer byte budget and congestion window ({@link
+ * io.rxe4j.core.device.PeerBudget}: turns while other QPs wait, loss signals halve the window) and
+ * the transport's writability, owns the retransmit ({@link RetransmitTimer}) and RNR timers, and
+ * rewinds on a retry. Loop only.
+ */
+final class Requester {
+    /** {@code RXE_MAX_UNACKED_PSNS}. */
+    static final int MAX_UNACKED_PSNS = 128;
+    /**
+     * AckReq at least on every 8th packet of a long message (rxe: every 65th), so that ACKs keep
+     * coming back while at most {@link UnackedPackets#CAPACITY} packets may be unacknowledged.
+     */
+    static final int ACK_REQ_INTERVAL = 8;
+    /** After the output bound was reached, sending resumes once fewer than 16 packets are unacknowledged. */
+    static final int RESUME_BELOW = 16;
+    /** RNR timer codes in microseconds ({@code rxe-facts.md} §2.3; code 0 = 655.36 ms). */
+    static final long[] RNR_USEC = {655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280,
+        1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760,
+        327680, 491520};
+
+    private final RxeQp qp;
+    private final Scheduler scheduler;
+    private final Counters counters;
+
+    /** Next PSN to send (req.psn). */
+    int psn;
+    private int credits;
+    private int noAckPkts;
+    /** The first PSN never sent yet: a packet below it is a retransmission ({@code resent_pkts}). */
+    private int sendHighWater;
+    /** The output bound was reached; wait until fewer than {@link #RESUME_BELOW} packets are unacknowledged. */
+    private boolean outputStalled;
+    private final UnackedPackets unacked = new UnackedPackets();
+    private final RetransmitTimer retransmitTimer;
+    /** The device's budget of bytes in flight to this QP's peer, with the path's congestion window; set with the AV. */
+    private io.rxe4j.core.device.PeerBudget budget;
+    /** Budget bytes sent in the current turn (for the fair quantum while other QPs wait). */
+    private long turnBytes;
+    int retryLeft;
+    int rnrLeft;
+    private boolean rnrWaiting;
+    /** A retry sequence is running; NAKs and lost-response signals start no other until progress or a timeout. */
+    private boolean retryStarted;
+
+    private Scheduler.Cancellable rnrTimer;
+    private final Runnable rnrTask;
+
+    Requester(RxeQp qp) {
+        this.qp = qp;
+        this.scheduler = qp.scheduler;
+        this.counters = qp.counters;
+        this.retransmitTimer = new RetransmitTimer(scheduler, unacked,
+                qp.guard("retransmit timer", this::onRetransmitTimeout));
+        this.rnrTask = qp.guard("RNR timer", this::onRnrTimer);
+    }
+
+    void setPsn(int p) {
+        psn = p;
+        sendHighWater = p;
+        qp.completer.setPsn(p);
+    }
+
+    /** Sets the local ACK timeout attribute (0..31, 0 = infinite). */
+    void setTimeout(int timeout) {
+        retransmitTimer.timeout(timeout);
+    }
+
+    void resetCredits(int n) {
+        credits = n;
+    }
+
+    /** A valid response arrived ({@code rxe-facts.md} §5.3): retry counts start over, a new retry may start. */
+    void resetRetryCounters() {
+        retryLeft = qp.retryCnt;
+        rnrLeft = qp.rnrRetry;
+        retryStarted = false;
+        qp.clearSendFailure();
+    }
+
+    void reset() {
+        stop();
+        noAckPkts = 0;
+        rnrWaiting = false;
+        outputStalled = false;
+        credits = qp.maxRdAtomic;
+    }
+
+    /** Stops the timers and gives back every budget byte (QP to ERR, RESET or destroyed). */
+    void stop() {
+        retransmitTimer.stop();
+        if (rnrTimer != null) {
+            rnrTimer.cancel();
+            rnrTimer = null;
+        }
+        rnrWaiting = false;
+        releaseBudget(unacked.clear(), false);
+        qp.releaseTid();
+    }
+
+    /** @return the peer budget's state, for diagnostics */
+    String budgetState() {
+        io.rxe4j.core.device.PeerBudget b = budget;
+        return (b == null ? "budget{-}" : b.toString()) + " rt{" + retransmitTimer.debugState(scheduler.nanoTime())
+                + (rnrWaiting ? " rnrWaiting" : "") + (retryStarted ? " retryStarted" : "") + " retryLeft=" + retryLeft
+                + (outputStalled ? " stalled" : "") + '}';
+    }
+
+    /** The peer is {@code peer} (modify_qp AV): its budget is the one this QP's packets count against. */
+    void setPeer(java.net.InetSocketAddress peer) {
+        releaseBudget(unacked.clear(), false);
+        budget = qp.lane.peerBudget(peer);
+    }
+
+    /** Gives {@code bytes} back to the peer budget, after the unacknowledged packets that held them were forgotten. */
+    private void releaseBudget(long bytes, boolean acknowledged) {
+        if (budget != null && bytes > 0) {
+            budget.release(bytes, acknowledged, unacked.heldBytes());
+        }
+    }
+
+    void returnCredit() {
+        credits++;
+    }
+
+    /** @return whether some sent PSN is not yet acknowledged */
+    boolean outstanding() {
+        return Psn.diff(psn, qp.completer.compPsn()) > 0;
+    }
+
+    /** @return the first PSN never sent yet (PSNs below it were sent at least once) */
+    int sendHighWater() {
+        return sendHighWater;
+    }
+
+    /** @return the number of request packets sent and not yet acknowledged (at most 64) */
+    int unackedPackets() {
+        return unacked.size();
+    }
+
+    /**
+     * comp.psn moved forward to {@code compPsn} ({@code rxe-facts.md} §9.2 UPDATE_COMP / COMP_WQE):
+     * forgets the acknowledged packets and restarts the retransmit deadline from now.
+     */
+    void onAcknowledged(int compPsn) {
+        releaseBudget(unacked.acknowledgeBefore(compPsn), true);
+        retransmitTimer.onProgress(scheduler.nanoTime());
+    }
+
+    /**
+     * A response names PSN {@code upTo}, which was sent before a rewind and has not been sent again
+     * yet ({@code req.psn ≤ upTo < sendHighWater}): the responder has every request up to it, so the
+     * requester moves forward as if it had resent them, and the completer can then take the
+     * response. RC acknowledgements are cumulative: kernel {@code rdma_rxe} answers every duplicate
+     * SEND/WRITE with an ACK of its latest PSN, ePSN − 1 ({@code rxe-facts.md} §5.5), which lies
+     * beyond what a rewind has resent so far; ignoring it would resend the same range until
+     * RETRY_EXC_ERR. The WQEs keep the PSNs they had (a SEND/WRITE is marked sent up to {@code upTo},
+     * a READ or atomic whose PSNs reach {@code upTo} as requested); the PSNs are recorded as
+     * unacknowledged, holding no budget, so the retransmit timer still covers a READ whose
+     * responses then stop.
+     *
+     * @return false if a TID RDMA WQE lies in the way (its segments keep their own state: the
+     *     response is then dropped as before) or the send queue ends first
+     */
+    boolean fastForward(int upTo) {
+        int pmtu = qp.pmtu();
+        long prod = qp.sqProducer();
+        long now = scheduler.nanoTime();
+        while (Psn.diff(upTo, psn) >= 0) {
+            if (qp.sqReq == prod) {
+                return false;
+            }
+            SendWqe w = qp.sqAt(qp.sqReq);
+            if (w.tid || w.isTidWrite()) {
+                return false;
+            }
+            if (w.state == SendWqe.State.POSTED && w.needsCredit() && !w.creditHeld) {
+                if (credits <= 0) {
+                    return false;
+                }
+                credits--;
+                w.creditHeld = true;
+            }
+            int last;
+            switch (w.opcode) {
+                case SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM -> {
+                    if (w.state == SendWqe.State.POSTED) {
+                        w.firstPsn = psn;
+                        w.lastPsn = Psn.add(psn, (int) Math.max(1, (w.length + pmtu - 1) / pmtu) - 1);
+                        w.sentBytes = 0;
+                        w.state = SendWqe.State.PROCESSING;
+                    }
+                    last = Psn.diff(upTo, w.lastPsn) >= 0 ? w.lastPsn : upTo;
+                    w.sentBytes = Math.min(w.length, w.sentBytes + (long) (Psn.diff(last, psn) + 1) * pmtu);
+                }
+                case RDMA_READ -> {
+                    long remaining = w.length - w.readBytes;
+                    w.firstPsn = psn;
+                    w.lastPsn = Psn.add(psn, (int) Math.max(1, (remaining + pmtu - 1) / pmtu) - 1);
+                    last = w.lastPsn;
+                }
+                default -> { // atomics, ATOMIC WRITE, FLUSH: one PSN
+                    w.firstPsn = psn;
+                    w.lastPsn = psn;
+                    last = psn;
+                }
+            }
+            if (last == w.lastPsn) {
+                w.state = SendWqe.State.PENDING;
+                qp.sqReq++;
+            }
+            unacked.addOrCoalesce(last, now);
+            psn = Psn.next(last);
+        }
+        noAckPkts = 0;
+        counters.inc(Counter.ACK_FAST_FORWARDS);
+        return true;
+    }
+
+    /** Sends as many packets as the window, the output bound, credits, fences and the transport allow. */
+    void run() {
+        QpState s = qp.state;
+        if (s != QpState.RTS && s != QpState.SQD) {
+            return;
+        }
+        // a TID WRITE in progress was seen by an earlier run of this loop, after which the sticky flag
+        // reads true; the interlock below reads it again after the acquire load of sqProd
+        if (qp.tidWritesPosted && qp.tidWrite.sendData()) {
+            qp.lane.requestService(qp); // TID WRITE data left: another turn after the other QPs
+        }
+        if (rnrWaiting) {
+            return;
+        }
+        if (outputStalled) {
+            if (unacked.size() >= RESUME_BELOW) {
+                return; // an ACK brings the count down and runs the requester again
+            }
+            outputStalled = false;
+        }
+        turnBytes = 0;
+        long prod = qp.sqProducer();
+        boolean tidWrites = qp.tidWritesPosted; // after the acquire of sqProd: covers every WQE before prod
+        while (qp.sqReq != prod) {
+            SendWqe w = qp.sqAt(qp.sqReq);
+            if (s == QpState.SQD && w.state == SendWqe.State.POSTED) {
+                break;
+            }
+            if (w.state == SendWqe.State.POSTED && (w.sendFlags & SendFlags.FENCE) != 0 && readOrAtomicPendingBefore()) {
+                break;
+            }
+            if (w.state == SendWqe.State.POSTED) {
+                if (w.isTidWrite()) {
+                    // at most 8 TID WRITEs outstanding; none new while a RESYNC is out (WAIT_HALT); and
+                    // (rxe4j, docs/tid-rdma.md) none while a READ or atomic before it is unanswered: its
+                    // WRITE_RESPs would overtake a READ still being received and restart it
+                    if (qp.tidWrite.halted()
+                            || qp.tidWrite.outstandingBefore(qp.sqReq) >= TidWriteRequester.MAX_REQUESTS) {
+                        break;
+                    }
+                    if (readOrAtomicOutstandingBefore(w)) {
+                        counters.inc(Counter.TID_INTERLOCK_WAITS);
+                        break;
+                    }
+                } else if (tidWrites && qp.tidWrite.outstandingBefore(qp.sqReq) > 0) {
+                    counters.inc(Counter.TID_INTERLOCK_WAITS);
+                    break; // §7: after a TID WRITE only TID WRITEs go before it is fully TID-ACKed
+                }
+            }
+            if (w.needsCredit() && !w.creditHeld) {
+                if (credits <= 0) {
+                    break;
+                }
+                credits--;
+                w.creditHeld = true;
+            }
+            if (!w.tid && Psn.diff(psn, qp.completer.compPsn()) >= MAX_UNACKED_PSNS) {
+                break; // (TID READ segments are bounded by the peer's max_read instead)
+            }
+            if (unacked.isFull()) {
+                outputStalled = true;
+                counters.inc(Counter.OUTPUT_STALLS);
+                break;
+            }
+            if (!qp.lane.transportWritable()) {
+                qp.lane.awaitWritable(qp); // the device runs this QP again when the transport drains
+                break;
+            }
+            // TID RDMA is paced by its own receiver-driven flow control (the responder's max_write
+            // allocation and WRITE_RESPs, the peer's max_read and credits), not by the peer budget
+            // a QP within its fair share of the path never waits for the bytes other QPs hold (a lossy
+            // QP's lost packets hold theirs until its own timer fires)
+            if (budget != null && !w.tid && !budget.withinFairShare(unacked.heldBytes(), budgetBytes(w))) {
+                if (budget.mustQueue(qp) || !budget.fits(budgetBytes(w))) {
+                    budget.await(qp); // behind the QPs already waiting; a release gives the turn
+                    break;
+                }
+                if (turnBytes >= io.rxe4j.core.device.PeerBudget.QUANTUM_BYTES && budget.contended()) {
+                    budget.await(qp); // quantum used while others wait: to the tail
+                    break;
+                }
+            }
+            if (w.isTidWrite()) {
+                sendTidWriteReq(w);
+                continue;
+            }
+            if (w.tid) {
+                int r = sendTidReadSegment(w);
+                if (r == TID_ERROR) {
+                    return;
+                }
+                if (r == TID_BLOCKED) {
+                    break;
+                }
+                continue;
+            }
+            if (!sendPacket(w)) {
+                return; // QP went to ERR
+            }
+        }
+        qp.budgetTurn = false; // a turn lasts one run
+    }
+
+    /**
+     * @return the bytes the next packet of {@code w} holds of the peer budget: a SEND/WRITE packet
+     *     its payload plus headers; a READ request, an atomic, ATOMIC WRITE or FLUSH 64 bytes. A
+     *     READ's response stream is not counted: it may last far longer than one round trip (a
+     *     1 GiB READ), so holding its bytes would block every other QP of the path until it ends;
+     *     the responder bounds and paces it (batches, writability), and a gap in it still halves the
+     *     path's window
+     */
+    private int budgetBytes(SendWqe w) {
+        return switch (w.opcode) {
+            case SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM ->
+                    (int) Math.min(w.length - (w.state == SendWqe.State.POSTED ? 0 : w.sentBytes), qp.pmtu()) + 64;
+            default -> 64;
+        };
+    }
+
+    private static final int TID_SENT = 0;
+    private static final int TID_BLOCKED = 1;
+    private static final int TID_ERROR = 2;
+
+    /**
+     * Sends the READ_REQ of the next segment of TID READ {@code w} ({@code
+     * hfi1_build_tid_rdma_read_req}; {@code tid-opfn-facts.md} §5.2): at most the peer's max_read
+     * segments outstanding, one max_rd_atomic credit each; the segment's flow and TID entries are
+     * set up first (which may wait). A TID READ starts only when no earlier READ or atomic is
+     * outstanding (the READ-after-READ interlock of §7, applied to atomics and OPFN as well).
+     */
+    private int sendTidReadSegment(SendWqe w) {
+        TidReadRequester tid = qp.tidRead;
+        if (w.state == SendWqe.State.POSTED) {
+            if (readOrAtomicOutstandingBefore(w)) {
+                counters.inc(Counter.TID_INTERLOCK_WAITS);
+                return TID_BLOCKED; // the completion of that WQE runs the requester again
+            }
+            if (w.compSeg == 0 && w.curSeg == 0) {
+                w.firstPsn = psn;
+                w.lastPsn = Psn.add(psn, (int) ((w.length + qp.pmtu() - 1) / qp.pmtu()) - 1);
+            }
+            w.state = SendWqe.State.PROCESSING;
+            tid.onStart(w);
+        }
+        io.rxe4j.verbs.TidRdmaParams remote = qp.opfn.remote();
+        int window = Math.min(remote != null ? Math.max(1, remote.maxRead()) : 1, TidSegment.RING - 1);
+        if (w.curSeg - w.compSeg >= window || credits <= 0) {
+            return TID_BLOCKED; // a segment completion returns the credit and runs the requester
+        }
+        if (w.curSeg >= w.setupHead) {
+            if (tid.setup(w, w.firstPsn) != TidReadRequester.READY) {
+                return qp.state == QpState.ERR ? TID_ERROR : TID_BLOCKED;
+            }
+        }
+        TidSegment seg = w.segs[w.curSeg % TidSegment.RING];
+        if (seg.ibSpsn != psn) {
+            throw new IllegalStateException("TID READ segment " + w.curSeg + " has PSN 0x"
+                    + Integer.toHexString(seg.ibSpsn) + ", the requester is at 0x" + Integer.toHexString(psn));
+        }
+        credits--;
+        w.segCredits++;
+        Opcode op = Opcode.TID_RDMA_READ_REQ;
+        int list = seg.count * io.rxe4j.core.wire.TidEntry.LENGTH;
+        int total = op.headerLength() + list + Icrc.LENGTH;
+        ByteBuf b = qp.lane.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
+        int at = op.offset(Header.KDETH);
+        io.rxe4j.core.wire.TidHeader.clear(b, at);
+        io.rxe4j.core.wire.Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
+        io.rxe4j.core.wire.TidHeader.writeReth(b, at, w.remoteAddr + seg.offset, w.rkey, seg.length);
+        io.rxe4j.core.wire.TidHeader.setTidFlowPsn(b, at, io.rxe4j.core.wire.FlowPsn.of(seg.generation, seg.spsn));
+        io.rxe4j.core.wire.TidHeader.setTidFlowQp(b, at, tid.flowQpn());
+        io.rxe4j.core.wire.TidHeader.setVerbsQp(b, at, qp.destQpn);
+        for (int i = 0; i < seg.count; i++) {
+            io.rxe4j.core.wire.TidEntry.write(b, op.headerLength(), i, seg.tidList[i]);
+        }
+        noAckPkts = 0;
+        int lastPsn = Psn.add(psn, seg.npkts - 1);
+        // the RC timer of a READ_REQ is scaled by the packets of a segment (timeout_shift, §2)
+        int shift = 32 - Integer.numberOfLeadingZeros(Math.max(1, seg.npkts) - 1);
+        transmit(b, total, lastPsn, 64, shift);
+        counters.inc(Counter.TID_READ_SEGMENTS);
+        psn = Psn.add(psn, seg.npkts);
+        w.curSeg++;
+        if (w.curSeg == w.totalSegs) {
+            w.state = SendWqe.State.PENDING;
+            qp.sqReq++;
+        }
+        return TID_SENT;
+    }
+
+    /**
+     * Sends the WRITE_REQ of TID WRITE {@code w} ({@code hfi1_build_tid_rdma_write_req}; §6.2): PSN
+     * = the first segment without a WRITE_RESP, RETH = the rest of the range, no payload; the WQE
+     * holds one verbs PSN per segment.
+     */
+    private void sendTidWriteReq(SendWqe w) {
+        if (!w.tidStarted) {
+            w.firstPsn = psn;
+            w.lastPsn = Psn.add(psn, w.totalSegs - 1);
+            w.tidStarted = true;
+            counters.inc(Counter.TID_WRITE_REQUESTS_SENT);
+        }
+        int reqPsn = Psn.add(w.firstPsn, w.respSeg);
+        if (reqPsn != psn) {
+            throw new IllegalStateException("TID WRITE request PSN 0x" + Integer.toHexString(reqPsn)
+                    + ", the requester is at 0x" + Integer.toHexString(psn));
+        }
+        io.rxe4j.verbs.TidRdmaParams remote = qp.opfn.remote();
+        Opcode op = Opcode.TID_RDMA_WRITE_REQ;
+        int total = op.headerLength() + Icrc.LENGTH;
+        ByteBuf b = qp.lane.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
+        int at = op.offset(Header.KDETH);
+        io.rxe4j.core.wire.TidHeader.clear(b, at);
+        io.rxe4j.core.wire.Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
+        long done = (long) w.respSeg * w.segLen;
+        io.rxe4j.core.wire.TidHeader.writeReth(b, at, w.remoteAddr + done, w.rkey, w.length - done);
+        io.rxe4j.core.wire.TidHeader.setVerbsQp(b, at, qp.destQpn);
+        noAckPkts = 0;
+        transmit(b, total, w.lastPsn, 64);
+        psn = Psn.next(w.lastPsn);
+        w.state = SendWqe.State.PENDING;
+        qp.sqReq++;
+    }
+
+    /** @return whether a READ or atomic (the hidden OPFN request included) before {@code w} is outstanding */
+    private boolean readOrAtomicOutstandingBefore(SendWqe w) {
+        for (long i = qp.sqCompleted(); i != qp.sqReq; i++) {
+            SendWqe e = qp.sqAt(i);
+            if (e != w && e.isReadOrAtomic() && e.state != SendWqe.State.DONE) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A TID READ could not be set up locally (e.g. too many TID entries): the WQE fails, the QP enters ERR. */
+    void failTid(SendWqe w, WcStatus status, String why) {
+        if (qp.completer.head() == w) {
+            qp.completer.failHead(w, status, 0, why);
+        } else {
+            w.failStatus = status;
+            qp.moveToError("send WQE " + w.wrId + " (TID READ) failed locally: " + status + ": " + why);
+        }
+    }
+
+    private boolean readOrAtomicPendingBefore() {
+        for (long i = qp.sqCompleted(); i != qp.sqReq; i++) {
+            SendWqe w = qp.sqAt(i);
+            if (w.isReadOrAtomic() && !w.opfn && w.state != SendWqe.State.DONE) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Builds and sends the next packet of {@code w}; advances sqReq after its last packet. */
+    private boolean sendPacket(SendWqe w) {
+        return switch (w.opcode) {
+            case RDMA_READ -> sendRead(w, qp.pmtu());
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, MASKED_ATOMIC_CMP_AND_SWP, MASKED_ATOMIC_FETCH_AND_ADD ->
+                    sendAtomic(w);
+            case ATOMIC_WRITE -> sendAtomicWrite(w);
+            case FLUSH -> sendFlush(w);
+            default -> sendSendOrWrite(w, qp.pmtu());
+        };
+    }
+
+    private boolean sendSendOrWrite(SendWqe w, int pmtu) {
+        if (w.state == SendWqe.State.POSTED) {
+            long npkts = Math.max(1, (w.length + pmtu - 1) / pmtu);
+            w.firstPsn = psn;
+            w.lastPsn = Psn.add(psn, (int) npkts - 1);
+            w.sentBytes = 0;
+            w.state = SendWqe.State.PROCESSING;
+        }
+        long remaining = w.length - w.sentBytes;
+        int payload = (int) Math.min(remaining, pmtu);
+        boolean first = w.sentBytes == 0;
+        boolean last = remaining <= pmtu;
+        Opcode op = pickOpcode(w.opcode, first, last);
+        boolean se = last && (w.sendFlags & SendFlags.SOLICITED) != 0
+                && (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
+                    || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM);
+        int pad = -payload & 3;
+        int hdr = op.headerLength();
+        int total = hdr + payload + pad + Icrc.LENGTH;
+        boolean ackReq = ackReq(last);
+        ByteBuf b = qp.lane.allocPacket(total);
+        try {
+            Bth.write(b, 0, op.code(), se, pad, Bth.DEFAULT_PKEY, qp.destQpn, ackReq, psn);
+            if (op.has(Header.RETH)) {
+                Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, w.length);
+            }
+            if (op.has(Header.IMM_DT)) {
+                ImmDt.write(b, op.offset(Header.IMM_DT), w.immData);
+            }
+            if (!gather(w, w.sentBytes, b, hdr, payload)) {
+                b.release();
+                fail(w, WcStatus.LOC_PROT_ERR);
+                return false;
+            }
+            for (int i = 0; i < pad; i++) {
+                b.setByte(hdr + payload + i, 0);
+            }
+        } catch (RuntimeException e) {
+            b.release();
+            throw e;
+        }
+        transmit(b, total, psn);
+        psn = Psn.next(psn);
+        w.sentBytes += payload;
+        if (last) {
+            w.state = SendWqe.State.PENDING;
+            qp.sqReq++;
+        }
+        return true;
+    }
+
+    /**
+     * AckReq on the last packet of a message, on every {@link #ACK_REQ_INTERVAL}-th packet, and on
+     * the packet that reaches the output bound (so the ACK that lets the QP go on is asked for).
+     */
+    private boolean ackReq(boolean last) {
+        boolean ackReq = last || noAckPkts + 1 >= ACK_REQ_INTERVAL || unacked.size() + 1 >= UnackedPackets.CAPACITY
+                || mayStopAfterThis();
+        if (ackReq) {
+            noAckPkts = 0;
+        } else {
+            noAckPkts++;
+        }
+        return ackReq;
+    }
+
+    /**
+     * Whether the peer budget may stop this QP after the packet being built: the next packet would
+     * not fit, or QPs wait and this turn's quantum is nearly used. Then the packet asks for an ACK,
+     * or its bytes (and those before it) would stay held until this QP sends again, which may need
+     * exactly those bytes back.
+     */
+    private boolean mayStopAfterThis() {
+        if (budget == null) {
+            return false;
+        }
+        long packet = qp.pmtu() + 64L;
+        if (budget.withinFairShare(unacked.heldBytes() + packet, packet)) {
+            return false; // the next packet goes within this QP's fair share, whatever the others do
+        }
+        long next = 2 * packet; // this packet and the next, with headers
+        return budget.mustQueue(qp) || !budget.fits(next)
+                || (budget.contended() && turnBytes + next >= io.rxe4j.core.device.PeerBudget.QUANTUM_BYTES);
+    }
+
+    private static Opcode pickOpcode(WrOpcode op, boolean first, boolean last) {
+        return switch (op) {
+            case SEND -> first ? (last ? Opcode.RC_SEND_ONLY : Opcode.RC_SEND_FIRST)
+                    : (last ? Opcode.RC_SEND_LAST : Opcode.RC_SEND_MIDDLE);
+            case SEND_WITH_IMM -> first ? (last ? Opcode.RC_SEND_ONLY_WITH_IMMEDIATE : Opcode.RC_SEND_FIRST)
+                    : (last ? Opcode.RC_SEND_LAST_WITH_IMMEDIATE : Opcode.RC_SEND_MIDDLE);
+            case RDMA_WRITE -> first ? (last ? Opcode.RC_RDMA_WRITE_ONLY : Opcode.RC_RDMA_WRITE_FIRST)
+                    : (last ? Opcode.RC_RDMA_WRITE_LAST : Opcode.RC_RDMA_WRITE_MIDDLE);
+            case RDMA_WRITE_WITH_IMM -> first
+                    ? (last ? Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE : Opcode.RC_RDMA_WRITE_FIRST)
+                    : (last ? Opcode.RC_RDMA_WRITE_LAST_WITH_IMMEDIATE : Opcode.RC_RDMA_WRITE_MIDDLE);
+            default -> throw new IllegalStateException("not a SEND/WRITE opcode: " + op);
+        };
+    }
+
+    /** Copies {@code len} message bytes starting at {@code msgOffset} from the WQE's SGEs. */
+    private boolean gather(SendWqe w, long msgOffset, ByteBuf b, int index, int len) {
+        if (len == 0) {
+            return true;
+        }
+        if (w.inlineLength > 0 || w.numSge == 0) {
+            b.setBytes(index, w.inline, (int) msgOffset, len);
+            return true;
+        }
+        return SgeCopy.copy(qp.device.mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, msgOffset, b,
+                index, len, true, 0);
+    }
+
+    private boolean sendRead(SendWqe w, int pmtu) {
+        long remaining = w.length - w.readBytes;
+        int npkts = (int) Math.max(1, (remaining + pmtu - 1) / pmtu);
+        w.firstPsn = psn;
+        w.lastPsn = Psn.add(psn, npkts - 1);
+        Opcode op = Opcode.RC_RDMA_READ_REQUEST;
+        int total = op.headerLength() + Icrc.LENGTH;
+        ByteBuf b = qp.lane.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, true, psn);
+        Reth.write(b, op.offset(Header.RETH), w.remoteAddr + w.readBytes, w.rkey, remaining);
+        noAckPkts = 0;
+        transmit(b, total, w.lastPsn, budgetBytes(w));
+        psn = Psn.add(psn, npkts);
+        w.state = SendWqe.State.PENDING;
+        qp.sqReq++;
+        return true;
+    }
+
+    private boolean sendAtomic(SendWqe w) {
+        Opcode op = switch (w.opcode) {
+            case ATOMIC_CMP_AND_SWP -> Opcode.RC_COMPARE_SWAP;
+            case ATOMIC_FETCH_AND_ADD -> Opcode.RC_FETCH_ADD;
+            case MASKED_ATOMIC_CMP_AND_SWP -> Opcode.RC_MASKED_COMPARE_SWAP;
+            default -> Opcode.RC_MASKED_FETCH_ADD;
+        };
+        ByteBuf b = startSinglePacket(w, op, 0);
+        switch (w.opcode) {
+            case ATOMIC_CMP_AND_SWP ->
+                    AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.swap, w.compareAdd);
+            case ATOMIC_FETCH_AND_ADD ->
+                    AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.compareAdd, 0);
+            case MASKED_ATOMIC_CMP_AND_SWP -> MaskedCmpSwapEth.write(b, op.offset(Header.MASKED_CMP_SWAP_ETH),
+                    w.remoteAddr, w.rkey, w.swap, w.compareAdd, w.swapMask, w.compareAddMask);
+            default -> // masked FETCH_ADD: add in the swap/add slot, field boundary in the compare slot
+                    AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.compareAdd,
+                            w.compareAddMask);
+        }
+        return finishSinglePacket(w, b, op, 0);
+    }
+
+    /** ATOMIC WRITE: RETH (length 8) and the 8 raw bytes ({@code rxe-facts.md} §7.2). */
+    private boolean sendAtomicWrite(SendWqe w) {
+        Opcode op = Opcode.RC_ATOMIC_WRITE;
+        ByteBuf b = startSinglePacket(w, op, 8);
+        Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, 8);
+        b.setLong(op.headerLength(), NATIVE_LE ? Long.reverseBytes(w.atomicWriteValue) : w.atomicWriteValue);
+        return finishSinglePacket(w, b, op, 8);
+    }
+
+    /** FLUSH: FETH then RETH, no payload ({@code rxe-facts.md} §7.3). */
+    private boolean sendFlush(SendWqe w) {
+        Opcode op = Opcode.RC_FLUSH;
+        ByteBuf b = startSinglePacket(w, op, 0);
+        Feth.write(b, op.offset(Header.FETH), w.flushLevel, w.flushType);
+        Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, w.length);
+        return finishSinglePacket(w, b, op, 0);
+    }
+
+    /** Allocates a one-packet request with its BTH (AckReq set) and assigns the WQE its PSN. */
+    private ByteBuf startSinglePacket(SendWqe w, Opcode op, int payload) {
+        w.firstPsn = psn;
+        w.lastPsn = psn;
+        ByteBuf b = qp.lane.allocPacket(op.headerLength() + payload + Icrc.LENGTH);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, true, psn);
+        return b;
+    }
+
+    private boolean finishSinglePacket(SendWqe w, ByteBuf b, Opcode op, int payload) {
+        noAckPkts = 0;
+        transmit(b, op.headerLength() + payload + Icrc.LENGTH, psn);
+        psn = Psn.next(psn);
+        w.state = SendWqe.State.PENDING;
+        qp.sqReq++;
+        return true;
+    }
+
+    /** Whether a native {@code long} is little-endian (then its bytes are reversed for a big-endian put). */
+    private static final boolean NATIVE_LE = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
+
+    /** Sends a built request packet covering PSNs {@code psn..packetLastPsn} and records it as unacknowledged. */
+    private void transmit(ByteBuf b, int total, int packetLastPsn) {
+        transmit(b, total, packetLastPsn, total);
+    }
+
+    /**
+     * Sends a built request packet covering PSNs {@code psn..packetLastPsn}, records it as
+     * unacknowledged and takes {@code budgetBytes} of the peer budget until it is acknowledged.
+     */
+    private void transmit(ByteBuf b, int total, int packetLastPsn, int budgetBytes) {
+        transmit(b, total, packetLastPsn, budgetBytes, 0);
+    }
+
+    /**
+     * As {@link #transmit(ByteBuf, int, int, int)}, with the packet's retransmit period scaled by
+     * 2^{@code timeoutShift} (a TID READ_REQ waits for a whole segment of responses).
+     */
+    private void transmit(ByteBuf b, int total, int packetLastPsn, int budgetBytes, int timeoutShift) {
+        b.writerIndex(total);
+        if (Psn.diff(psn, sendHighWater) < 0) {
+            counters.inc(Counter.RESENT_PKTS);
+        }
+        if (Psn.diff(packetLastPsn, sendHighWater) >= 0) {
+            sendHighWater = Psn.next(packetLastPsn);
+        }
+        qp.lane.transmit(qp, b);
+        if (budget != null) {
+            budget.take(budgetBytes, unacked.heldBytes());
+        }
+        unacked.add(packetLastPsn, scheduler.nanoTime(), budgetBytes, timeoutShift);
+        turnBytes += budgetBytes;
+        retransmitTimer.onSend();
+    }
+
+    /** A local failure while building a packet: the WQE completes in error and the QP enters ERR. */
+    private void fail(SendWqe w, WcStatus status) {
+        if (qp.completer.head() == w) {
+            qp.completer.failHead(w, status, 0);
+        } else {
+            w.failStatus = status; // earlier WQEs are flushed first, then this one with its status
+            qp.moveToError("send WQE " + w.wrId + " (" + w.opcode + ") failed locally: " + status);
+        }
+    }
+
+    // ---------------------------------------------------------------- timers and retry
+
+    /** Why a retry starts ({@code rxe-facts.md} §5.3; {@code extensions.md} §6). */
+    enum RetryCause {
+        /** The local ACK timeout expired with packets unacknowledged. */
+        TIMEOUT,
+        /** A PSN-sequence-error NAK arrived. */
+        SEQUENCE_NAK,
+        /** An ACK beyond a pending READ/atomic: its response was lost. */
+        LOST_RESPONSE,
+        /** A READ response arrived beyond the expected PSN: re-request the missing tail at once. */
+        READ_GAP,
+        /** A TID READ_RESP broke the flow sequence: restart at the oldest incomplete segment (§5.5). */
+        TID_SEQUENCE
+    }
+
+    /** The retransmit deadline passed with packets unacknowledged. */
+    private void onRetransmitTimeout() {
+        if (qp.state != QpState.RTS && qp.state != QpState.SQD) {
+            return;
+        }
+        if (rnrWaiting) {
+            return; // the RNR timer restarts the requester (rxe-facts §5.3)
+        }
+        counters.inc(Counter.RETRANSMIT_TIMEOUTS);
+        retry(RetryCause.TIMEOUT);
+        qp.lane.flushTransport();
+    }
+
+    /**
+     * Starts a retry from comp.psn, charging retry_cnt ({@code rxe-facts.md} §5.3). Unlike rxe,
+     * retry_cnt 7 is seven retries, not infinite ({@code extensions.md} §6): when no retry is left
+     * the head WQE completes with RETRY_EXC_ERR and the QP enters ERR. Only a timeout may start a
+     * retry while another one is under way (rxe's {@code started_retry}).
+     */
+    void retry(RetryCause cause) {
+        SendWqe head = qp.completer.head();
+        if (head == null) {
+            return; // nothing was sent that a retry could resend
+        }
+        if (cause != RetryCause.TIMEOUT && retryStarted) {
+            return; // one retry sequence at a time: wait for progress or the timer
+        }
+        if (retryLeft <= 0 && head.opfn) {
+            // hfi1_restart_rc: an OPFN request out of retries ends silently, TID RDMA off, QP up
+            qp.completer.closeOutOpfn(head);
+            resetRetryCounters();
+            if (outstanding()) {
+                rewind();
+            }
+            run();
+            return;
+        }
+        if (retryLeft <= 0) {
+            counters.inc(Counter.RETRY_EXCEEDED_ERR);
+            String local = qp.lastSendFailure();
+            qp.completer.failHead(head, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.retryCnt
+                    + " exhausted (" + cause + "): no acknowledgement from " + qp.av() + " QPN 0x"
+                    + Integer.toHexString(qp.destQpn) + " for PSN 0x" + Integer.toHexString(qp.completer.compPsn())
+                    + (local != null ? "; this side could not send either, the last refusal: " + local : ""));
+            return;
+        }
+        retryLeft--;
+        retryStarted = true;
+        if (cause != RetryCause.TIMEOUT) {
+            counters.inc(Counter.COMPLETER_RETRY_ERR);
+        }
+        if (budget != null && budget.onLoss()) {
+            counters.inc(Counter.CC_WINDOW_REDUCTIONS); // any loss signal halves the path's window, once per episode
+        }
+        if (!outstanding()) {
+            return; // everything the requester sent was acknowledged meanwhile
+        }
+        rewind();
+        run();
+    }
+
+    /**
+     * A RESYNC renumbered this QP's hardware flow while TID READ segments of it were asked for
+     * ({@link TidReadRequester#requestRenumbered}): goes back to comp.psn and sends again, so the
+     * READ_REQs name the new flow sequences. Nothing was lost on this side's account, so retry_cnt
+     * is not charged and a retry already under way does not hold it back.
+     */
+    void restartAfterResync() {
+        if ((qp.state != QpState.RTS && qp.state != QpState.SQD) || rnrWaiting || !outstanding()) {
+            return; // (the RNR timer rewinds anyway)
+        }
+        counters.inc(Counter.TID_RESTARTS);
+        rewind();
+        run();
+    }
+
+    /**
+     * A congestion notification (CNP) from the peer: the window shrinks as on a loss signal (once
+     * per loss episode); nothing is resent.
+     */
+    void onCnp() {
+        if (budget != null && budget.onLoss()) {
+            counters.inc(Counter.CC_WINDOW_REDUCTIONS);
+        }
+    }
+
+    /** RNR NAK received: wait the responder's RNR time, then retry ({@code rxe-facts.md} §5.3; 7 = infinite). */
+    void onRnrNak(int timerCode, boolean ignoreCount) {
+        counters.inc(Counter.RCVD_RNR_ERR);
+        if (qp.rnrRetry != 7 && !ignoreCount) { // a TID WRITE's RNR does not count (IGN_RNR_CNT, §6.4)
+            if (rnrLeft <= 0) {
+                counters.inc(Counter.RETRY_RNR_EXCEEDED_ERR);
+                SendWqe head = qp.completer.head();
+                if (head != null) {
+                    qp.completer.failHead(head, WcStatus.RNR_RETRY_EXC_ERR, 0, "rnr_retry " + qp.rnrRetry
+                            + " exhausted: " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn)
+                            + " had no receive WQE for PSN 0x" + Integer.toHexString(qp.completer.compPsn()));
+                }
+                return;
+            }
+            rnrLeft--;
+        }
+        rnrWaiting = true;
+        if (rnrTimer != null) {
+            rnrTimer.cancel();
+        }
+        rnrTimer = scheduler.schedule(rnrTask, RNR_USEC[timerCode & 0x1F] * 1000L);
+    }
+
+    private void onRnrTimer() {
+        rnrTimer = null;
+        rnrWaiting = false;
+        if (qp.state != QpState.RTS && qp.state != QpState.SQD) {
+            return;
+        }
+        rewind();
+        run();
+        qp.lane.flushTransport();
+    }
+
+    /**
+     * Goes back to the oldest uncompleted WQE and PSN comp.psn ({@code rxe-facts.md} §5.4): a
+     * SEND/WRITE resumes after its acknowledged packets, a READ re-requests only the missing tail,
+     * later WQEs are resent whole.
+     */
+    void rewind() {
+        int pmtu = qp.pmtu();
+        long from = qp.sqCompleted();
+        if (from != qp.sqProducer()) {
+            // never restart before the head WQE's own first PSN: PSNs once given must stay given,
+            // or the responder would see every later request shifted
+            SendWqe head = qp.sqAt(from);
+            if (head.state != SendWqe.State.POSTED) {
+                qp.completer.advanceTo(head.firstPsn);
+            }
+        }
+        int compPsn = qp.completer.compPsn();
+        long prod = qp.sqProducer();
+        long resendFrom = from;
+        for (long i = from; i != prod; i++) {
+            SendWqe w = qp.sqAt(i);
+            if (w.state == SendWqe.State.POSTED) {
+                break;
+            }
+            if (w.isTidWrite()) {
+                if (w.respSeg == w.totalSegs) {
+                    if (i == resendFrom) {
+                        resendFrom = i + 1; // every WRITE_RESP arrived: it only waits for TID ACKs
+                    }
+                    continue;
+                }
+                w.state = SendWqe.State.POSTED; // its WRITE_REQ goes again for the segments without WRITE_RESP
+                continue;
+            }
+            if (i == from && (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
+                    || w.opcode == WrOpcode.RDMA_WRITE || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM)) {
+                int acked = Psn.diff(compPsn, w.firstPsn);
+                if (acked > 0) {
+                    w.sentBytes = (long) acked * pmtu;
+                    w.state = SendWqe.State.PROCESSING;
+                    continue;
+                }
+            }
+            w.state = SendWqe.State.POSTED;
+            w.sentBytes = 0;
+            if (w.tid) {
+                qp.tidRead.onRewind(w); // resend from its oldest incomplete segment, same flows
+                continue;
+            }
+            if (i != from) {
+                w.readBytes = 0;
+            }
+        }
+        qp.sqReq = resendFrom;
+        psn = compPsn;
+        noAckPkts = 0;
+        outputStalled = false;
+        releaseBudget(unacked.clear(), false); // everything from comp.psn on is sent again and recorded anew
+        counters.inc(Counter.REWINDS);
+    }
+}

@@ -1,0 +1,401 @@
+package io.rxe4j.core.qp;
+
+import io.rxe4j.verbs.Counter;
+
+import io.rxe4j.core.stats.Counters;
+import io.rxe4j.core.memory.RxeMr;
+import io.rxe4j.verbs.Access;
+import io.rxe4j.verbs.TidRdmaParams;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.core.wire.DropReason;
+import io.rxe4j.core.wire.FlowPsn;
+import io.rxe4j.core.wire.Header;
+import io.rxe4j.core.wire.Kdeth;
+import io.rxe4j.core.wire.PacketView;
+import io.rxe4j.core.wire.Psn;
+import io.rxe4j.core.wire.TidEntry;
+import io.rxe4j.core.wire.TidHeader;
+
+/**
+ * The data-destination half of TID RDMA READ at the requester ({@code tid-opfn-facts.md} §4,
+ * §5.2, §5.4–§5.6, §9.5): the QP's hardware flow (index, generation, next sequence to hand out),
+ * the software copy of the hardware flow table's check (expected generation and sequence, SW PSN
+ * mode), segment setup (flow sequence range and TID entries from the device's {@link TidPool}, with
+ * sync points), in-order placement of READ_RESP payload by TID entry and KDETH offset, and
+ * segment completion. Packets are built by the {@link Requester}; completions go through the
+ * {@link Completer}. Loop only.
+ */
+final class TidReadRequester {
+    /** A segment's setup had to wait (flow, TID entries, sync point). */
+    static final int WAIT = 0;
+    /** A segment was set up. */
+    static final int READY = 1;
+
+    private final RxeQp qp;
+    private final Counters counters;
+
+    /** The QP's hardware flow (shared with the TID WRITE responder). */
+    private final HwFlow flow;
+    /**
+     * The expected flow sequence at which the last restart was asked for, or -1 ({@code
+     * RVT_R_RDMAR_SEQ} per gap): one restart per gap, also in SW PSN mode (docs/tid-rdma.md).
+     */
+    private int restartSeq = -1;
+
+    TidReadRequester(RxeQp qp) {
+        this.qp = qp;
+        this.counters = qp.counters;
+        this.flow = qp.hwFlow;
+    }
+
+    /** @return a short description for diagnostics */
+    String debugState() {
+        return "tid{" + flow + '}';
+    }
+
+    /** @return the hardware flow index held, or -1 */
+    int flowIndex() {
+        return flow.idx;
+    }
+
+    // ------------------------------------------------------------------ post time
+
+    /**
+     * Whether an RDMA READ qualifies for TID RDMA ({@code setup_tid_rdma_wqe}, §5.1): TID RDMA
+     * negotiated, path MTU 4096, length ≥ 256 KiB, every local SGE 4 KiB aligned and a multiple of
+     * 4 KiB long. Any thread (reads the negotiated parameters once).
+     *
+     * @return the peer's parameters if it qualifies, else null
+     */
+    static TidRdmaParams qualifies(RxeQp qp, long length, long[] sgeAddr, int[] sgeLength, int numSge) {
+        TidRdmaParams remote = qp.opfn.remote();
+        if (remote == null || qp.pathMtu != io.rxe4j.verbs.Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
+                || numSge == 0) {
+            return null;
+        }
+        for (int i = 0; i < numSge; i++) {
+            if ((sgeAddr[i] & (TidEntry.PAGE_SIZE - 1)) != 0 || (sgeLength[i] & (TidEntry.PAGE_SIZE - 1)) != 0) {
+                return null;
+            }
+        }
+        return remote;
+    }
+
+    /** Turns WQE {@code w} (just filled at post time) into a TID READ with the peer's segment size. */
+    static void convert(SendWqe w, TidRdmaParams remote, int pmtu) {
+        w.tid = true;
+        w.segLen = (int) Math.min(remote.maxLen(), w.length);
+        w.totalSegs = (int) ((w.length + w.segLen - 1) / w.segLen);
+        w.pktsPerSeg = (w.segLen + pmtu - 1) / pmtu;
+        w.curSeg = 0;
+        w.compSeg = 0;
+        w.setupHead = 0;
+        w.segCredits = 0;
+        if (w.segs == null) {
+            w.segs = new TidSegment[TidSegment.RING];
+            for (int i = 0; i < w.segs.length; i++) {
+                w.segs[i] = new TidSegment();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ setup (requester side)
+
+    /** A TID READ WQE starts (its first segment is about to be set up). */
+    void onStart(SendWqe w) {
+        if (w.setupHead == 0 && w.compSeg == 0 && w.curSeg == 0) {
+            flow.active++;
+            counters.inc(Counter.TID_READ_REQUESTS);
+        }
+    }
+
+    /**
+     * Sets up segment {@code w.setupHead} ({@code hfi1_build_tid_rdma_read_req} steps 1–4): the
+     * hardware flow (waiting at a sync point until the flow's segments completed, then a new
+     * generation), the flow sequence range, and TID entries for the local buffer pieces.
+     *
+     * @return {@link #READY}, or {@link #WAIT} (the QP is woken when what it waits for is freed)
+     */
+    int setup(SendWqe w, int firstPsn) {
+        int k = w.setupHead;
+        TidSegment seg = w.segs[k % TidSegment.RING];
+        long offset = (long) k * w.segLen;
+        int length = (int) Math.min(w.segLen, w.length - offset);
+        int npkts = (length + qp.pmtu() - 1) / qp.pmtu();
+        TidPool pool = qp.lane.tidPool();
+        boolean had = flow.idx >= 0;
+        if (!flow.prepare(npkts)) {
+            return WAIT; // a freed flow or a completed segment runs the requester again
+        }
+        if (!had) {
+            restartSeq = -1;
+        }
+        // TID entries: one per piece of a local SGE, each at most 2 MiB
+        int pieces = 0;
+        long skip = offset;
+        int left = length;
+        for (int i = 0; i < w.numSge && left > 0; i++) {
+            long sl = w.sgeLength[i];
+            if (skip >= sl) {
+                skip -= sl;
+                continue;
+            }
+            long n = Math.min(sl - skip, left);
+            pieces += (int) ((n + TidPool.MAX_ENTRY_BYTES - 1) / TidPool.MAX_ENTRY_BYTES);
+            left -= (int) n;
+            skip = 0;
+        }
+        if (pieces > TidEntry.MAX_ENTRIES) {
+            qp.requester.failTid(w, WcStatus.LOC_LEN_ERR, "segment " + k + " needs " + pieces
+                    + " TID entries (at most 64)");
+            return WAIT;
+        }
+        if (!pool.allocEntries(qp, pieces, seg.handles)) {
+            return WAIT;
+        }
+        int h = 0;
+        skip = offset;
+        left = length;
+        for (int i = 0; i < w.numSge && left > 0; i++) {
+            long sl = w.sgeLength[i];
+            if (skip >= sl) {
+                skip -= sl;
+                continue;
+            }
+            long addr = w.sgeAddr[i] + skip;
+            long n = Math.min(sl - skip, left);
+            RxeMr mr = qp.device.mrs().lookup(w.sgeLkey[i]);
+            while (n > 0) {
+                int piece = (int) Math.min(n, TidPool.MAX_ENTRY_BYTES);
+                int handle = seg.handles[h];
+                pool.program(handle, mr, addr, piece);
+                seg.tidList[h] = TidEntry.encode(handle, TidEntry.CTRL_EVEN, piece >>> TidEntry.PAGE_SHIFT);
+                h++;
+                addr += piece;
+                n -= piece;
+                left -= piece;
+            }
+            skip = 0;
+        }
+        seg.count = pieces;
+        seg.index = k;
+        seg.offset = offset;
+        seg.length = length;
+        seg.npkts = npkts;
+        seg.ibSpsn = Psn.add(firstPsn, k * w.pktsPerSeg);
+        seg.generation = flow.generation;
+        seg.spsn = flow.take(npkts);
+        w.setupHead++;
+        return READY;
+    }
+
+    /** @return the tid_flow_qp this side sends: its KDETH QP with the flow index (§3.4) */
+    int flowQpn() {
+        TidRdmaParams local = qp.opfn.local();
+        int kdeth = local != null ? local.qp() : TidHeader.kdethQpn(Opfn.CONTEXT);
+        return TidHeader.flowQpn(kdeth, flow.idx);
+    }
+
+    // ------------------------------------------------------------------ receive (READ_RESP)
+
+    /**
+     * A TID READ_RESP arrived: the flow table's check, then in-order placement; the segment's last
+     * packet (KDETH SH = 0) completes the segment ({@code hfi1_rc_rcv_tid_rdma_read_resp},
+     * {@code handle_read_kdeth_eflags}).
+     */
+    void onResponse(PacketView p) {
+        int at = p.index(Header.KDETH);
+        io.netty.buffer.ByteBuf b = p.buf();
+        int verbsPsn = TidHeader.verbsPsn(b, at);
+        Completer comp = qp.completer;
+        if (Psn.diff(verbsPsn, comp.compPsn()) < 0 || Psn.diff(verbsPsn, qp.requester.psn) >= 0) {
+            counters.inc(Counter.DUPLICATE_RESPONSE); // outside [s_last_psn, s_psn]: stale
+            return;
+        }
+        if (flow.idx < 0) {
+            counters.drop(DropReason.OTHER); // no flow programmed: nothing may be placed
+            return;
+        }
+        int flowPsn = p.psn();
+        if (FlowPsn.generation(flowPsn) != flow.generation) {
+            counters.inc(Counter.TID_FLOW_GEN_ERRORS); // a stale generation: dropped (the flow rides through it)
+            return;
+        }
+        int seq = FlowPsn.sequence(flowPsn);
+        if (seq != flow.expectedSeq) {
+            counters.inc(Counter.TID_FLOW_SEQ_ERRORS);
+            // hardware mode: the first error turns on SW PSN mode and restarts the oldest incomplete
+            // segment (§5.5). A packet behind the expected one is a duplicate or from before a
+            // restart: dropped. One ahead is a gap: like an ordinary READ's gap (extensions.md §6)
+            // it restarts at once, once per gap, where hfi1 would wait for the (64× longer) timer
+            boolean gap = seq > flow.expectedSeq || !flow.swPsn;
+            flow.swPsn = true;
+            if (!gap) {
+                restartSeq = -1; // the retransmission has started to arrive (hfi1 clears RDMAR_SEQ)
+            } else if (restartSeq != flow.expectedSeq) {
+                restartSeq = flow.expectedSeq;
+                counters.inc(Counter.TID_RESTARTS);
+                qp.requester.retry(Requester.RetryCause.TID_SEQUENCE);
+            }
+            return;
+        }
+        switch (qp.lane.tidPool().place(qp, p, at, Access.LOCAL_WRITE)) {
+            case TidPool.NOT_MINE -> {
+                counters.drop(DropReason.OTHER); // not a TID entry of this QP, or outside it
+                return;
+            }
+            case TidPool.FAULT -> {
+                failHead(WcStatus.LOC_PROT_ERR, "TID entry " + Kdeth.tid(b, at) + " no longer maps writable memory");
+                return;
+            }
+            default -> { }
+        }
+        flow.expectedSeq++;
+        // a response that advanced the flow is progress: retry_cnt starts over, as for every valid
+        // response of an ordinary READ (hfi1's driver sees only a segment's last packet; docs/tid-rdma.md)
+        qp.requester.resetRetryCounters();
+        if (!Kdeth.sh(b, at)) {
+            segmentDone(verbsPsn);
+        }
+    }
+
+    private void failHead(WcStatus st, String why) {
+        SendWqe head = qp.completer.head();
+        if (head != null) {
+            qp.completer.failHead(head, st, 0, why);
+        }
+    }
+
+    /** The last packet of a segment was placed: complete the segment (and the WQE after its last). */
+    private void segmentDone(int verbsPsn) {
+        SendWqe w = findWqe(verbsPsn);
+        if (w == null) {
+            counters.drop(DropReason.OTHER);
+            return;
+        }
+        int k = Psn.diff(verbsPsn, w.firstPsn) / w.pktsPerSeg;
+        TidSegment seg = w.segs[k % TidSegment.RING];
+        if (k != w.compSeg || k >= w.setupHead || seg.index != k
+                || verbsPsn != Psn.add(seg.ibSpsn, seg.npkts - 1)) {
+            counters.drop(DropReason.OTHER); // not the segment the flow is at
+            return;
+        }
+        if (!qp.completer.onTidSegmentDone(w, verbsPsn)) {
+            return; // an earlier READ/atomic was restarted instead
+        }
+        counters.inc(Counter.TID_READ_SEGMENTS_DONE);
+        qp.lane.tidPool().releaseEntries(seg.handles, seg.count);
+        seg.count = 0;
+        w.compSeg++;
+        w.readBytes += seg.length;
+        if (w.segCredits > 0) {
+            w.segCredits--;
+            qp.requester.returnCredit();
+        }
+        if (w.compSeg == w.totalSegs) {
+            flow.active--;
+            qp.completer.completeTidRead(w);
+        }
+        flow.segmentDone();
+        if (flow.idx < 0) {
+            restartSeq = -1;
+        }
+        if (qp.state == io.rxe4j.verbs.QpState.RTS || qp.state == io.rxe4j.verbs.QpState.SQD) {
+            qp.requester.run();
+        }
+    }
+
+    private SendWqe findWqe(int verbsPsn) {
+        for (long i = qp.sqCompleted(); i != qp.sqProducer(); i++) {
+            SendWqe w = qp.sqAt(i);
+            if (w.state == SendWqe.State.POSTED && !w.tid) {
+                return null; // never started: nothing after it was sent either
+            }
+            if (w.tid && w.setupHead > 0 && Psn.diff(verbsPsn, w.firstPsn) >= 0
+                    && Psn.diff(verbsPsn, w.lastPsn) <= 0) {
+                return w;
+            }
+        }
+        return null;
+    }
+
+    // ------------------------------------------------------------------ RESYNC of the shared flow
+
+    /**
+     * The QP's hardware flow was moved to generation {@code gen} by a RESYNC of the TID WRITE this
+     * QP receives ({@link TidWriteResponder#onResync}; the flow serves both roles, §4): every TID
+     * READ segment set up and not completed takes the next sequences of {@code gen} from {@code
+     * next}, in send-queue and segment order. A segment is renumbered whole, also when some of its
+     * responses were placed already, because a re-request asks for a segment from its first packet
+     * (§5.6) and the responder answers it from the flow the request names (the data is placed again
+     * by TID entry and offset, so the bytes come out the same).
+     *
+     * @param gen the new generation
+     * @param next the first sequence not taken by the TID WRITE segments renumbered before
+     * @return the first sequence not taken after the TID READ segments
+     */
+    int renumber(int gen, int next) {
+        restartSeq = -1;
+        for (long i = qp.sqCompleted(); i != qp.sqProducer(); i++) {
+            SendWqe w = qp.sqAt(i);
+            if (!w.tid || w.segs == null) {
+                continue;
+            }
+            for (int k = w.compSeg; k < w.setupHead; k++) {
+                TidSegment seg = w.segs[k % TidSegment.RING];
+                seg.generation = gen;
+                seg.spsn = next;
+                next += seg.npkts;
+            }
+        }
+        return next;
+    }
+
+    /**
+     * After {@link #renumber}: if a renumbered segment's READ_REQ was already sent, its responses
+     * come in the old generation and are dropped, so the requester asks again now, in the new
+     * numbering, rather than after the READ_REQ's RC timer (64 × the QP's period).
+     */
+    void requestRenumbered() {
+        for (long i = qp.sqCompleted(); i != qp.sqProducer(); i++) {
+            SendWqe w = qp.sqAt(i);
+            if (w.tid && w.segs != null && w.curSeg > w.compSeg) {
+                qp.requester.restartAfterResync();
+                return;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ rewind, stop
+
+    /** A rewind: WQE {@code w} resends from its oldest incomplete segment (same flows, same TID entries). */
+    void onRewind(SendWqe w) {
+        w.curSeg = w.compSeg;
+        while (w.segCredits > 0) {
+            w.segCredits--;
+            qp.requester.returnCredit();
+        }
+    }
+
+    /** Frees every TID entry and the flow (QP to ERR, RESET or destroyed). */
+    void releaseAll() {
+        restartSeq = -1;
+        TidPool pool = qp.lane.tidPool();
+        if (pool == null) {
+            return;
+        }
+        for (long i = qp.sqCompleted(); i != qp.sqProducer(); i++) {
+            SendWqe w = qp.sqAt(i);
+            if (!w.tid || w.segs == null) {
+                continue;
+            }
+            for (int k = w.compSeg; k < w.setupHead; k++) {
+                TidSegment seg = w.segs[k % TidSegment.RING];
+                pool.releaseEntries(seg.handles, seg.count);
+                seg.count = 0;
+            }
+            w.setupHead = w.compSeg;
+            w.segCredits = 0;
+        }
+    }
+}

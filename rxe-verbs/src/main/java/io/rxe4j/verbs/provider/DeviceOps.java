@@ -1,0 +1,97 @@
+package io.rxe4j.verbs.provider;
+
+import io.rxe4j.verbs.DeviceConfig;
+import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.QpCaps;
+import io.rxe4j.verbs.spi.Persistence;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.util.Map;
+
+/**
+ * One open device of a provider ({@code ibv_context} with its {@code verbs_context_ops}). Methods
+ * may be called from any thread. Objects passed in ({@link PdOps}, {@link CqOps}, ...) are ones
+ * this device returned; a provider may throw {@link IllegalArgumentException} for others.
+ */
+public interface DeviceOps {
+    /** @return the (IP, UDP port) peers use to reach this device */
+    InetSocketAddress address();
+
+    /** @return the options the device was opened with */
+    DeviceConfig config();
+
+    /** @return the port's active MTU (from the link's IP MTU, {@code rxe-facts.md} §4.2) */
+    Mtu activeMtu();
+
+    /** @return the link's IP MTU in bytes, or -1 when the transport knows no limit */
+    int linkMtu();
+
+    /** @return the number of completion vectors ({@code ibv_context.num_comp_vectors}), at least 1 */
+    int numCompVectors();
+
+    /** @return the device counters by rxe-style name, a fresh snapshot */
+    Map<String, Long> counterSnapshot();
+
+    /** @return a new protection domain ({@code ibv_alloc_pd}) */
+    PdOps allocPd();
+
+    /**
+     * {@code ibv_reg_mr}.
+     *
+     * @param pd the PD
+     * @param segment native memory
+     * @param arena the arena that owns {@code segment} and is closed at deregistration, or null
+     * @param access {@link io.rxe4j.verbs.Access} bits
+     * @param persistence how the MR's ranges are made durable, or null for ordinary memory
+     * @return the MR
+     * @throws IllegalArgumentException for a heap segment or a bad access combination
+     * @throws IllegalStateException when the MR table is full
+     */
+    MrOps registerMr(PdOps pd, MemorySegment segment, Arena arena, int access, Persistence persistence);
+
+    /** {@code ibv_dereg_mr}: later accesses fail; owned memory is freed. */
+    void deregisterMr(MrOps mr);
+
+    /**
+     * {@code ibv_create_cq}.
+     *
+     * @param cqe capacity in completions
+     * @param compVector 0..{@link #numCompVectors()}{@code  - 1}, or -1 for round robin
+     * @throws IllegalArgumentException if {@code cqe} or {@code compVector} is out of range
+     */
+    CqOps createCq(int cqe, int compVector);
+
+    /**
+     * {@code ibv_create_qp} of an RC QP in RESET.
+     *
+     * @throws IllegalArgumentException for bad capacities
+     * @throws IllegalStateException when no QPN is free
+     */
+    QpOps createQp(PdOps pd, CqOps sendCq, CqOps recvCq, QpCaps caps, boolean sqSigAll);
+
+    /** {@code ibv_destroy_qp}: the QP stops and its QPN is freed. */
+    void destroyQp(QpOps qp);
+
+    /**
+     * Sets where the device reports that a QP entered ERR on its own ({@code IBV_EVENT_QP_FATAL}),
+     * or null for nowhere. The listener is called on the QP's event loop and must not block.
+     */
+    void onQpFatal(QpFatalListener listener);
+
+    /** Closes the device and its transport. Idempotent. */
+    void close();
+
+    /** @return whether {@link #close()} was called */
+    boolean isClosed();
+
+    /** Receives {@code IBV_EVENT_QP_FATAL}. */
+    @FunctionalInterface
+    interface QpFatalListener {
+        /**
+         * @param qpn the QP's number
+         * @param reason why, as {@link QpOps#errorReason()} will say
+         */
+        void qpFatal(int qpn, String reason);
+    }
+}
