@@ -354,11 +354,9 @@ final class Requester {
      *     path's window
      */
     private int budgetBytes(SendWqe w) {
-        return switch (w.opcode) {
-            case SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM ->
-                    (int) Math.min(w.length - (w.state == SendWqe.State.POSTED ? 0 : w.sentBytes), qp.pmtu()) + 64;
-            default -> 64;
-        };
+        return WrOpcodeInfo.of(w.opcode).payloadInBudget()
+                ? (int) Math.min(w.length - (w.state == SendWqe.State.POSTED ? 0 : w.sentBytes), qp.pmtu()) + 64
+                : 64;
     }
 
     private static final int TID_SENT = 0;
@@ -501,13 +499,12 @@ final class Requester {
 
     /** Builds and sends the next packet of {@code w}; advances sqReq after its last packet. */
     private boolean sendPacket(SendWqe w) {
-        return switch (w.opcode) {
-            case RDMA_READ -> sendRead(w, qp.pmtu());
-            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, MASKED_ATOMIC_CMP_AND_SWP, MASKED_ATOMIC_FETCH_AND_ADD ->
-                    sendAtomic(w);
+        return switch (WrOpcodeInfo.of(w.opcode).family()) {
+            case READ -> sendRead(w, qp.pmtu());
+            case ATOMIC -> sendAtomic(w);
             case ATOMIC_WRITE -> sendAtomicWrite(w);
             case FLUSH -> sendFlush(w);
-            default -> sendSendOrWrite(w, qp.pmtu());
+            case SEND, WRITE, LOCAL -> sendSendOrWrite(w, qp.pmtu()); // LOCAL: refused at post time
         };
     }
 
@@ -597,18 +594,12 @@ final class Requester {
     }
 
     private static Opcode pickOpcode(WrOpcode op, boolean first, boolean last) {
-        return switch (op) {
-            case SEND -> first ? (last ? Opcode.RC_SEND_ONLY : Opcode.RC_SEND_FIRST)
-                    : (last ? Opcode.RC_SEND_LAST : Opcode.RC_SEND_MIDDLE);
-            case SEND_WITH_IMM -> first ? (last ? Opcode.RC_SEND_ONLY_WITH_IMMEDIATE : Opcode.RC_SEND_FIRST)
-                    : (last ? Opcode.RC_SEND_LAST_WITH_IMMEDIATE : Opcode.RC_SEND_MIDDLE);
-            case RDMA_WRITE -> first ? (last ? Opcode.RC_RDMA_WRITE_ONLY : Opcode.RC_RDMA_WRITE_FIRST)
-                    : (last ? Opcode.RC_RDMA_WRITE_LAST : Opcode.RC_RDMA_WRITE_MIDDLE);
-            case RDMA_WRITE_WITH_IMM -> first
-                    ? (last ? Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE : Opcode.RC_RDMA_WRITE_FIRST)
-                    : (last ? Opcode.RC_RDMA_WRITE_LAST_WITH_IMMEDIATE : Opcode.RC_RDMA_WRITE_MIDDLE);
-            default -> throw new IllegalStateException("not a SEND/WRITE opcode: " + op);
-        };
+        WrOpcodeInfo info = WrOpcodeInfo.of(op);
+        WrOpcodeInfo.Family f = info.family();
+        if (f != WrOpcodeInfo.Family.SEND && f != WrOpcodeInfo.Family.WRITE) {
+            throw new IllegalStateException("not a SEND/WRITE opcode: " + op);
+        }
+        return info.packetOpcode(first, last);
     }
 
     /** Copies {@code len} message bytes starting at {@code msgOffset} from the WQE's SGEs. */
@@ -643,19 +634,14 @@ final class Requester {
     }
 
     private boolean sendAtomic(SendWqe w) {
-        Opcode op = switch (w.opcode) {
-            case ATOMIC_CMP_AND_SWP -> Opcode.RC_COMPARE_SWAP;
-            case ATOMIC_FETCH_AND_ADD -> Opcode.RC_FETCH_ADD;
-            case MASKED_ATOMIC_CMP_AND_SWP -> Opcode.RC_MASKED_COMPARE_SWAP;
-            default -> Opcode.RC_MASKED_FETCH_ADD;
-        };
+        Opcode op = WrOpcodeInfo.of(w.opcode).packetOpcode(true, true);
         ByteBuf b = startSinglePacket(w, op, 0);
-        switch (w.opcode) {
-            case ATOMIC_CMP_AND_SWP ->
+        switch (op.operation()) { // which WR operands go where in the packet opcode's ETH
+            case COMPARE_SWAP ->
                     AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.swap, w.compareAdd);
-            case ATOMIC_FETCH_AND_ADD ->
+            case FETCH_ADD ->
                     AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.compareAdd, 0);
-            case MASKED_ATOMIC_CMP_AND_SWP -> MaskedCmpSwapEth.write(b, op.offset(Header.MASKED_CMP_SWAP_ETH),
+            case MASKED_COMPARE_SWAP -> MaskedCmpSwapEth.write(b, op.offset(Header.MASKED_CMP_SWAP_ETH),
                     w.remoteAddr, w.rkey, w.swap, w.compareAdd, w.swapMask, w.compareAddMask);
             default -> // masked FETCH_ADD: add in the swap/add slot, field boundary in the compare slot
                     AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.compareAdd,

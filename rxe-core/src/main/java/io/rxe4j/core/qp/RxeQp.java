@@ -566,34 +566,32 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         if (op == null) {
             throw new IllegalArgumentException("send WR opcode is null");
         }
-        switch (op) {
-            case SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ, ATOMIC_CMP_AND_SWP,
-                    ATOMIC_FETCH_AND_ADD, MASKED_ATOMIC_CMP_AND_SWP, MASKED_ATOMIC_FETCH_AND_ADD -> { }
-            case ATOMIC_WRITE, FLUSH -> {
-                if (wr.numSge != 0) {
-                    throw new IllegalArgumentException(op + " takes no SGEs (its operand is in the WR), got num_sge "
-                            + wr.numSge);
-                }
-                if (op == WrOpcode.FLUSH) {
-                    if (wr.flushType == 0 || (wr.flushType & ~(Flush.GLOBAL | Flush.PERSISTENT)) != 0) {
-                        throw new IllegalArgumentException("FLUSH type must be GLOBAL and/or PERSISTENT (1, 2 or 3), got "
-                                + wr.flushType);
-                    }
-                    if (wr.flushLevel != Flush.RANGE && wr.flushLevel != Flush.MR) {
-                        throw new IllegalArgumentException("FLUSH level must be RANGE (0) or MR (1), got "
-                                + wr.flushLevel);
-                    }
-                    if (wr.flushLength < 0 || wr.flushLength > 0xFFFF_FFFFL) {
-                        throw new IllegalArgumentException("FLUSH length must be 0..2^32-1 bytes, got " + wr.flushLength);
-                    }
-                }
-                return; // the responder checks alignment and range (NAK 0x61 / 0x62), as rxe
+        WrOpcodeInfo info = WrOpcodeInfo.of(op);
+        if (!info.allowed(io.rxe4j.verbs.QpType.RC)) {
+            throw new IllegalArgumentException("WR opcode " + op + " is not supported on an RC QP");
+        }
+        if (info.operandInWr()) {
+            if (wr.numSge != 0) {
+                throw new IllegalArgumentException(op + " takes no SGEs (its operand is in the WR), got num_sge "
+                        + wr.numSge);
             }
-            default -> throw new IllegalArgumentException("WR opcode " + op + " is not supported on an RC QP");
+            if (info.family() == WrOpcodeInfo.Family.FLUSH) {
+                if (wr.flushType == 0 || (wr.flushType & ~(Flush.GLOBAL | Flush.PERSISTENT)) != 0) {
+                    throw new IllegalArgumentException("FLUSH type must be GLOBAL and/or PERSISTENT (1, 2 or 3), got "
+                            + wr.flushType);
+                }
+                if (wr.flushLevel != Flush.RANGE && wr.flushLevel != Flush.MR) {
+                    throw new IllegalArgumentException("FLUSH level must be RANGE (0) or MR (1), got "
+                            + wr.flushLevel);
+                }
+                if (wr.flushLength < 0 || wr.flushLength > 0xFFFF_FFFFL) {
+                    throw new IllegalArgumentException("FLUSH length must be 0..2^32-1 bytes, got " + wr.flushLength);
+                }
+            }
+            return; // the responder checks alignment and range (NAK 0x61 / 0x62), as rxe
         }
         if (wr.inlineData != null) {
-            if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM && op != WrOpcode.RDMA_WRITE
-                    && op != WrOpcode.RDMA_WRITE_WITH_IMM) {
+            if (!info.is(WrOpcodeInfo.INLINE_MASK)) {
                 throw new IllegalArgumentException("inline data is allowed with SEND and RDMA WRITE only, not " + op);
             }
             if (wr.numSge != 0) {
@@ -610,7 +608,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
                     + " or the SGE array (" + wr.sgList.length + ")");
         }
         boolean inline = (wr.sendFlags & SendFlags.INLINE) != 0;
-        if (inline && (op == WrOpcode.RDMA_READ || op.isAtomic())) {
+        if (inline && !info.is(WrOpcodeInfo.INLINE_MASK)) {
             throw new IllegalArgumentException("IBV_SEND_INLINE is not allowed with " + op);
         }
         long total = 0;
@@ -631,7 +629,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
                 }
             }
             if (!inline && sge.length > 0) {
-                int need = (op == WrOpcode.RDMA_READ || op.isAtomic()) ? Access.LOCAL_WRITE : 0;
+                int need = info.localAccess();
                 RxeMr mr = device.mrs().lookup(sge.lkey);
                 if (mr == null || mr.pd() != pd) {
                     throw new IllegalArgumentException("sg_list[" + i + "].lkey 0x" + Integer.toHexString(sge.lkey)
@@ -650,7 +648,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
             throw new IllegalArgumentException("inline data " + total + " bytes exceeds max_inline_data "
                     + caps.maxInlineData());
         }
-        if (op.isAtomic()) {
+        if (info.is(WrOpcodeInfo.ATOMIC_MASK)) {
             if (total != 8) {
                 throw new IllegalArgumentException(op + " needs exactly 8 bytes of local SGE, got " + total);
             }
@@ -704,10 +702,10 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
             }
             total += sge.length;
         }
-        w.length = switch (wr.opcode) {
-            case ATOMIC_WRITE -> 8;
-            case FLUSH -> wr.flushLength;
-            default -> total;
+        w.length = switch (WrOpcodeInfo.of(wr.opcode).length()) {
+            case EIGHT -> 8;
+            case FLUSH_LENGTH -> wr.flushLength;
+            case SGE_TOTAL -> total;
         };
         w.tid = false;
         if (wr.opcode == WrOpcode.RDMA_WRITE && !inline) {
@@ -910,13 +908,10 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     boolean completeSend(long wrId, WrOpcode op, int sendFlags, long length, int immData, WcStatus status,
             int vendorErr) {
         if (status != WcStatus.SUCCESS || sqSigAll || (sendFlags & SendFlags.SIGNALED) != 0) {
-            int flags = op.hasImmediate() ? WorkCompletion.WC_WITH_IMM : 0;
-            int byteLen = switch (op) {
-                case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, MASKED_ATOMIC_CMP_AND_SWP,
-                        MASKED_ATOMIC_FETCH_AND_ADD -> 8;
-                default -> (int) length;
-            };
-            if (!sendCq.push(wrId, status, wcOpcode(op), byteLen, qpn, flags, immData, vendorErr)) {
+            WrOpcodeInfo info = WrOpcodeInfo.of(op);
+            int flags = info.immediateData() ? WorkCompletion.WC_WITH_IMM : 0;
+            if (!sendCq.push(wrId, status, info.wcOpcode(), info.completionByteLen(length), qpn, flags, immData,
+                    vendorErr)) {
                 counters.inc(Counter.CQ_OVERFLOW);
                 return false;
             }
@@ -948,19 +943,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     }
 
     static WcOpcode wcOpcode(WrOpcode op) {
-        return switch (op) {
-            case SEND, SEND_WITH_IMM, SEND_WITH_INV -> WcOpcode.SEND;
-            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;
-            case RDMA_READ -> WcOpcode.RDMA_READ;
-            case ATOMIC_CMP_AND_SWP -> WcOpcode.COMP_SWAP;
-            case ATOMIC_FETCH_AND_ADD -> WcOpcode.FETCH_ADD;
-            case MASKED_ATOMIC_CMP_AND_SWP -> WcOpcode.MASKED_COMP_SWAP;
-            case MASKED_ATOMIC_FETCH_AND_ADD -> WcOpcode.MASKED_FETCH_ADD;
-            case LOCAL_INV -> WcOpcode.LOCAL_INV;
-            case BIND_MW -> WcOpcode.BIND_MW;
-            case FLUSH -> WcOpcode.FLUSH;
-            case ATOMIC_WRITE -> WcOpcode.ATOMIC_WRITE;
-        };
+        return WrOpcodeInfo.of(op).wcOpcode();
     }
 
     /**

@@ -96,7 +96,7 @@ final class SendWqe {
      * means that response was lost), and that IB_SEND_FENCE waits for.
      */
     boolean isReadOrAtomic() {
-        return opcode == WrOpcode.RDMA_READ || opcode.isAtomic();
+        return WrOpcodeInfo.of(opcode).isAny(WrOpcodeInfo.ATOMIC_OR_READ_MASK);
     }
 
     /**
@@ -127,6 +127,6 @@ final class SendWqe {
 
     /** Takes a max_rd_atomic credit: READ, atomics and ATOMIC_WRITE ({@code rxe-facts.md} §5.7). */
     boolean needsCredit() {
-        return !opfn && !tid && (isReadOrAtomic() || opcode == WrOpcode.ATOMIC_WRITE); // TID: per segment
+        return !opfn && !tid && WrOpcodeInfo.of(opcode).usesRdAtomicCredit(); // TID: per segment
     }
 }
