@@ -100,9 +100,9 @@ final class Opfn {
         int mask = 0;
         // TID RDMA needs 4096-byte packets: not on a path MTU 4096 over a link that cannot carry them
         // (e.g. 4096 asked for on a 1500-byte Ethernet, whose active MTU is 1024)
-        if (qp.pathMtu == Mtu.MTU_4096 && qp.device.activeMtu() == Mtu.MTU_4096) {
+        if (qp.attr.pathMtu == Mtu.MTU_4096 && qp.device.activeMtu() == Mtu.MTU_4096) {
             local = new TidRdmaParams(TidRdmaParams.KDETH_QP_PREFIX << 16 | CONTEXT, TidRdmaParams.SEGMENT_SIZE,
-                    TidRdmaParams.DEFAULT_JKEY, tid.maxRead(), tid.maxWrite(), qp.timeout, false);
+                    TidRdmaParams.DEFAULT_JKEY, tid.maxRead(), tid.maxWrite(), qp.attr.timeout, false);
             if (toRts) {
                 requested |= TID_MASK;
                 mask = TID_MASK;

@@ -97,8 +97,8 @@ final class Requester {
 
     /** A valid response arrived ({@code rxe-facts.md} §5.3): retry counts start over, a new retry may start. */
     void resetRetryCounters() {
-        retryLeft = qp.retryCnt;
-        rnrLeft = qp.rnrRetry;
+        retryLeft = qp.attr.retryCnt;
+        rnrLeft = qp.attr.rnrRetry;
         retryStarted = false;
         qp.clearSendFailure();
     }
@@ -108,7 +108,7 @@ final class Requester {
         noAckPkts = 0;
         rnrWaiting = false;
         outputStalled = false;
-        credits = qp.maxRdAtomic;
+        credits = qp.attr.maxRdAtomic;
     }
 
     /** Stops the timers and gives back every budget byte (QP to ERR, RESET or destroyed). */
@@ -412,7 +412,7 @@ final class Requester {
         io.rxe4j.core.wire.TidHeader.writeReth(b, at, w.remoteAddr + seg.offset, w.rkey, seg.length);
         io.rxe4j.core.wire.TidHeader.setTidFlowPsn(b, at, io.rxe4j.core.wire.FlowPsn.of(seg.generation, seg.spsn));
         io.rxe4j.core.wire.TidHeader.setTidFlowQp(b, at, tid.flowQpn());
-        io.rxe4j.core.wire.TidHeader.setVerbsQp(b, at, qp.destQpn);
+        io.rxe4j.core.wire.TidHeader.setVerbsQp(b, at, qp.destQpn());
         for (int i = 0; i < seg.count; i++) {
             io.rxe4j.core.wire.TidEntry.write(b, op.headerLength(), i, seg.tidList[i]);
         }
@@ -458,7 +458,7 @@ final class Requester {
         io.rxe4j.core.wire.Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
         long done = (long) w.respSeg * w.segLen;
         io.rxe4j.core.wire.TidHeader.writeReth(b, at, w.remoteAddr + done, w.rkey, w.length - done);
-        io.rxe4j.core.wire.TidHeader.setVerbsQp(b, at, qp.destQpn);
+        io.rxe4j.core.wire.TidHeader.setVerbsQp(b, at, qp.destQpn());
         noAckPkts = 0;
         transmit(b, total, w.lastPsn, 64);
         psn = Psn.next(w.lastPsn);
@@ -530,7 +530,7 @@ final class Requester {
         boolean ackReq = ackReq(last);
         ByteBuf b = qp.lane.allocPacket(total);
         try {
-            Bth.write(b, 0, op.code(), se, pad, Bth.DEFAULT_PKEY, qp.destQpn, ackReq, psn);
+            Bth.write(b, 0, op.code(), se, pad, Bth.DEFAULT_PKEY, qp.destQpn(), ackReq, psn);
             if (op.has(Header.RETH)) {
                 Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, w.length);
             }
@@ -623,7 +623,7 @@ final class Requester {
         Opcode op = Opcode.RC_RDMA_READ_REQUEST;
         int total = op.headerLength() + Icrc.LENGTH;
         ByteBuf b = qp.lane.allocPacket(total);
-        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, true, psn);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), true, psn);
         Reth.write(b, op.offset(Header.RETH), w.remoteAddr + w.readBytes, w.rkey, remaining);
         noAckPkts = 0;
         transmit(b, total, w.lastPsn, budgetBytes(w));
@@ -673,7 +673,7 @@ final class Requester {
         w.firstPsn = psn;
         w.lastPsn = psn;
         ByteBuf b = qp.lane.allocPacket(op.headerLength() + payload + Icrc.LENGTH);
-        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, true, psn);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), true, psn);
         return b;
     }
 
@@ -789,9 +789,9 @@ final class Requester {
         if (retryLeft <= 0) {
             counters.inc(Counter.RETRY_EXCEEDED_ERR);
             String local = qp.lastSendFailure();
-            qp.completer.failHead(head, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.retryCnt
+            qp.completer.failHead(head, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.attr.retryCnt
                     + " exhausted (" + cause + "): no acknowledgement from " + qp.av() + " QPN 0x"
-                    + Integer.toHexString(qp.destQpn) + " for PSN 0x" + Integer.toHexString(qp.completer.compPsn())
+                    + Integer.toHexString(qp.destQpn()) + " for PSN 0x" + Integer.toHexString(qp.completer.compPsn())
                     + (local != null ? "; this side could not send either, the last refusal: " + local : ""));
             return;
         }
@@ -838,13 +838,13 @@ final class Requester {
     /** RNR NAK received: wait the responder's RNR time, then retry ({@code rxe-facts.md} §5.3; 7 = infinite). */
     void onRnrNak(int timerCode, boolean ignoreCount) {
         counters.inc(Counter.RCVD_RNR_ERR);
-        if (qp.rnrRetry != 7 && !ignoreCount) { // a TID WRITE's RNR does not count (IGN_RNR_CNT, §6.4)
+        if (qp.attr.rnrRetry != 7 && !ignoreCount) { // a TID WRITE's RNR does not count (IGN_RNR_CNT, §6.4)
             if (rnrLeft <= 0) {
                 counters.inc(Counter.RETRY_RNR_EXCEEDED_ERR);
                 SendWqe head = qp.completer.head();
                 if (head != null) {
-                    qp.completer.failHead(head, WcStatus.RNR_RETRY_EXC_ERR, 0, "rnr_retry " + qp.rnrRetry
-                            + " exhausted: " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn)
+                    qp.completer.failHead(head, WcStatus.RNR_RETRY_EXC_ERR, 0, "rnr_retry " + qp.attr.rnrRetry
+                            + " exhausted: " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn())
                             + " had no receive WQE for PSN 0x" + Integer.toHexString(qp.completer.compPsn()));
                 }
                 return;

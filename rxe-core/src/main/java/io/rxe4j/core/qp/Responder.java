@@ -113,7 +113,7 @@ final class Responder {
     }
 
     void reset() {
-        ePsn = qp.rqPsn;
+        ePsn = qp.attr.rqPsn;
         msn = 0;
         nakSent = false;
         abortMessage();
@@ -249,7 +249,7 @@ final class Responder {
         if (opfnRequest) {
             need = 0; // accepted without REMOTE_ATOMIC (tid-opfn-facts §1.2)
         }
-        if (need < 0 || (qp.accessFlags & need) != need) {
+        if (need < 0 || (qp.attr.accessFlags & need) != need) {
             nakError(Aeth.NAK_INVALID_REQUEST, p);
             return;
         }
@@ -264,7 +264,7 @@ final class Responder {
             recv = r;
             recvOffset = 0;
         }
-        if (needsRdAtomicResource(op.operation()) && qp.maxDestRdAtomic == 0 && !opfnRequest) {
+        if (needsRdAtomicResource(op.operation()) && qp.attr.maxDestRdAtomic == 0 && !opfnRequest) {
             nakError(Aeth.NAK_INVALID_REQUEST, p);
             return;
         }
@@ -864,7 +864,7 @@ final class Responder {
 
     private void rnrNak(int p) {
         counters.inc(Counter.SEND_RNR_ERR);
-        sendAck(Aeth.TYPE_RNR_NAK | (qp.minRnrTimer & 0x1F), p);
+        sendAck(Aeth.TYPE_RNR_NAK | (qp.attr.minRnrTimer & 0x1F), p);
     }
 
     /** Class C error: NAK with the packet PSN, complete a receive WQE in use, QP → ERR. */
@@ -919,7 +919,7 @@ final class Responder {
     private ByteBuf headerOnlyResponse(Opcode op, int psn, int syndrome) {
         int total = op.headerLength() + Icrc.LENGTH;
         ByteBuf b = qp.lane.allocPacket(total);
-        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, false, psn);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), false, psn);
         Aeth.write(b, op.offset(Header.AETH), syndrome, msn);
         b.writerIndex(total);
         return b;
@@ -939,7 +939,7 @@ final class Responder {
         int reserved = 16;
         int total = op.headerLength() + reserved + Icrc.LENGTH;
         ByteBuf b = qp.lane.allocPacket(total);
-        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, false, 0);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), false, 0);
         b.setInt(Bth.DEST_QP_WORD_OFFSET, b.getInt(Bth.DEST_QP_WORD_OFFSET) | Bth.BECN_BIT);
         b.setZero(op.headerLength(), reserved);
         b.writerIndex(total);
@@ -1016,7 +1016,7 @@ final class Responder {
         Kdeth.writeKdeth1(b, at, remote != null ? remote.jkey() : 0);
         TidHeader.writeAeth(b, at, Aeth.ACK_UNLIMITED, msn);
         TidHeader.setVerbsPsn(b, at, Psn.add(e.firstPsn, seg.pkt));
-        TidHeader.setVerbsQp(b, at, qp.destQpn);
+        TidHeader.setVerbsQp(b, at, qp.destQpn());
         if (!transmitPayload(e, b, op.headerLength(), n)) {
             return;
         }
@@ -1042,7 +1042,7 @@ final class Responder {
             return;
         }
         ByteBuf b = qp.lane.allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
-        Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, qp.destQpn, false, e.curPsn);
+        Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, qp.destQpn(), false, e.curPsn);
         if (op.has(Header.AETH)) {
             Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, msn);
         }

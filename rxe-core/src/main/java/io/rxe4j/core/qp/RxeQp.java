@@ -1,40 +1,32 @@
 package io.rxe4j.core.qp;
 
-import io.rxe4j.verbs.Counter;
-
-import io.rxe4j.core.wire.PacketView;
 import io.rxe4j.core.cq.RxeCq;
-import io.rxe4j.core.stats.Counters;
 import io.rxe4j.core.device.RxeDevice;
 import io.rxe4j.core.device.RxeLane;
-import io.rxe4j.core.memory.RxeMr;
 import io.rxe4j.core.memory.RxePd;
-import io.rxe4j.verbs.spi.Scheduler;
-import io.rxe4j.verbs.QpCaps;
-import io.rxe4j.verbs.Access;
-import io.rxe4j.verbs.Flush;
-import io.rxe4j.verbs.Mtu;
+import io.rxe4j.core.stats.Counters;
+import io.rxe4j.core.wire.PacketView;
+import io.rxe4j.verbs.Counter;
 import io.rxe4j.verbs.QpAttr;
 import io.rxe4j.verbs.QpAttrMask;
+import io.rxe4j.verbs.QpCaps;
 import io.rxe4j.verbs.QpState;
 import io.rxe4j.verbs.RecvWr;
-import io.rxe4j.verbs.SendFlags;
 import io.rxe4j.verbs.SendWr;
-import io.rxe4j.verbs.Sge;
 import io.rxe4j.verbs.WcOpcode;
 import io.rxe4j.verbs.WcStatus;
-import io.rxe4j.verbs.WorkCompletion;
 import io.rxe4j.verbs.WrOpcode;
-import io.rxe4j.core.wire.Psn;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import io.rxe4j.verbs.spi.Scheduler;
 import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * An RC queue pair: its state machine and attributes, its send and receive queues, and its three
- * engines ({@link Requester}, {@link Completer}, {@link Responder}).
+ * An RC queue pair: its identity, its state, and the wiring of its parts: the attributes
+ * ({@link QpAttributes}), the send and receive queues ({@link SendQueue}, {@link RecvQueue}), the
+ * post-time checks ({@link WrValidator}), the completions and the ERR flush ({@link
+ * Completions}), and its engines ({@link Requester}, {@link Completer}, {@link Responder}, the
+ * OPFN and TID RDMA halves). The verbs API reaches it through {@link
+ * io.rxe4j.verbs.provider.QpOps}; the device delivers packets through the {@code on*} entry points.
  *
  * <p>Threading: the QP is owned by its device's event loop. {@link #postSend}, {@link #postRecv}
  * and {@link #modify} may be called from any thread: posts copy the WR into a preallocated slot
@@ -43,23 +35,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * on the loop and needs no locks.
  */
 public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
-    private static final VarHandle SQ_PROD;
-    private static final VarHandle SQ_COMP;
-    private static final VarHandle RQ_PROD;
-    private static final VarHandle RQ_CONS;
-
-    static {
-        try {
-            MethodHandles.Lookup l = MethodHandles.lookup();
-            SQ_PROD = l.findVarHandle(RxeQp.class, "sqProd", long.class);
-            SQ_COMP = l.findVarHandle(RxeQp.class, "sqComp", long.class);
-            RQ_PROD = l.findVarHandle(RxeQp.class, "rqProd", long.class);
-            RQ_CONS = l.findVarHandle(RxeQp.class, "rqCons", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     final RxeDevice device;
     /** The device lane (event loop) this QP belongs to for its whole life. */
     final RxeLane lane;
@@ -71,52 +46,32 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     final QpCaps caps;
     final boolean sqSigAll;
 
-    // ---- attributes (written on the loop by modify; state is volatile for posting threads) ----
+    /** The state; volatile for posting threads, written on the loop (modify, errors). */
     volatile QpState state = QpState.RESET;
-    int accessFlags;
-    InetSocketAddress av;
-    Mtu pathMtu = Mtu.MTU_256;
-    int timeout;
-    int retryCnt;
-    int rnrRetry;
-    int rqPsn;
-    int sqPsn;
-    int maxRdAtomic;
-    int maxDestRdAtomic;
-    int minRnrTimer;
-    int destQpn;
+    /** The modify_qp attributes (written on the loop by modify). */
+    final QpAttributes attr = new QpAttributes();
+    final SendQueue sendQueue;
+    final RecvQueue recvQueue;
+    private final WrValidator validator;
+    private final Completions completions;
 
-    // ---- send and receive queues ----
-    // The ring indices written by posting threads (sqProd, rqProd) and by the loop (sqComp, sqReq,
-    // rqCons) sit on separate 64-byte cache lines, so that a thread posting and the loop consuming do
-    // not invalidate each other's line on every WR. HotSpot lays out fields of one size in declaration
-    // order, so the seven longs between them are the padding (QueueIndexLayoutTest checks the offsets).
-    final SendWqe[] sq;
-    private final Object sqLock = new Object();
-    final RecvWqe[] rq;
-    private final Object rqLock = new Object();
     @SuppressWarnings("unused")
-    private long sqProd; // next slot users fill; published with release
+    private long padReq1, padReq2, padReq3, padReq4, padReq5, padReq6, padReq7;
+    /**
+     * The next send WQE the requester works on (a send queue index; loop only). Written for every
+     * WQE the requester starts, so it has a cache line of its own, away from the fields posting
+     * threads read ({@code QueueIndexLayoutTest}).
+     */
+    long sqReq;
     @SuppressWarnings("unused")
-    private long padSq1, padSq2, padSq3, padSq4, padSq5, padSq6, padSq7;
-    @SuppressWarnings("unused")
-    private long rqProd; // next slot users fill; published with release
-    @SuppressWarnings("unused")
-    private long padRq1, padRq2, padRq3, padRq4, padRq5, padRq6, padRq7;
-    @SuppressWarnings("unused")
-    private long sqComp; // oldest uncompleted WQE (completer); published with release
-    long sqReq; // next WQE the requester works on (loop only)
+    private long padReq8, padReq9, padReq10, padReq11, padReq12, padReq13, padReq14;
     /**
      * A TID WRITE was ever posted on this QP (sticky). Written by a posting thread before the release
-     * store of sqProd that publishes the WQE, read by the loop after its acquire load of sqProd: until
-     * then the requester skips its scans of the send queue for TID WRITEs (issue 13: they cost about a
-     * third of a post or an ACK on a QP that never uses TID RDMA).
+     * store of the SQ producer index that publishes the WQE, read by the loop after its acquire load
+     * of that index: until then the requester skips its scans of the send queue for TID WRITEs
+     * (issue 13: they cost about a third of a post or an ACK on a QP that never uses TID RDMA).
      */
     boolean tidWritesPosted;
-    @SuppressWarnings("unused")
-    private long rqCons; // oldest unconsumed receive WQE (responder); published with release
-    @SuppressWarnings("unused")
-    private long padLoop1, padLoop2, padLoop3, padLoop4, padLoop5, padLoop6, padLoop7;
 
     /** This QP's counters (the device's are their sum plus the device's own receive-path drops). */
     final Counters counters = new Counters();
@@ -135,8 +90,6 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     final TidWriteResponder tidWriteResp;
     private final AtomicBoolean tidKickScheduled = new AtomicBoolean();
     private final Runnable tidKickTask = guard("TID resources", this::onTidKick);
-    /** The reserved SQ slot holds the hidden OPFN WQE (1) or not (0); guarded by {@link #sqLock}. */
-    private int reservedInUse;
 
     private final AtomicBoolean kickScheduled = new AtomicBoolean();
     private final Runnable kickTask = guard("post_send", this::onKick);
@@ -164,15 +117,10 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         this.recvCq = recvCq;
         this.caps = caps;
         this.sqSigAll = sqSigAll;
-        // one slot more than users may fill: rdmavt's reserved operation (the hidden OPFN request)
-        this.sq = new SendWqe[caps.maxSendWr() + 1];
-        for (int i = 0; i < sq.length; i++) {
-            sq[i] = new SendWqe(caps.maxSendSge(), caps.maxInlineData());
-        }
-        this.rq = new RecvWqe[caps.maxRecvWr()];
-        for (int i = 0; i < rq.length; i++) {
-            rq[i] = new RecvWqe(caps.maxRecvSge());
-        }
+        this.sendQueue = new SendQueue(this, caps);
+        this.recvQueue = new RecvQueue(caps.maxRecvWr(), caps.maxRecvSge());
+        this.validator = new WrValidator(qpn, caps, pd, device.mrs());
+        this.completions = new Completions(this, sendQueue, recvQueue);
         this.requester = new Requester(this);
         this.completer = new Completer(this);
         this.responder = new Responder(this);
@@ -230,22 +178,22 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
 
     /** @return the peer's (IP, UDP port), or null before RTR */
     public InetSocketAddress av() {
-        return av;
+        return attr.av;
     }
 
     /** @return the peer QPN */
     public int destQpn() {
-        return destQpn;
+        return attr.destQpn;
     }
 
     /** @return the path MTU in bytes */
     int pmtu() {
-        return pathMtu.bytes();
+        return attr.pathMtu.bytes();
     }
 
     /** @return the path MTU in bytes (256 until modify_qp sets it) */
     public int pathMtuBytes() {
-        return pathMtu.bytes();
+        return attr.pathMtu.bytes();
     }
 
     // =====================================================================================
@@ -271,101 +219,31 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         });
     }
 
+    /** Checks and stores the attributes, tells the engines about the new values, then changes state. Loop. */
     private void applyModify(QpAttr a, int mask) {
         QpState from = state;
-        QpState to = (mask & QpAttrMask.STATE) != 0 ? a.state() : from;
-        if ((mask & QpAttrMask.CUR_STATE) != 0 && a.curState() != from) {
-            throw new IllegalArgumentException("CUR_STATE " + a.curState() + " does not match the QP state " + from);
-        }
-        ModifyTable.check(from, to, mask);
-        if ((mask & QpAttrMask.PKEY_INDEX) != 0 && a.pkeyIndex() != 0) {
-            throw new IllegalArgumentException("pkey_index must be 0 (the P_Key table has one entry), got " + a.pkeyIndex());
-        }
-        if ((mask & QpAttrMask.PORT) != 0 && a.port() != 1) {
-            throw new IllegalArgumentException("port must be 1, got " + a.port());
-        }
-        if ((mask & QpAttrMask.TIMEOUT) != 0 && (a.timeout() < 0 || a.timeout() > 31)) {
-            throw new IllegalArgumentException("timeout must be 0..31, got " + a.timeout());
-        }
-        if ((mask & QpAttrMask.RETRY_CNT) != 0 && (a.retryCnt() < 0 || a.retryCnt() > 7)) {
-            throw new IllegalArgumentException("retry_cnt must be 0..7, got " + a.retryCnt());
-        }
-        if ((mask & QpAttrMask.RNR_RETRY) != 0 && (a.rnrRetry() < 0 || a.rnrRetry() > 7)) {
-            throw new IllegalArgumentException("rnr_retry must be 0..7, got " + a.rnrRetry());
-        }
-        if ((mask & QpAttrMask.MIN_RNR_TIMER) != 0 && (a.minRnrTimer() < 0 || a.minRnrTimer() > 31)) {
-            throw new IllegalArgumentException("min_rnr_timer must be 0..31, got " + a.minRnrTimer());
-        }
-        if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0 && (a.maxRdAtomic() < 0 || a.maxRdAtomic() > 128)) {
-            throw new IllegalArgumentException("max_rd_atomic must be 0..128, got " + a.maxRdAtomic());
-        }
-        if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0 && (a.maxDestRdAtomic() < 0 || a.maxDestRdAtomic() > 128)) {
-            throw new IllegalArgumentException("max_dest_rd_atomic must be 0..128, got " + a.maxDestRdAtomic());
-        }
-        if ((mask & QpAttrMask.AV) != 0 && (a.av() == null || a.av().isUnresolved())) {
-            throw new IllegalArgumentException("AV must be a resolved (IP, UDP port), got " + a.av());
-        }
-        if ((mask & QpAttrMask.PATH_MTU) != 0 && a.pathMtu() == null) {
-            throw new IllegalArgumentException("path_mtu must not be null");
-        }
-        if ((mask & QpAttrMask.DEST_QPN) != 0 && (a.destQpNum() & ~Psn.MASK) != 0) {
-            throw new IllegalArgumentException("dest_qp_num must be 24-bit, got 0x" + Integer.toHexString(a.destQpNum()));
-        }
-        if ((mask & QpAttrMask.SQ_PSN) != 0) {
-            Psn.check(a.sqPsn(), "sq_psn");
-        }
-        if ((mask & QpAttrMask.RQ_PSN) != 0) {
-            Psn.check(a.rqPsn(), "rq_psn");
-        }
-        if ((mask & QpAttrMask.ACCESS_FLAGS) != 0 && (a.accessFlags() & ~(Access.LOCAL_WRITE | Access.REMOTE_WRITE
-                | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.MW_BIND | Access.FLUSH_GLOBAL
-                | Access.FLUSH_PERSISTENT | Access.OPTIONAL_RANGE)) != 0) {
-            throw new IllegalArgumentException("unsupported QP access flags " + Access.toString(a.accessFlags()));
-        }
-        // --- apply ---
-        if ((mask & QpAttrMask.ACCESS_FLAGS) != 0) {
-            accessFlags = a.accessFlags();
-        }
+        QpState to = QpAttributes.check(a, mask, from);
+        attr.apply(a, mask);
         if ((mask & QpAttrMask.AV) != 0) {
-            av = a.av();
-            requester.setPeer(av);
-        }
-        if ((mask & QpAttrMask.PATH_MTU) != 0) {
-            pathMtu = a.pathMtu();
+            requester.setPeer(attr.av);
         }
         if ((mask & QpAttrMask.TIMEOUT) != 0) {
-            timeout = a.timeout();
-            requester.setTimeout(timeout);
+            requester.setTimeout(attr.timeout);
         }
-        if ((mask & QpAttrMask.RETRY_CNT) != 0) {
-            retryCnt = a.retryCnt();
+        if ((mask & (QpAttrMask.RETRY_CNT | QpAttrMask.RNR_RETRY)) != 0) {
             requester.resetRetryCounters();
-        }
-        if ((mask & QpAttrMask.RNR_RETRY) != 0) {
-            rnrRetry = a.rnrRetry();
-            requester.resetRetryCounters();
-        }
-        if ((mask & QpAttrMask.MIN_RNR_TIMER) != 0) {
-            minRnrTimer = a.minRnrTimer();
         }
         if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0) {
-            maxRdAtomic = roundUpPow2(a.maxRdAtomic());
-            requester.resetCredits(maxRdAtomic);
+            requester.resetCredits(attr.maxRdAtomic);
         }
         if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0) {
-            maxDestRdAtomic = roundUpPow2(a.maxDestRdAtomic());
-            responder.resizeResources(maxDestRdAtomic);
-        }
-        if ((mask & QpAttrMask.DEST_QPN) != 0) {
-            destQpn = a.destQpNum();
+            responder.resizeResources(attr.maxDestRdAtomic);
         }
         if ((mask & QpAttrMask.SQ_PSN) != 0) {
-            sqPsn = a.sqPsn();
-            requester.setPsn(sqPsn);
+            requester.setPsn(attr.sqPsn);
         }
         if ((mask & QpAttrMask.RQ_PSN) != 0) {
-            rqPsn = a.rqPsn();
-            responder.setExpectedPsn(rqPsn);
+            responder.setExpectedPsn(attr.rqPsn);
         }
         if (to != from) {
             enterState(to);
@@ -373,10 +251,6 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         if (state != QpState.RESET) {
             opfn.onModify((mask & QpAttrMask.STATE) != 0 && to == QpState.RTS);
         }
-    }
-
-    private static int roundUpPow2(int n) {
-        return n <= 1 ? n : Integer.highestOneBit(n - 1) << 1;
     }
 
     private void enterState(QpState to) {
@@ -399,17 +273,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
      * @return {@code out}
      */
     public QpAttr query(QpAttr out) {
-        return lane.callOnLoop(() -> {
-            out.clearMask();
-            out.state(state).curState(state).accessFlags(accessFlags).pkeyIndex(0).port(1).pathMtu(pathMtu)
-                    .timeout(timeout).retryCnt(retryCnt).rnrRetry(rnrRetry).rqPsn(rqPsn).sqPsn(sqPsn)
-                    .maxRdAtomic(maxRdAtomic).maxDestRdAtomic(maxDestRdAtomic).minRnrTimer(minRnrTimer)
-                    .destQpNum(destQpn);
-            if (av != null) {
-                out.av(av);
-            }
-            return out;
-        });
+        return lane.callOnLoop(() -> attr.copyTo(out, state));
     }
 
     /** Drains everything without completions and returns to RESET ({@code rxe-facts.md} §6.8). */
@@ -419,13 +283,8 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         requester.reset();
         completer.reset();
         responder.reset();
-        synchronized (sqLock) {
-            long p = (long) SQ_PROD.getAcquire(this);
-            sqReq = p;
-            reservedInUse = 0;
-            SQ_COMP.setRelease(this, p);
-        }
-        RQ_CONS.setRelease(this, (long) RQ_PROD.getAcquire(this));
+        sqReq = sendQueue.reset();
+        recvQueue.reset();
     }
 
     // =====================================================================================
@@ -433,13 +292,10 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     // =====================================================================================
 
     /**
-     * {@code ibv_post_send}: validates the WR and queues a copy of it.
+     * {@code ibv_post_send}: validates the WR ({@link WrValidator#validatePost}) and queues a copy of it.
      *
-     * @throws IllegalStateException if the QP is not in RTS, SQD, SQE or ERR (posting in ERR is
-     *     accepted and completes with WR_FLUSH_ERR, as rxe), or the send queue is full (ENOMEM)
-     * @throws IllegalArgumentException for an opcode not supported on RC, too many SGEs, an
-     *     unknown lkey or an SGE outside its MR, a wrong atomic length or alignment, or inline
-     *     data larger than max_inline_data (each named, like {@code bad_wr})
+     * @throws IllegalStateException if the QP's state forbids posting, or the send queue is full (ENOMEM)
+     * @throws IllegalArgumentException for an invalid WR, named like {@code bad_wr}
      */
     public void postSend(SendWr wr) {
         if (!tryPostSend(wr)) {
@@ -449,24 +305,14 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     }
 
     /**
-     * As {@link #postSend}, but a full send queue returns false instead of throwing (no
-     * allocation on that path).
-     *
-     * @return false if the send queue is full; the WR was not posted
-     */
-    /**
-     * The checks of {@link #tryPostSend} without posting: the QP's state and the WR's validity.
+     * The checks of {@link #tryPostSend} without posting: the QP's state and the WR's validity
+     * ({@link WrValidator}).
      *
      * @throws IllegalStateException if the QP is not in RTS, SQD, SQE or ERR
      * @throws IllegalArgumentException for an invalid WR
      */
     public void validatePost(SendWr wr) {
-        QpState s = state;
-        if (s == QpState.RESET || s == QpState.INIT || s == QpState.RTR) {
-            throw new IllegalStateException("post_send requires the QP in RTS (or SQD/ERR), QP 0x"
-                    + Integer.toHexString(qpn) + " is in " + s);
-        }
-        validateSend(wr);
+        validator.validatePost(state, wr);
     }
 
     /**
@@ -478,253 +324,39 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
      *     queue filled up
      */
     public int postValidated(java.util.List<SendWr> wrs, int from, int to) {
-        int posted = 0;
-        synchronized (sqLock) {
-            long prod = (long) SQ_PROD.getOpaque(this);
-            long comp = (long) SQ_COMP.getAcquire(this);
-            for (int i = from; i < to; i++) {
-                if (prod - comp - reservedInUse >= caps.maxSendWr()) {
-                    break;
-                }
-                fill(sq[(int) (prod % sq.length)], wrs.get(i));
-                prod++;
-                posted++;
-            }
-            if (posted > 0) {
-                SQ_PROD.setRelease(this, prod);
-            }
-        }
+        int posted = sendQueue.postAll(wrs, from, to);
         if (posted > 0) {
             kick();
         }
         return posted;
     }
 
+    /**
+     * As {@link #postSend}, but a full send queue returns false instead of throwing (no
+     * allocation on that path).
+     *
+     * @return false if the send queue is full; the WR was not posted
+     */
     public boolean tryPostSend(SendWr wr) {
-        QpState s = state;
-        if (s == QpState.RESET || s == QpState.INIT || s == QpState.RTR) {
-            throw new IllegalStateException("post_send requires the QP in RTS (or SQD/ERR), QP 0x"
-                    + Integer.toHexString(qpn) + " is in " + s);
-        }
-        validateSend(wr);
-        synchronized (sqLock) {
-            long prod = (long) SQ_PROD.getOpaque(this);
-            long comp = (long) SQ_COMP.getAcquire(this);
-            if (prod - comp - reservedInUse >= caps.maxSendWr()) {
-                return false;
-            }
-            fill(sq[(int) (prod % sq.length)], wr);
-            SQ_PROD.setRelease(this, prod + 1);
+        validator.validatePost(state, wr);
+        if (!sendQueue.tryPost(wr)) {
+            return false;
         }
         kick();
         return true;
     }
 
     /**
-     * Posts the hidden OPFN request into the reserved SQ slot ({@code IB_WR_OPFN}, {@code
-     * RVT_OPERATION_USE_RESERVE}): a COMPARE_SWAP to VA 0xFFFFFFFFFFFFFFFF, rkey 0, swap 0, with the
-     * negotiation word as compare data, behind the WQEs already queued; it never produces a CQE
-     * ({@code tid-opfn-facts.md} §1.2). Loop only.
+     * Posts the hidden OPFN request into the reserved SQ slot ({@link SendQueue#postOpfn}). Loop only.
      *
      * @return false if the QP is not in RTS or the reserved slot is in use
      */
     boolean postOpfn(long word) {
-        if (state != QpState.RTS) {
+        if (state != QpState.RTS || !sendQueue.postOpfn(word)) {
             return false;
-        }
-        synchronized (sqLock) {
-            long prod = (long) SQ_PROD.getOpaque(this);
-            long comp = (long) SQ_COMP.getAcquire(this);
-            if (reservedInUse != 0 || prod - comp >= sq.length) {
-                return false;
-            }
-            SendWqe w = sq[(int) (prod % sq.length)];
-            w.wrId = 0;
-            w.opcode = WrOpcode.ATOMIC_CMP_AND_SWP;
-            w.sendFlags = 0;
-            w.immData = 0;
-            w.remoteAddr = -1L;
-            w.rkey = 0;
-            w.compareAdd = word;
-            w.swap = 0;
-            w.compareAddMask = 0;
-            w.swapMask = 0;
-            w.numSge = 0;
-            w.inlineLength = 0;
-            w.length = 8;
-            w.tid = false;
-            w.posted(true);
-            reservedInUse = 1;
-            SQ_PROD.setRelease(this, prod + 1);
         }
         kick();
         return true;
-    }
-
-    private void validateSend(SendWr wr) {
-        WrOpcode op = wr.opcode;
-        if (op == null) {
-            throw new IllegalArgumentException("send WR opcode is null");
-        }
-        WrOpcodeInfo info = WrOpcodeInfo.of(op);
-        if (!info.allowed(io.rxe4j.verbs.QpType.RC)) {
-            throw new IllegalArgumentException("WR opcode " + op + " is not supported on an RC QP");
-        }
-        if (info.operandInWr()) {
-            if (wr.numSge != 0) {
-                throw new IllegalArgumentException(op + " takes no SGEs (its operand is in the WR), got num_sge "
-                        + wr.numSge);
-            }
-            if (info.family() == WrOpcodeInfo.Family.FLUSH) {
-                if (wr.flushType == 0 || (wr.flushType & ~(Flush.GLOBAL | Flush.PERSISTENT)) != 0) {
-                    throw new IllegalArgumentException("FLUSH type must be GLOBAL and/or PERSISTENT (1, 2 or 3), got "
-                            + wr.flushType);
-                }
-                if (wr.flushLevel != Flush.RANGE && wr.flushLevel != Flush.MR) {
-                    throw new IllegalArgumentException("FLUSH level must be RANGE (0) or MR (1), got "
-                            + wr.flushLevel);
-                }
-                if (wr.flushLength < 0 || wr.flushLength > 0xFFFF_FFFFL) {
-                    throw new IllegalArgumentException("FLUSH length must be 0..2^32-1 bytes, got " + wr.flushLength);
-                }
-            }
-            return; // the responder checks alignment and range (NAK 0x61 / 0x62), as rxe
-        }
-        if (wr.inlineData != null) {
-            if (!info.is(WrOpcodeInfo.INLINE_MASK)) {
-                throw new IllegalArgumentException("inline data is allowed with SEND and RDMA WRITE only, not " + op);
-            }
-            if (wr.numSge != 0) {
-                throw new IllegalArgumentException("a WR with inlineData takes no SGEs, got num_sge " + wr.numSge);
-            }
-            if (wr.inlineData.byteSize() > caps.maxInlineData()) {
-                throw new IllegalArgumentException("inline data " + wr.inlineData.byteSize()
-                        + " bytes exceeds max_inline_data " + caps.maxInlineData());
-            }
-            return;
-        }
-        if (wr.numSge < 0 || wr.numSge > caps.maxSendSge() || wr.numSge > wr.sgList.length) {
-            throw new IllegalArgumentException("num_sge " + wr.numSge + " exceeds max_send_sge " + caps.maxSendSge()
-                    + " or the SGE array (" + wr.sgList.length + ")");
-        }
-        boolean inline = (wr.sendFlags & SendFlags.INLINE) != 0;
-        if (inline && !info.is(WrOpcodeInfo.INLINE_MASK)) {
-            throw new IllegalArgumentException("IBV_SEND_INLINE is not allowed with " + op);
-        }
-        long total = 0;
-        for (int i = 0; i < wr.numSge; i++) {
-            Sge sge = wr.sgList[i];
-            if (sge == null) {
-                throw new IllegalArgumentException("sg_list[" + i + "] is null");
-            }
-            if (sge.length < 0) {
-                throw new IllegalArgumentException("sg_list[" + i + "].length " + sge.length + " is negative");
-            }
-            total += sge.length;
-            if (inline && sge.length > 0) {
-                RxeMr mr = device.mrs().lookup(sge.lkey);
-                if (mr == null || !mr.contains(sge.addr, sge.length)) {
-                    throw new IllegalArgumentException("inline sg_list[" + i + "] " + sge
-                            + " must lie in a registered MR of this device (rxe4j reads inline data from MRs only)");
-                }
-            }
-            if (!inline && sge.length > 0) {
-                int need = info.localAccess();
-                RxeMr mr = device.mrs().lookup(sge.lkey);
-                if (mr == null || mr.pd() != pd) {
-                    throw new IllegalArgumentException("sg_list[" + i + "].lkey 0x" + Integer.toHexString(sge.lkey)
-                            + " is not a registered MR of " + pd);
-                }
-                if (!mr.allows(sge.addr, sge.length, need)) {
-                    throw new IllegalArgumentException("sg_list[" + i + "] " + sge + " is outside " + mr
-                            + (need != 0 ? " or lacks LOCAL_WRITE" : ""));
-                }
-            }
-        }
-        if (total > (1L << 31)) {
-            throw new IllegalArgumentException("message length " + total + " exceeds 2^31 bytes");
-        }
-        if (inline && total > caps.maxInlineData()) {
-            throw new IllegalArgumentException("inline data " + total + " bytes exceeds max_inline_data "
-                    + caps.maxInlineData());
-        }
-        if (info.is(WrOpcodeInfo.ATOMIC_MASK)) {
-            if (total != 8) {
-                throw new IllegalArgumentException(op + " needs exactly 8 bytes of local SGE, got " + total);
-            }
-            if ((wr.remoteAddr & 7) != 0) {
-                throw new IllegalArgumentException(op + " remote_addr 0x" + Long.toHexString(wr.remoteAddr)
-                        + " is not 8-byte aligned");
-            }
-        }
-    }
-
-    private void fill(SendWqe w, SendWr wr) {
-        w.wrId = wr.wrId;
-        w.opcode = wr.opcode;
-        w.sendFlags = wr.sendFlags;
-        w.immData = wr.immData;
-        w.remoteAddr = wr.remoteAddr;
-        w.rkey = wr.rkey;
-        w.compareAdd = wr.compareAdd;
-        w.swap = wr.swap;
-        w.compareAddMask = wr.compareAddMask;
-        w.swapMask = wr.swapMask;
-        w.atomicWriteValue = wr.atomicWriteValue;
-        w.flushType = wr.flushType;
-        w.flushLevel = wr.flushLevel;
-        long total = 0;
-        boolean inline = (wr.sendFlags & SendFlags.INLINE) != 0 || wr.inlineData != null;
-        w.inlineLength = 0;
-        w.numSge = inline ? 0 : wr.numSge;
-        if (wr.inlineData != null) { // checked by validateSend: numSge 0, within max_inline_data
-            int n = (int) wr.inlineData.byteSize();
-            if (n > 0) {
-                MemorySegment.copy(wr.inlineData, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, w.inline, 0, n);
-            }
-            w.inlineLength = n;
-            w.sendFlags |= SendFlags.INLINE;
-            total = n;
-        }
-        for (int i = 0; i < wr.numSge; i++) {
-            Sge sge = wr.sgList[i];
-            if (inline) {
-                if (sge.length > 0) {
-                    RxeMr mr = device.mrs().lookup(sge.lkey); // checked by validateSend
-                    MemorySegment.copy(mr.segment(), java.lang.foreign.ValueLayout.JAVA_BYTE, mr.offset(sge.addr),
-                            w.inline, w.inlineLength, sge.length);
-                }
-                w.inlineLength += sge.length;
-            } else {
-                w.sgeAddr[i] = sge.addr;
-                w.sgeLength[i] = sge.length;
-                w.sgeLkey[i] = sge.lkey;
-            }
-            total += sge.length;
-        }
-        w.length = switch (WrOpcodeInfo.of(wr.opcode).length()) {
-            case EIGHT -> 8;
-            case FLUSH_LENGTH -> wr.flushLength;
-            case SGE_TOTAL -> total;
-        };
-        w.tid = false;
-        if (wr.opcode == WrOpcode.RDMA_WRITE && !inline) {
-            // a qualifying WRITE (not WRITE_WITH_IMM) on a QP that negotiated TID RDMA is a TID WRITE
-            io.rxe4j.verbs.TidRdmaParams remote = TidWriteRequester.qualifies(this, total, wr.remoteAddr);
-            if (remote != null) {
-                TidWriteRequester.convert(w, remote, pmtu());
-                tidWritesPosted = true; // published to the loop by the release store of sqProd
-            }
-        }
-        if (wr.opcode == WrOpcode.RDMA_READ && !inline) {
-            // hfi1_setup_wqe: a qualifying READ on a QP that negotiated TID RDMA is carried as TID READ
-            io.rxe4j.verbs.TidRdmaParams remote = TidReadRequester.qualifies(this, total, w.sgeAddr,
-                    w.sgeLength, w.numSge);
-            if (remote != null) {
-                TidReadRequester.convert(w, remote, pmtu());
-            }
-        }
-        w.posted(false);
     }
 
     /**
@@ -736,8 +368,8 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
      */
     public void postRecv(RecvWr wr) {
         if (!tryPostRecv(wr)) {
-            throw new IllegalStateException("receive queue full (" + rq.length + " WRs outstanding) on QP 0x"
-                    + Integer.toHexString(qpn));
+            throw new IllegalStateException("receive queue full (" + recvQueue.capacity()
+                    + " WRs outstanding) on QP 0x" + Integer.toHexString(qpn));
         }
     }
 
@@ -747,49 +379,9 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
      * @return false if the receive queue is full; the WR was not posted
      */
     public boolean tryPostRecv(RecvWr wr) {
-        if (state == QpState.RESET) {
-            throw new IllegalStateException("post_recv requires the QP in INIT or later, QP 0x"
-                    + Integer.toHexString(qpn) + " is in RESET");
-        }
-        if (wr.numSge < 0 || wr.numSge > caps.maxRecvSge() || wr.numSge > wr.sgList.length) {
-            throw new IllegalArgumentException("num_sge " + wr.numSge + " exceeds max_recv_sge " + caps.maxRecvSge()
-                    + " or the SGE array (" + wr.sgList.length + ")");
-        }
-        long total = 0;
-        for (int i = 0; i < wr.numSge; i++) {
-            Sge sge = wr.sgList[i];
-            if (sge == null || sge.length < 0) {
-                throw new IllegalArgumentException("sg_list[" + i + "] is null or has a negative length");
-            }
-            total += sge.length;
-            if (sge.length > 0) {
-                RxeMr mr = device.mrs().lookup(sge.lkey);
-                if (mr == null || mr.pd() != pd) {
-                    throw new IllegalArgumentException("sg_list[" + i + "].lkey 0x" + Integer.toHexString(sge.lkey)
-                            + " is not a registered MR of " + pd);
-                }
-                if (!mr.allows(sge.addr, sge.length, Access.LOCAL_WRITE)) {
-                    throw new IllegalArgumentException("sg_list[" + i + "] " + sge + " is outside " + mr
-                            + " or lacks LOCAL_WRITE");
-                }
-            }
-        }
-        synchronized (rqLock) {
-            long prod = (long) RQ_PROD.getOpaque(this);
-            long cons = (long) RQ_CONS.getAcquire(this);
-            if (prod - cons >= rq.length) {
-                return false;
-            }
-            RecvWqe w = rq[(int) (prod % rq.length)];
-            w.wrId = wr.wrId;
-            w.numSge = wr.numSge;
-            for (int i = 0; i < wr.numSge; i++) {
-                w.sgeAddr[i] = wr.sgList[i].addr;
-                w.sgeLength[i] = wr.sgList[i].length;
-                w.sgeLkey[i] = wr.sgList[i].lkey;
-            }
-            w.length = total;
-            RQ_PROD.setRelease(this, prod + 1);
+        long total = validator.validateRecv(state, wr);
+        if (!recvQueue.tryPost(wr, total)) {
+            return false;
         }
         if (state == QpState.ERR) {
             kick();
@@ -853,80 +445,59 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         lane.flushTransport();
     }
 
+    /** @return the SQ producer index (acquire: every WQE before it is fully written). Loop. */
     long sqProducer() {
-        return (long) SQ_PROD.getAcquire(this);
+        return sendQueue.producer();
     }
 
+    /** @return the SQ consumer index: the oldest send WQE not yet completed. Loop. */
     long sqCompleted() {
-        return (long) SQ_COMP.getOpaque(this);
+        return sendQueue.completed();
     }
 
+    /** Publishes the SQ consumer index {@code v}. Loop. */
     void advanceSqCompleted(long v) {
-        SQ_COMP.setRelease(this, v);
+        sendQueue.advanceCompleted(v);
     }
 
-    /**
-     * Retires the WQE at the SQ consumer index: advances it to {@code v}; for the hidden OPFN WQE
-     * the reserved slot is freed in the same step, so a posting thread never counts it twice.
-     */
+    /** Retires the send WQE at the SQ consumer index ({@link SendQueue#retireHead}). Loop. */
     void retireSqHead(SendWqe w, long v) {
-        if (w.opfn) {
-            synchronized (sqLock) {
-                reservedInUse = 0;
-                SQ_COMP.setRelease(this, v);
-            }
-        } else {
-            SQ_COMP.setRelease(this, v);
-        }
+        sendQueue.retireHead(w, v);
     }
 
+    /** @return the send WQE of SQ index {@code index}. Loop. */
     SendWqe sqAt(long index) {
-        return sq[(int) (index % sq.length)];
+        return sendQueue.at(index);
     }
 
-    /** @return the next receive WQE without consuming it, or null if the RQ is empty */
+    /** @return the next receive WQE without consuming it, or null if the RQ is empty. Loop. */
     RecvWqe peekRecv() {
-        long cons = (long) RQ_CONS.getOpaque(this);
-        if (cons == (long) RQ_PROD.getAcquire(this)) {
-            return null;
-        }
-        return rq[(int) (cons % rq.length)];
+        return recvQueue.peek();
     }
 
-    /** Consumes the receive WQE returned by {@link #peekRecv()}. */
+    /** Consumes the receive WQE returned by {@link #peekRecv()}. Loop. */
     void consumeRecv() {
-        RQ_CONS.setRelease(this, (long) RQ_CONS.getOpaque(this) + 1);
+        recvQueue.consume();
     }
 
     /**
-     * Posts a completion for a send WQE from values the caller copied out of its slot, so the slot
-     * can be handed back to posting threads first: a user who polls this completion and posts again
-     * at once must find the room it freed (as in rxe). On CQ overflow the caller moves the QP to ERR.
+     * Posts a completion for a send WQE ({@link Completions#completeSend}); on CQ overflow the
+     * caller moves the QP to ERR. Loop.
      *
      * @return false if the CQ overflowed
      */
     boolean completeSend(long wrId, WrOpcode op, int sendFlags, long length, int immData, WcStatus status,
             int vendorErr) {
-        if (status != WcStatus.SUCCESS || sqSigAll || (sendFlags & SendFlags.SIGNALED) != 0) {
-            WrOpcodeInfo info = WrOpcodeInfo.of(op);
-            int flags = info.immediateData() ? WorkCompletion.WC_WITH_IMM : 0;
-            if (!sendCq.push(wrId, status, info.wcOpcode(), info.completionByteLen(length), qpn, flags, immData,
-                    vendorErr)) {
-                counters.inc(Counter.CQ_OVERFLOW);
-                return false;
-            }
-        }
-        return true;
+        return completions.completeSend(wrId, op, sendFlags, length, immData, status, vendorErr);
     }
 
     /**
-     * Posts a receive completion for the receive WQE with {@code wrId}, which the caller has
-     * already consumed (see {@link #completeSend}).
+     * Posts a receive completion for a consumed receive WQE ({@link Completions#completeRecv}). Loop.
      *
      * @return false if the CQ overflowed
      */
     boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm) {
-        return completeRecv(wrId, status, opcode, byteLen, flags, imm, false);
+        return completions.completeRecv(wrId, status, opcode, byteLen, flags, imm, false);
     }
 
     /**
@@ -935,15 +506,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
      */
     boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm,
             boolean solicited) {
-        if (!recvCq.push(wrId, status, opcode, byteLen, qpn, flags, imm, 0, solicited)) {
-            counters.inc(Counter.CQ_OVERFLOW);
-            return false;
-        }
-        return true;
-    }
-
-    static WcOpcode wcOpcode(WrOpcode op) {
-        return WrOpcodeInfo.of(op).wcOpcode();
+        return completions.completeRecv(wrId, status, opcode, byteLen, flags, imm, solicited);
     }
 
     /**
@@ -995,35 +558,9 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         }
     }
 
+    /** The ERR flush of both queues ({@link Completions#flush}). Loop. */
     private void flushQueues() {
-        long prod = sqProducer();
-        boolean cqOk = true;
-        for (long comp = sqCompleted(); comp != prod; ) {
-            SendWqe w = sqAt(comp);
-            long wrId = w.wrId;
-            WrOpcode op = w.opcode;
-            WcStatus st = w.failStatus != null ? w.failStatus : WcStatus.WR_FLUSH_ERR;
-            w.state = SendWqe.State.DONE;
-            comp++;
-            boolean hidden = w.opfn;
-            retireSqHead(w, comp); // slot free before its CQE is visible (see completeSend)
-            sqReq = comp;
-            if (hidden) {
-                continue; // the reserved OPFN WQE never produces a CQE
-            }
-            if (cqOk) {
-                cqOk = sendCq.push(wrId, st, wcOpcode(op), 0, qpn, 0, 0, 0);
-            }
-        }
-        cqOk = true;
-        RecvWqe r;
-        while ((r = peekRecv()) != null) {
-            long wrId = r.wrId;
-            consumeRecv();
-            if (cqOk) {
-                cqOk = recvCq.push(wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, qpn, 0, 0, 0);
-            }
-        }
+        completions.flush();
     }
 
     /**

@@ -69,7 +69,7 @@ final class TidReadRequester {
      */
     static TidRdmaParams qualifies(RxeQp qp, long length, long[] sgeAddr, int[] sgeLength, int numSge) {
         TidRdmaParams remote = qp.opfn.remote();
-        if (remote == null || qp.pathMtu != io.rxe4j.verbs.Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
+        if (remote == null || qp.attr.pathMtu != io.rxe4j.verbs.Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
                 || numSge == 0) {
             return null;
         }

@@ -93,7 +93,7 @@ final class TidWriteRequester {
      */
     static TidRdmaParams qualifies(RxeQp qp, long length, long remoteAddr) {
         TidRdmaParams remote = qp.opfn.remote();
-        if (remote == null || qp.pathMtu != io.rxe4j.verbs.Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
+        if (remote == null || qp.attr.pathMtu != io.rxe4j.verbs.Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
                 || (length & (TidEntry.PAGE_SIZE - 1)) != 0 || (remoteAddr & (TidEntry.PAGE_SIZE - 1)) != 0) {
             return null;
         }
@@ -271,7 +271,7 @@ final class TidWriteRequester {
             Kdeth.writeKdeth0(b, at, seg.tidOffset >>> Kdeth.OM_LARGE_SHIFT, true, TidEntry.idx(entry),
                     TidEntry.ctrl(entry), !segLast && remote != null && remote.urg(), !segLast);
             Kdeth.writeKdeth1(b, at, remote != null ? remote.jkey() : 0);
-            TidHeader.setVerbsQp(b, at, qp.destQpn);
+            TidHeader.setVerbsQp(b, at, qp.destQpn());
             if (!SgeCopy.copy(qp.device.mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge,
                     seg.offset + seg.byteOffset, b, hdr, n, true, 0)) {
                 b.release();
@@ -453,7 +453,7 @@ final class TidWriteRequester {
     // ------------------------------------------------------------------ retry timer and RESYNC
 
     private void armRetryTimer() {
-        long period = qp.timeout == 0 ? 0 : RetransmitTimer.UNIT_NANOS << qp.timeout;
+        long period = qp.attr.timeout == 0 ? 0 : RetransmitTimer.UNIT_NANOS << qp.attr.timeout;
         if (period == 0 || retryTimer != null) {
             return;
         }
@@ -484,8 +484,8 @@ final class TidWriteRequester {
         counters.inc(Counter.TID_RETRY_TIMEOUTS);
         if (qp.requester.retryLeft <= 0) {
             counters.inc(Counter.RETRY_EXCEEDED_ERR);
-            qp.completer.failHead(w, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.retryCnt
-                    + " exhausted: no TID ACK from " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn));
+            qp.completer.failHead(w, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.attr.retryCnt
+                    + " exhausted: no TID ACK from " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn()));
             return;
         }
         qp.requester.retryLeft--;
@@ -513,7 +513,7 @@ final class TidWriteRequester {
         int at = op.offset(Header.KDETH);
         TidHeader.clear(b, at);
         Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
-        TidHeader.setVerbsQp(b, at, qp.destQpn);
+        TidHeader.setVerbsQp(b, at, qp.destQpn());
         b.writerIndex(total);
         qp.lane.transmit(qp, b);
         counters.inc(Counter.TID_RESYNCS_SENT);

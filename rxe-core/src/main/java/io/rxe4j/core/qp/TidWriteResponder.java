@@ -379,7 +379,7 @@ final class TidWriteResponder {
         TidHeader.setTidFlowPsn(b, at, FlowPsn.of(seg.generation, seg.spsn));
         TidHeader.setTidFlowQp(b, at, TidHeader.flowQpn(local != null ? local.qp()
                 : TidHeader.kdethQpn(Opfn.CONTEXT), flow.idx));
-        TidHeader.setVerbsQp(b, at, qp.destQpn);
+        TidHeader.setVerbsQp(b, at, qp.destQpn());
         for (int i = 0; i < seg.count; i++) {
             TidEntry.write(b, op.headerLength(), i, seg.tidList[i]);
         }
@@ -596,7 +596,7 @@ final class TidWriteResponder {
         TidHeader.setAckVerbsPsn(b, at, verbsPsn & Bth.MASK_24);
         TidHeader.setTidFlowQp(b, at, TidHeader.flowQpn(local != null ? local.qp()
                 : TidHeader.kdethQpn(Opfn.CONTEXT), Math.max(flow.idx, 0)));
-        TidHeader.setVerbsQp(b, at, qp.destQpn);
+        TidHeader.setVerbsQp(b, at, qp.destQpn());
         b.writerIndex(total);
         qp.lane.transmit(qp, b);
         counters.inc(Counter.TID_ACKS_SENT);

@@ -32,11 +32,18 @@ class QueueIndexLayoutTest {
 
     @Test
     void sendAndReceiveQueueIndicesDoNotShareACacheLine() throws Exception {
-        apart(RxeQp.class, "sqProd", "rqProd");
-        apart(RxeQp.class, "sqProd", "sqComp");
-        apart(RxeQp.class, "sqProd", "rqCons");
-        apart(RxeQp.class, "rqProd", "sqComp");
-        apart(RxeQp.class, "rqProd", "rqCons");
+        apart(SendQueue.class, "prod", "comp");
+        apart(RecvQueue.class, "prod", "cons");
+    }
+
+    @Test
+    void requesterIndexHasALineOfItsOwn() throws Exception {
+        // written by the loop for every WQE; posting threads read the QP's state and parts
+        apart(RxeQp.class, "sqReq", "state");
+        apart(RxeQp.class, "sqReq", "sendQueue");
+        apart(RxeQp.class, "sqReq", "recvQueue");
+        apart(RxeQp.class, "sqReq", "validator");
+        apart(RxeQp.class, "sqReq", "kickScheduled");
     }
 
     @Test

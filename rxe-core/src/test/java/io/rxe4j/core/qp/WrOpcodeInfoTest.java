@@ -104,7 +104,6 @@ class WrOpcodeInfoTest {
     void wcOpcodesMatchWrToWcOpcode() {
         for (WrOpcode op : WrOpcode.values()) {
             assertThat(WrOpcodeInfo.of(op).wcOpcode()).as("%s", op).isEqualTo(WC.get(op));
-            assertThat(RxeQp.wcOpcode(op)).as("%s", op).isEqualTo(WC.get(op));
         }
     }
 

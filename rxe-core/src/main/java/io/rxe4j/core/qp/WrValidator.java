@@ -1,0 +1,197 @@
+package io.rxe4j.core.qp;
+
+import io.rxe4j.core.memory.MrTable;
+import io.rxe4j.core.memory.RxeMr;
+import io.rxe4j.core.memory.RxePd;
+import io.rxe4j.verbs.Access;
+import io.rxe4j.verbs.Flush;
+import io.rxe4j.verbs.QpCaps;
+import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.QpType;
+import io.rxe4j.verbs.RecvWr;
+import io.rxe4j.verbs.SendFlags;
+import io.rxe4j.verbs.SendWr;
+import io.rxe4j.verbs.Sge;
+import io.rxe4j.verbs.WrOpcode;
+
+/**
+ * The post-time checks of send and receive WRs ({@code rxe_verbs.c:validate_send_wr} /
+ * {@code rxe_post_recv} and rxe's {@code rxe_wr_opcode_info} lookup), asking {@link
+ * WrOpcodeInfo} what an opcode allows. A refused WR throws before anything is queued, with a
+ * message that names the field, as {@code bad_wr}.
+ *
+ * <p>Threading: any thread (the posting thread); reads only immutable configuration and the MR
+ * table, which is safe for concurrent lookups.
+ */
+final class WrValidator {
+    private final int qpn;
+    private final QpCaps caps;
+    private final RxePd pd;
+    private final MrTable mrs;
+
+    WrValidator(int qpn, QpCaps caps, RxePd pd, MrTable mrs) {
+        this.qpn = qpn;
+        this.caps = caps;
+        this.pd = pd;
+        this.mrs = mrs;
+    }
+
+    /**
+     * The checks of {@code ibv_post_send} for a QP in {@code state}: the state, then the WR.
+     *
+     * @throws IllegalStateException if the QP is not in RTS, SQD, SQE or ERR (posting in ERR is
+     *     accepted and completes with WR_FLUSH_ERR, as rxe)
+     * @throws IllegalArgumentException for an opcode not supported on RC, too many SGEs, an
+     *     unknown lkey or an SGE outside its MR, a wrong atomic length or alignment, or inline
+     *     data larger than max_inline_data (each named)
+     */
+    void validatePost(QpState state, SendWr wr) {
+        if (state == QpState.RESET || state == QpState.INIT || state == QpState.RTR) {
+            throw new IllegalStateException("post_send requires the QP in RTS (or SQD/ERR), QP 0x"
+                    + Integer.toHexString(qpn) + " is in " + state);
+        }
+        validateSend(wr);
+    }
+
+    /**
+     * The WR checks of {@code ibv_post_send} alone.
+     *
+     * @throws IllegalArgumentException as {@link #validatePost}
+     */
+    void validateSend(SendWr wr) {
+        WrOpcode op = wr.opcode;
+        if (op == null) {
+            throw new IllegalArgumentException("send WR opcode is null");
+        }
+        WrOpcodeInfo info = WrOpcodeInfo.of(op);
+        if (!info.allowed(QpType.RC)) {
+            throw new IllegalArgumentException("WR opcode " + op + " is not supported on an RC QP");
+        }
+        if (info.operandInWr()) {
+            if (wr.numSge != 0) {
+                throw new IllegalArgumentException(op + " takes no SGEs (its operand is in the WR), got num_sge "
+                        + wr.numSge);
+            }
+            if (info.family() == WrOpcodeInfo.Family.FLUSH) {
+                if (wr.flushType == 0 || (wr.flushType & ~(Flush.GLOBAL | Flush.PERSISTENT)) != 0) {
+                    throw new IllegalArgumentException("FLUSH type must be GLOBAL and/or PERSISTENT (1, 2 or 3), got "
+                            + wr.flushType);
+                }
+                if (wr.flushLevel != Flush.RANGE && wr.flushLevel != Flush.MR) {
+                    throw new IllegalArgumentException("FLUSH level must be RANGE (0) or MR (1), got "
+                            + wr.flushLevel);
+                }
+                if (wr.flushLength < 0 || wr.flushLength > 0xFFFF_FFFFL) {
+                    throw new IllegalArgumentException("FLUSH length must be 0..2^32-1 bytes, got " + wr.flushLength);
+                }
+            }
+            return; // the responder checks alignment and range (NAK 0x61 / 0x62), as rxe
+        }
+        if (wr.inlineData != null) {
+            if (!info.is(WrOpcodeInfo.INLINE_MASK)) {
+                throw new IllegalArgumentException("inline data is allowed with SEND and RDMA WRITE only, not " + op);
+            }
+            if (wr.numSge != 0) {
+                throw new IllegalArgumentException("a WR with inlineData takes no SGEs, got num_sge " + wr.numSge);
+            }
+            if (wr.inlineData.byteSize() > caps.maxInlineData()) {
+                throw new IllegalArgumentException("inline data " + wr.inlineData.byteSize()
+                        + " bytes exceeds max_inline_data " + caps.maxInlineData());
+            }
+            return;
+        }
+        if (wr.numSge < 0 || wr.numSge > caps.maxSendSge() || wr.numSge > wr.sgList.length) {
+            throw new IllegalArgumentException("num_sge " + wr.numSge + " exceeds max_send_sge " + caps.maxSendSge()
+                    + " or the SGE array (" + wr.sgList.length + ")");
+        }
+        boolean inline = (wr.sendFlags & SendFlags.INLINE) != 0;
+        if (inline && !info.is(WrOpcodeInfo.INLINE_MASK)) {
+            throw new IllegalArgumentException("IBV_SEND_INLINE is not allowed with " + op);
+        }
+        long total = 0;
+        for (int i = 0; i < wr.numSge; i++) {
+            Sge sge = wr.sgList[i];
+            if (sge == null) {
+                throw new IllegalArgumentException("sg_list[" + i + "] is null");
+            }
+            if (sge.length < 0) {
+                throw new IllegalArgumentException("sg_list[" + i + "].length " + sge.length + " is negative");
+            }
+            total += sge.length;
+            if (inline && sge.length > 0) {
+                RxeMr mr = mrs.lookup(sge.lkey);
+                if (mr == null || !mr.contains(sge.addr, sge.length)) {
+                    throw new IllegalArgumentException("inline sg_list[" + i + "] " + sge
+                            + " must lie in a registered MR of this device (rxe4j reads inline data from MRs only)");
+                }
+            }
+            if (!inline && sge.length > 0) {
+                int need = info.localAccess();
+                RxeMr mr = mrs.lookup(sge.lkey);
+                if (mr == null || mr.pd() != pd) {
+                    throw new IllegalArgumentException("sg_list[" + i + "].lkey 0x" + Integer.toHexString(sge.lkey)
+                            + " is not a registered MR of " + pd);
+                }
+                if (!mr.allows(sge.addr, sge.length, need)) {
+                    throw new IllegalArgumentException("sg_list[" + i + "] " + sge + " is outside " + mr
+                            + (need != 0 ? " or lacks LOCAL_WRITE" : ""));
+                }
+            }
+        }
+        if (total > (1L << 31)) {
+            throw new IllegalArgumentException("message length " + total + " exceeds 2^31 bytes");
+        }
+        if (inline && total > caps.maxInlineData()) {
+            throw new IllegalArgumentException("inline data " + total + " bytes exceeds max_inline_data "
+                    + caps.maxInlineData());
+        }
+        if (info.is(WrOpcodeInfo.ATOMIC_MASK)) {
+            if (total != 8) {
+                throw new IllegalArgumentException(op + " needs exactly 8 bytes of local SGE, got " + total);
+            }
+            if ((wr.remoteAddr & 7) != 0) {
+                throw new IllegalArgumentException(op + " remote_addr 0x" + Long.toHexString(wr.remoteAddr)
+                        + " is not 8-byte aligned");
+            }
+        }
+    }
+
+    /**
+     * The checks of {@code ibv_post_recv} for a QP in {@code state}.
+     *
+     * @return the WR's total length in bytes (the sum of its SGE lengths)
+     * @throws IllegalStateException if the QP is in RESET
+     * @throws IllegalArgumentException for too many SGEs, a null SGE or negative length, an
+     *     unknown lkey, an SGE outside its MR or an MR without LOCAL_WRITE
+     */
+    long validateRecv(QpState state, RecvWr wr) {
+        if (state == QpState.RESET) {
+            throw new IllegalStateException("post_recv requires the QP in INIT or later, QP 0x"
+                    + Integer.toHexString(qpn) + " is in RESET");
+        }
+        if (wr.numSge < 0 || wr.numSge > caps.maxRecvSge() || wr.numSge > wr.sgList.length) {
+            throw new IllegalArgumentException("num_sge " + wr.numSge + " exceeds max_recv_sge " + caps.maxRecvSge()
+                    + " or the SGE array (" + wr.sgList.length + ")");
+        }
+        long total = 0;
+        for (int i = 0; i < wr.numSge; i++) {
+            Sge sge = wr.sgList[i];
+            if (sge == null || sge.length < 0) {
+                throw new IllegalArgumentException("sg_list[" + i + "] is null or has a negative length");
+            }
+            total += sge.length;
+            if (sge.length > 0) {
+                RxeMr mr = mrs.lookup(sge.lkey);
+                if (mr == null || mr.pd() != pd) {
+                    throw new IllegalArgumentException("sg_list[" + i + "].lkey 0x" + Integer.toHexString(sge.lkey)
+                            + " is not a registered MR of " + pd);
+                }
+                if (!mr.allows(sge.addr, sge.length, Access.LOCAL_WRITE)) {
+                    throw new IllegalArgumentException("sg_list[" + i + "] " + sge + " is outside " + mr
+                            + " or lacks LOCAL_WRITE");
+                }
+            }
+        }
+        return total;
+    }
+}
