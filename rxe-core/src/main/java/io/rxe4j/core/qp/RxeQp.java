@@ -595,7 +595,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     }
 
     /** @return this QP's own TID RDMA parameters (sent to the peer), or null; any thread */
-    public io.rxe4j.verbs.TidRdmaParams tidRdmaLocal() {
+    io.rxe4j.verbs.TidRdmaParams tidRdmaLocal() {
         return opfn.local();
     }
 
@@ -687,7 +687,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     private volatile String lastSendFailure;
 
     /** @return the last transient send refusal since the last valid response, or null. Any thread. */
-    public String lastSendFailure() {
+    String lastSendFailure() {
         return lastSendFailure;
     }
 
