@@ -4,6 +4,7 @@ import io.rxe4j.core.stats.Counters;
 import io.rxe4j.verbs.Counter;
 
 import io.netty.buffer.ByteBuf;
+import io.rxe4j.core.policy.PeerBudget;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.TidPool;
 import io.rxe4j.core.wire.Bth;
@@ -232,7 +233,7 @@ public final class RxeLane implements PacketReceiver {
             long hint = transport.inFlightBudgetHint();
             long limit = config.peerBudgetBytes() == DeviceConfig.DERIVE_BUDGET
                     ? (hint == Long.MAX_VALUE ? hint : Math.max(1, hint / all.length)) : config.peerBudgetBytes();
-            b = new PeerBudget(this, limit, config.congestionControl());
+            b = new PeerBudget(limit, config.congestionControl());
             budgets.put(peer, b);
         }
         return b;
@@ -261,8 +262,7 @@ public final class RxeLane implements PacketReceiver {
      * already received, and only while the transport is writable. Loop only.
      */
     public void requestService(RxeQp qp) {
-        if (!qp.serviceQueued) {
-            qp.serviceQueued = true;
+        if (qp.enterServiceQueue()) {
             serviceQueue.add(qp);
         }
     }
@@ -283,7 +283,7 @@ public final class RxeLane implements PacketReceiver {
         serviceScheduled = false;
         for (int n = serviceQueue.size(); n > 0 && transport.isWritable(); n--) {
             RxeQp qp = serviceQueue.poll();
-            qp.serviceQueued = false;
+            qp.leaveServiceQueue();
             if (qp.isDestroyed()) {
                 continue;
             }
