@@ -36,7 +36,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,7 +55,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable {
     /** The first QPN handed out ({@code rxe-facts.md} §6.4: QPNs are pool indices from 16). */
-    public static final int FIRST_QPN = 16;
+    public static final int FIRST_QPN = QpTable.FIRST_QPN;
     static final Logger LOG = LoggerFactory.getLogger(RxeDevice.class);
 
     private final Transport transport;
@@ -64,7 +63,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
     private final InetSocketAddress address;
     private final MrTable mrs;
     private final RxeLane[] lanes;
-    private final AtomicReferenceArray<RxeQp> qps;
+    private final QpTable qps;
     /** Counters of destroyed QPs, so device totals never go backwards. */
     private final Counters retired = new Counters();
     private final AtomicInteger pdHandles = new AtomicInteger();
@@ -89,7 +88,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
         this.config = config;
         this.address = transport.localAddress();
         this.mrs = new MrTable(config.maxMr(), config.seed());
-        this.qps = new AtomicReferenceArray<>(config.maxQp());
+        this.qps = new QpTable(config.maxQp());
         java.util.List<? extends Transport> ts = transport.lanes();
         if (ts.isEmpty() || ts.size() > 64) {
             throw new IllegalArgumentException("a transport needs 1..64 lanes, got " + ts.size() + " from " + transport);
@@ -101,7 +100,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
                 throw new IllegalArgumentException("lane " + i + " of " + transport + " is " + t
                         + ": a lane must be single-loop and have the transport's address " + address);
             }
-            lanes[i] = new RxeLane(this, i, t, config);
+            lanes[i] = new RxeLane(this, i, t, config, qps);
         }
         for (RxeLane l : lanes) {
             l.start(lanes);
@@ -180,8 +179,8 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
         synchronized (this) {
             total.add(retired, false);
         }
-        for (int i = 0; i < qps.length(); i++) {
-            RxeQp qp = qps.get(i);
+        for (int i = 0; i < qps.capacity(); i++) {
+            RxeQp qp = qps.at(i);
             if (qp != null) {
                 total.add(qp.counters(), false);
             }
@@ -341,12 +340,12 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
             // that every push from here on, on any lane, takes the producer lock
             lanes[recvCq.lane()].callOnLoop(() -> null);
         }
-        int n = qps.length();
+        int n = qps.capacity();
         for (int i = 0; i < n; i++) {
             int idx = (nextQpIndex + i) % n;
-            if (idx % lanes.length == lane.index() && qps.get(idx) == null) {
+            if (idx % lanes.length == lane.index() && qps.isFree(idx)) {
                 RxeQp qp = new RxeQp(lane, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll);
-                qps.set(idx, qp);
+                qps.put(idx, qp);
                 nextQpIndex = (idx + 1) % n;
                 return qp;
             }
@@ -369,8 +368,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
                 return null;
             });
         }
-        int idx = qp.qpn() - FIRST_QPN;
-        if (idx >= 0 && idx < qps.length() && qps.compareAndSet(idx, qp, null)) {
+        if (qps.remove(qp)) {
             synchronized (this) {
                 retired.add(qp.counters(), false);
             }
@@ -379,8 +377,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
 
     /** @return the QP with this QPN, or null. Any thread. */
     public RxeQp qp(int qpn) {
-        int idx = qpn - FIRST_QPN;
-        return idx >= 0 && idx < qps.length() ? qps.get(idx) : null;
+        return qps.get(qpn);
     }
 
     // ------------------------------------------------------------------ loop helpers
@@ -416,22 +413,6 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
         } catch (RuntimeException again) {
             LOG.debug("QP 0x{}: moving to ERR after an internal error failed too", Integer.toHexString(qp.qpn()), again);
         }
-    }
-
-    /**
-     * @return the RC QP of {@code lane} whose peer is {@code peer} and whose destination QPN is
-     *     {@code destQpn} (the QP that sent a packet so addressed), or null. Scans the QP table: for
-     *     error paths only. Any thread.
-     */
-    RxeQp qpSendingTo(InetSocketAddress peer, int destQpn, RxeLane lane) {
-        for (int i = 0; i < qps.length(); i++) {
-            RxeQp qp = qps.get(i);
-            if (qp != null && qp.lane() == lane && !qp.isDestroyed() && qp.destQpn() == destQpn
-                    && peer.equals(qp.av())) {
-                return qp;
-            }
-        }
-        return null;
     }
 
     /** Logs a refused send at WARN (rate-limited with the other refusals). Loop only. */
@@ -523,8 +504,8 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
         for (RxeLane lane : lanes) {
             try {
                 lane.callOnLoop(() -> {
-                    for (int i = 0; i < qps.length(); i++) {
-                        RxeQp qp = qps.get(i);
+                    for (int i = 0; i < qps.capacity(); i++) {
+                        RxeQp qp = qps.at(i);
                         if (qp != null && qp.lane() == lane) {
                             qp.destroyOnLoop();
                         }

@@ -4,55 +4,41 @@ import io.rxe4j.core.stats.Counters;
 import io.rxe4j.verbs.Counter;
 
 import io.netty.buffer.ByteBuf;
+import io.rxe4j.core.policy.PeerBudget;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.TidPool;
 import io.rxe4j.core.wire.Bth;
 import io.rxe4j.core.wire.DropReason;
 import io.rxe4j.core.wire.Icrc;
-import io.rxe4j.core.wire.Kdeth;
 import io.rxe4j.core.wire.Opcode;
 import io.rxe4j.core.wire.PacketView;
-import io.rxe4j.core.wire.Header;
-import io.rxe4j.core.wire.TidHeader;
 import io.rxe4j.verbs.DeviceConfig;
-import io.rxe4j.verbs.QpState;
 import io.rxe4j.verbs.spi.PacketReceiver;
 import io.rxe4j.verbs.spi.Scheduler;
 import io.rxe4j.verbs.spi.Transport;
 import java.net.InetSocketAddress;
-import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One event loop of a {@link RxeDevice} and everything that belongs to it: the lane's transport
- * ({@link Transport#lanes()}), its scheduler, the receive path, the per-peer byte budgets, the
- * service queue, the TID RDMA receive context ({@link TidPool}: entries and hardware flows, as one
- * hfi1 receive context has its own) and the lane's device counters. Every QP of the device belongs
- * to exactly one lane, for its whole life, and all of its protocol work runs on that lane's loop
- * ({@code docs/architecture.md}, "Threads"); a device with one lane is the single-loop device.
+ * ({@link Transport#lanes()}), its scheduler, its output path, the per-peer byte budgets, the TID
+ * RDMA receive context ({@link TidPool}: entries and hardware flows, as one hfi1 receive context
+ * has its own) and the lane's device counters. Every QP of the device belongs to exactly one lane,
+ * for its whole life, and all of its protocol work runs on that lane's loop ({@code
+ * docs/architecture.md}, "Threads"); a device with one lane is the single-loop device.
  *
- * <p><b>Steering.</b> A multi-loop transport may deliver any packet on any lane (a UDP socket of
- * an {@code SO_REUSEPORT} group, say). The receiving lane reads the packet's DestQP (for TID RDMA,
- * the KDETH's verbs QP), and when the QP belongs to another lane it hands the packet over through
- * that lane's {@link LaneInbox} from this lane (one bounded ring per pair of lanes), without
- * checking or parsing it further: all checks run on the owning lane. The owner's loop is woken once
- * per batch, when the receiving lane ends its task ({@link #flushTransport()}). A full ring drops
- * the packet and counts {@code drop_steer_queue_full} (the peer resends it). Packets of unknown QPs
- * and malformed packets stay on the lane they arrived on, which drops and counts them.
+ * <p>Its parts: {@link ReceiveChecks} (the receive path, {@code rxe_recv.c}), {@link LaneSteering}
+ * (packets that arrived on this lane for another lane's QP), {@link ServiceQueue} (round-robin
+ * output turns); QPs are found in the device's {@link QpTable}.
  *
  * <p>Threading: everything here runs on the lane's loop, except {@link #callOnLoop} and the
  * counters' stale reads.
  */
 public final class RxeLane implements PacketReceiver {
-    /** Slots of each steering ring (packets in flight from one lane to another). */
-    static final int STEER_RING_SLOTS = 4096;
-
     private final RxeDevice device;
     private final int index;
     private final Transport transport;
@@ -61,65 +47,42 @@ public final class RxeLane implements PacketReceiver {
     private final InetSocketAddress address;
     private final TidPool tidPool;
     private final Counters counters = new Counters();
+    private final QpTable qps;
+    private final ReceiveChecks checks;
+    private final LaneSteering steering;
+    private final ServiceQueue service;
     private final Icrc icrc;
-    private final PacketView view = new PacketView();
     private boolean needFlush;
-    /** QPs waiting for a turn to produce output (READ reply batches, a requester after backpressure); loop only. */
-    private final ArrayDeque<RxeQp> serviceQueue = new ArrayDeque<>();
-    private boolean serviceScheduled;
-    private final Runnable serviceTask = this::service;
     /** Per-peer budgets of bytes in flight, by peer address; loop only. */
     private final HashMap<InetSocketAddress, PeerBudget> budgets = new HashMap<>();
-    /** inboxes[i]: packets lane i hands to this lane (consumer: this lane). Null for a one-lane device. */
-    private LaneInbox[] inboxes;
-    /** Set while a drain task of this lane is queued or running; any lane sets it, this lane clears it. */
-    private final AtomicBoolean drainScheduled = new AtomicBoolean();
-    private final Runnable drainTask = this::drainInboxes;
-    /** Receives a packet another lane handed over, then drops the reference that lane took for the ring. */
-    private final LaneInbox.Sink inboxSink = (p, s, r, c) -> {
-        try {
-            receiveOwned(p, s, r, c);
-        } finally {
-            p.release();
-        }
-    };
-    private static final LaneInbox.Sink RELEASE = (p, s, r, c) -> p.release();
-    /**
-     * The one consumer token of this lane's inboxes: the drain task holds it while it drains, and
-     * {@link #releaseInboxes()} takes it at close, so that the rings never have two consumers.
-     */
-    private final AtomicBoolean consuming = new AtomicBoolean();
-    /** Set at close: what is drained from now on is released, not received. */
-    private volatile boolean discard;
-    /** Bit i: this lane handed packets to lane i since it last woke lane i; loop only. */
-    private long steeredTo;
-    private RxeLane[] all;
+    private int laneCount = 1;
     /** The transport calls {@link #onReadComplete()} after each read batch: flush once per batch then. */
     private boolean deferFlush;
 
-    RxeLane(RxeDevice device, int index, Transport transport, DeviceConfig config) {
+    RxeLane(RxeDevice device, int index, Transport transport, DeviceConfig config, QpTable qps) {
         this.device = device;
         this.index = index;
         this.transport = transport;
         this.scheduler = transport.scheduler();
         this.config = config;
         this.address = device.address();
+        this.qps = qps;
         this.tidPool = config.opfn() && config.tid().enabled()
                 ? new TidPool(config.tid(), config.seed() ^ 0x5449445F524D4DL ^ ((long) index << 32)) : null;
-        this.icrc = new Icrc().rxeFlushCompat(config.rxeFlushCompat());
+        this.checks = new ReceiveChecks(this, qps, device::isClosed, config, tidPool, counters);
+        this.icrc = checks.icrc();
+        this.steering = new LaneSteering(this, index, scheduler, qps, device::isClosed, counters);
+        this.service = new ServiceQueue(this, transport, scheduler, device::isClosed);
     }
 
     /** Wires the lanes to each other (steering rings) and starts the lane's transport. */
     void start(RxeLane[] lanes) {
-        this.all = lanes;
-        if (lanes.length > 1) {
-            inboxes = new LaneInbox[lanes.length];
-            for (int i = 0; i < lanes.length; i++) {
-                if (i != index) {
-                    inboxes[i] = new LaneInbox(STEER_RING_SLOTS);
-                }
-            }
+        this.laneCount = lanes.length;
+        LaneSteering[] all = new LaneSteering[lanes.length];
+        for (int i = 0; i < lanes.length; i++) {
+            all[i] = lanes[i].steering;
         }
+        steering.start(all);
         deferFlush = transport.signalsReadComplete();
         transport.start(this);
     }
@@ -231,8 +194,8 @@ public final class RxeLane implements PacketReceiver {
             // them (kernel rdma_rxe, a single-loop device, or NIO sockets hashed by address)
             long hint = transport.inFlightBudgetHint();
             long limit = config.peerBudgetBytes() == DeviceConfig.DERIVE_BUDGET
-                    ? (hint == Long.MAX_VALUE ? hint : Math.max(1, hint / all.length)) : config.peerBudgetBytes();
-            b = new PeerBudget(this, limit, config.congestionControl());
+                    ? (hint == Long.MAX_VALUE ? hint : Math.max(1, hint / laneCount)) : config.peerBudgetBytes();
+            b = new PeerBudget(limit, config.congestionControl());
             budgets.put(peer, b);
         }
         return b;
@@ -261,42 +224,10 @@ public final class RxeLane implements PacketReceiver {
      * already received, and only while the transport is writable. Loop only.
      */
     public void requestService(RxeQp qp) {
-        if (!qp.serviceQueued) {
-            qp.serviceQueued = true;
-            serviceQueue.add(qp);
-        }
+        service.request(qp);
     }
 
-    private void scheduleService() {
-        if (!serviceScheduled && !serviceQueue.isEmpty() && transport.isWritable() && !device.isClosed()) {
-            serviceScheduled = true;
-            try {
-                scheduler.execute(serviceTask);
-            } catch (RejectedExecutionException shutDown) {
-                serviceScheduled = false; // the loop is gone (the device is closing)
-            }
-        }
-    }
-
-    /** One round: each QP queued when it starts gets one turn, while the transport is writable. */
-    private void service() {
-        serviceScheduled = false;
-        for (int n = serviceQueue.size(); n > 0 && transport.isWritable(); n--) {
-            RxeQp qp = serviceQueue.poll();
-            qp.serviceQueued = false;
-            if (qp.isDestroyed()) {
-                continue;
-            }
-            try {
-                qp.onService();
-            } catch (RuntimeException e) {
-                internalError(qp, "service turn", e);
-            }
-        }
-        flushTransport(); // and the next round, if QPs still wait
-    }
-
-    /** Parses refused packets (not {@link #view}: a refusal may be reported while a received packet is in it). */
+    /** Parses refused packets (not the receive path's view: a refusal may be reported while a received packet is in it). */
     private PacketView refusedView;
 
     /**
@@ -323,10 +254,10 @@ public final class RxeLane implements PacketReceiver {
                 destQpn = Bth.destQp(packet, at);
                 if (op.transport() == Opcode.Transport.TID) {
                     PacketView v = refusedView != null ? refusedView : (refusedView = new PacketView());
-                    destQpn = v.parse(packet, at, len) == null ? TidHeader.verbsQp(packet, v.index(Header.KDETH)) : -1;
+                    destQpn = v.parse(packet, at, len) == null ? ReceiveChecks.verbsQpn(packet, at, op, v) : -1;
                 }
             }
-            RxeQp qp = destQpn < 0 ? null : device.qpSendingTo(peer, destQpn, this);
+            RxeQp qp = destQpn < 0 ? null : qps.sendingTo(peer, destQpn, this);
             String why = describeRefusal(len, peer, cause, qp);
             boolean permanent = io.rxe4j.verbs.spi.DatagramTooLargeException.isTooLarge(cause);
             device.reportSendFailure(scheduler.nanoTime(), why, qp, permanent);
@@ -373,7 +304,7 @@ public final class RxeLane implements PacketReceiver {
     /** The transport can take packets again: the QPs that waited get their turns. */
     @Override
     public void onWritable() {
-        scheduleService();
+        service.schedule();
     }
 
     /**
@@ -396,16 +327,11 @@ public final class RxeLane implements PacketReceiver {
             needFlush = false;
             transport.flush();
         }
-        if (steeredTo != 0) {
-            wakeSteeredLanes();
-        }
-        scheduleService();
+        steering.wakeSteeredLanes();
+        service.schedule();
     }
 
     // ------------------------------------------------------------------ receive path
-
-    /** The packet being received was marked CE by the network (loop only, valid during {@link #receive}). */
-    private boolean receivedCe;
 
     /**
      * A packet the network marked CE (Congestion Experienced). With {@link DeviceConfig#ecn()} a
@@ -414,7 +340,7 @@ public final class RxeLane implements PacketReceiver {
      */
     @Override
     public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient, boolean ceMarked) {
-        if (inboxes == null || !steer(packet, sender, recipient, ceMarked)) {
+        if (!steering.active() || !steering.steer(packet, sender, recipient, ceMarked)) {
             receiveOwned(packet, sender, recipient, ceMarked);
         }
         if (!deferFlush) {
@@ -437,228 +363,21 @@ public final class RxeLane implements PacketReceiver {
     }
 
     /** Receives a packet whose QP (if any) belongs to this lane; the caller flushes. */
-    private void receiveOwned(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient, boolean ceMarked) {
-        receivedCe = ceMarked;
+    void receiveOwned(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient, boolean ceMarked) {
         try {
-            receive(packet, sender, recipient);
+            checks.receive(packet, sender, recipient, ceMarked);
         } catch (RuntimeException e) {
             counters.drop(DropReason.INTERNAL_ERROR);
             RxeDevice.LOG.debug("packet from {} dropped by an unexpected error", sender, e);
-        } finally {
-            receivedCe = false;
         }
     }
 
     /**
-     * Hands the packet to the lane of its QP when that is another lane.
-     *
-     * @return whether the packet left this lane (handed over, or dropped because the ring was full)
-     */
-    private boolean steer(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient, boolean ceMarked) {
-        int at = packet.readerIndex();
-        int len = packet.readableBytes();
-        if (len < Bth.LENGTH + Icrc.LENGTH) {
-            return false; // dropped here, as too short
-        }
-        int qpn;
-        int opcode = packet.getUnsignedByte(at);
-        Opcode op = Opcode.of(opcode);
-        if (op != null && op.transport() == Opcode.Transport.TID) {
-            if (view.parse(packet, at, len) != null) {
-                return false; // malformed: dropped here
-            }
-            qpn = TidHeader.verbsQp(packet, view.index(Header.KDETH)); // tid-opfn-facts §3.2
-        } else {
-            qpn = Bth.destQp(packet, at);
-        }
-        RxeQp qp = device.qp(qpn);
-        if (qp == null || device.isClosed()) {
-            return false; // dropped here (no QP, or the device is closing)
-        }
-        int owner = qp.lane().index;
-        if (owner == index) {
-            return false;
-        }
-        counters.inc(Counter.STEERED_PKTS); // rcvd_pkts is counted once, by the owner
-        if (all[owner].inboxes[index].offer(packet.retain(), sender, recipient, ceMarked)) {
-            steeredTo |= 1L << owner;
-        } else {
-            packet.release();
-            counters.drop(DropReason.STEER_QUEUE_FULL);
-        }
-        return true;
-    }
-
-    /** Wakes each lane this lane handed packets to since the last wake-up (once per batch). */
-    private void wakeSteeredLanes() {
-        long mask = steeredTo;
-        steeredTo = 0;
-        // the tails published with release stores must be visible before we read (CAS) each
-        // owner's drainScheduled flag: the other half of drainInboxes' "clear, fence, read tails"
-        java.lang.invoke.VarHandle.fullFence();
-        while (mask != 0) {
-            int owner = Long.numberOfTrailingZeros(mask);
-            mask &= mask - 1;
-            all[owner].wake();
-        }
-    }
-
-    private void wake() {
-        if (drainScheduled.compareAndSet(false, true)) {
-            try {
-                scheduler.execute(drainTask);
-            } catch (RejectedExecutionException shutDown) {
-                drainScheduled.set(false);
-                releaseInboxes(); // the loop is gone (the device is closing): a consumer token keeps it safe
-            }
-        }
-    }
-
-    /** The drain task: receives what the other lanes handed over, in each ring's order. */
-    private void drainInboxes() {
-        drainScheduled.set(false);
-        java.lang.invoke.VarHandle.fullFence(); // clear the flag before reading the tails (see wakeSteeredLanes)
-        if (!consuming.compareAndSet(false, true)) {
-            return; // close is releasing what waits (releaseInboxes)
-        }
-        try {
-            LaneInbox.Sink sink = discard ? RELEASE : inboxSink;
-            for (LaneInbox inbox : inboxes) {
-                if (inbox != null) {
-                    inbox.drain(sink);
-                }
-            }
-        } finally {
-            consuming.set(false);
-        }
-        flushTransport();
-    }
-
-    /**
-     * Releases what waits in this lane's inboxes, at close (any thread): it takes the consumer
-     * token, waiting for a drain task that holds it, so the rings keep one consumer; drain tasks
-     * that run later release what they find.
+     * Releases what waits in this lane's inboxes, at close (any thread); see {@link
+     * LaneSteering#releaseInboxes()}.
      */
     void releaseInboxes() {
-        if (inboxes == null) {
-            return;
-        }
-        discard = true;
-        while (!consuming.compareAndSet(false, true)) {
-            Thread.onSpinWait(); // a drain task is running on the loop: it ends soon
-        }
-        try {
-            for (LaneInbox inbox : inboxes) {
-                if (inbox != null) {
-                    inbox.drain(RELEASE);
-                }
-            }
-        } finally {
-            consuming.set(false);
-        }
-    }
-
-    private void receive(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient) {
-        counters.inc(Counter.RCVD_PKTS);
-        if (PacketTrace.LOG.isTraceEnabled()) {
-            PacketTrace.trace("rx", packet, packet.readerIndex(), packet.readableBytes(), sender, recipient);
-        }
-        if (device.isClosed()) {
-            return;
-        }
-        int at = packet.readerIndex();
-        int len = packet.readableBytes();
-        DropReason reason = view.parse(packet, at, len);
-        if (reason != null) {
-            counters.drop(reason);
-            return;
-        }
-        if (config.checkIcrc() && !icrc.check(packet, at, len, sender, recipient)) {
-            counters.drop(DropReason.BAD_ICRC);
-            return;
-        }
-        if ((view.pkey() & 0x7FFF) != 0x7FFF) {
-            counters.drop(DropReason.BAD_PKEY);
-            return;
-        }
-        Opcode op = view.opcode();
-        boolean tid = op.transport() == Opcode.Transport.TID;
-        if (tid && tidPool == null) {
-            counters.drop(DropReason.WRONG_TRANSPORT); // TID RDMA is off on this device
-            return;
-        }
-        // a TID packet's BTH DestQP is a KDETH QPN: the QP is named by verbs_qp (tid-opfn-facts §3.2, §9.1)
-        RxeQp qp = device.qp(tid ? TidHeader.verbsQp(packet, view.index(Header.KDETH)) : view.destQp());
-        if (qp == null || qp.isDestroyed() || qp.lane() != this) {
-            counters.drop(DropReason.NO_QP);
-            return;
-        }
-        if (op == Opcode.CNP) {
-            onCnp(qp, sender);
-            return;
-        }
-        if (op.transport() != Opcode.Transport.RC && !tid) {
-            counters.drop(DropReason.WRONG_TRANSPORT);
-            return;
-        }
-        if (tid && (Kdeth.jkey(packet, view.index(Header.KDETH)) & Kdeth.JKEY_DRIVER_MASK)
-                != io.rxe4j.verbs.TidRdmaParams.DEFAULT_JKEY) {
-            counters.drop(DropReason.BAD_JKEY); // the receive context's J_KEY (tid-opfn-facts §9.7)
-            return;
-        }
-        // rxe-facts §4.1: the packet's IP source must be the QP's peer; the UDP source port is
-        // not checked (a kernel rdma_rxe peer sends from a hashed port to 4791)
-        InetSocketAddress av = qp.av();
-        if (av == null || !sender.getAddress().equals(av.getAddress())) {
-            counters.drop(DropReason.WRONG_PEER);
-            return;
-        }
-        qp.counters().inc(Counter.RCVD_PKTS);
-        QpState s = qp.state();
-        boolean sending = s == QpState.RTS || s == QpState.SQD || s == QpState.SQE;
-        if (!(sending || (op.isRequest() && s == QpState.RTR))) {
-            counters.drop(DropReason.QP_STATE); // requests need RTR or later, responses RTS or later
-            return;
-        }
-        if (config.opfn() && op.transport() == Opcode.Transport.RC && Bth.extended(packet, at)) {
-            qp.onExtendedBit(); // before the packet is handled, requests and responses alike (hfi1_rc_rcv)
-        }
-        if (receivedCe && config.ecn() && op.isRequest()) {
-            qp.onCongestionExperienced();
-        }
-        try {
-            if (op.operation() == Opcode.Operation.TID_WRITE_DATA || op == Opcode.TID_RDMA_RESYNC) {
-                qp.onTidWriteData(view); // the flow table's path, not the ordered request queue
-            } else if (op.isRequest()) {
-                qp.onRequest(view);
-            } else if (op == Opcode.TID_RDMA_READ_RESP) {
-                qp.onTidReadResponse(view);
-            } else if (tid) {
-                qp.onTidWriteResponse(view); // WRITE_RESP, TID ACK
-            } else {
-                qp.onResponse(view);
-            }
-        } catch (RuntimeException e) {
-            internalError(qp, op + " PSN 0x" + Integer.toHexString(view.psn()), e);
-        }
-    }
-
-    /** A CNP for {@code qp}'s requester (RoCEv2 ECN): from its peer only, and acted on only with ECN on. */
-    private void onCnp(RxeQp qp, InetSocketAddress sender) {
-        InetSocketAddress av = qp.av();
-        if (av == null || !sender.getAddress().equals(av.getAddress())) {
-            counters.drop(DropReason.WRONG_PEER);
-            return;
-        }
-        qp.counters().inc(Counter.RCVD_PKTS);
-        qp.counters().inc(Counter.CNP_RCVD);
-        if (config.ecn()) {
-            try {
-                qp.onCnp();
-            } catch (RuntimeException e) {
-                internalError(qp, "CNP", e);
-            }
-        }
+        steering.releaseInboxes();
     }
 
     @Override

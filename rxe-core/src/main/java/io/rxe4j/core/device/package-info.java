@@ -1,8 +1,11 @@
 /**
- * The device: QP and MR tables, counters, capabilities, and the receive path that checks each
- * packet (structure, ICRC, P_Key, QP, state, peer) and dispatches it to its QP's engines.
+ * The device: the provider entry, the QP table ({@code QpTable}) and MR table, counters,
+ * capabilities, and its lanes (one event loop each). A lane's parts are the receive checks ({@code
+ * ReceiveChecks}: structure, ICRC, P_Key, QP, transport, peer, state, then the dispatch on the opcode
+ * table's handler column), the cross-lane steering ({@code LaneSteering}) and the round-robin
+ * service turns ({@code ServiceQueue}).
  *
- * <p><b>Engine internals, not API</b>: exported only to module {@code io.rxe4j.net}; applications use
- * {@code io.rxe4j.verbs}. Class names here never repeat an API name.
+ * <p><b>Engine internals, not API</b>: applications use {@code io.rxe4j.verbs}. Class names here
+ * never repeat an API name.
  */
 package io.rxe4j.core.device;

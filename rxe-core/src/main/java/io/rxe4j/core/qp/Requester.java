@@ -4,6 +4,10 @@ import io.rxe4j.verbs.Counter;
 
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.stats.Counters;
+import io.rxe4j.core.policy.PeerBudget;
+import io.rxe4j.core.policy.RetransmitTimer;
+import io.rxe4j.core.policy.RnrBackoff;
+import io.rxe4j.core.policy.UnackedPackets;
 import io.rxe4j.verbs.spi.Scheduler;
 import io.rxe4j.verbs.QpState;
 import io.rxe4j.verbs.SendFlags;
@@ -25,7 +29,7 @@ import io.rxe4j.core.wire.Reth;
  * into packets (segmentation by path MTU, PSN assignment, AckReq, padding), honours the 128-PSN
  * window, the 64-packet output bound ({@link UnackedPackets}, resume below 16), max_rd_atomic
  * credits, IB_SEND_FENCE, the device's per-peer byte budget and congestion window ({@link
- * io.rxe4j.core.device.PeerBudget}: turns while other QPs wait, loss signals halve the window) and
+ * PeerBudget}: turns while other QPs wait, loss signals halve the window) and
  * the transport's writability, owns the retransmit ({@link RetransmitTimer}) and RNR timers, and
  * rewinds on a retry. Loop only.
  */
@@ -39,10 +43,6 @@ final class Requester {
     static final int ACK_REQ_INTERVAL = 8;
     /** After the output bound was reached, sending resumes once fewer than 16 packets are unacknowledged. */
     static final int RESUME_BELOW = 16;
-    /** RNR timer codes in microseconds ({@code rxe-facts.md} §2.3; code 0 = 655.36 ms). */
-    static final long[] RNR_USEC = {655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280,
-        1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760,
-        327680, 491520};
 
     private final RxeQp qp;
     private final Scheduler scheduler;
@@ -59,17 +59,15 @@ final class Requester {
     private final UnackedPackets unacked = new UnackedPackets();
     private final RetransmitTimer retransmitTimer;
     /** The device's budget of bytes in flight to this QP's peer, with the path's congestion window; set with the AV. */
-    private io.rxe4j.core.device.PeerBudget budget;
+    private PeerBudget budget;
     /** Budget bytes sent in the current turn (for the fair quantum while other QPs wait). */
     private long turnBytes;
     int retryLeft;
-    int rnrLeft;
-    private boolean rnrWaiting;
+    /** The RNR wait and rnr_retry count ({@code rxe-facts.md} §5.3). */
+    private final RnrBackoff rnr;
     /** A retry sequence is running; NAKs and lost-response signals start no other until progress or a timeout. */
     private boolean retryStarted;
 
-    private Scheduler.Cancellable rnrTimer;
-    private final Runnable rnrTask;
 
     Requester(RxeQp qp) {
         this.qp = qp;
@@ -77,7 +75,7 @@ final class Requester {
         this.counters = qp.counters;
         this.retransmitTimer = new RetransmitTimer(scheduler, unacked,
                 qp.guard("retransmit timer", this::onRetransmitTimeout));
-        this.rnrTask = qp.guard("RNR timer", this::onRnrTimer);
+        this.rnr = new RnrBackoff(scheduler, qp.guard("RNR timer", this::onRnrTimer));
     }
 
     void setPsn(int p) {
@@ -98,7 +96,7 @@ final class Requester {
     /** A valid response arrived ({@code rxe-facts.md} §5.3): retry counts start over, a new retry may start. */
     void resetRetryCounters() {
         retryLeft = qp.attr.retryCnt;
-        rnrLeft = qp.attr.rnrRetry;
+        rnr.resetCount(qp.attr.rnrRetry);
         retryStarted = false;
         qp.clearSendFailure();
     }
@@ -106,7 +104,6 @@ final class Requester {
     void reset() {
         stop();
         noAckPkts = 0;
-        rnrWaiting = false;
         outputStalled = false;
         credits = qp.attr.maxRdAtomic;
     }
@@ -114,20 +111,16 @@ final class Requester {
     /** Stops the timers and gives back every budget byte (QP to ERR, RESET or destroyed). */
     void stop() {
         retransmitTimer.stop();
-        if (rnrTimer != null) {
-            rnrTimer.cancel();
-            rnrTimer = null;
-        }
-        rnrWaiting = false;
+        rnr.stop();
         releaseBudget(unacked.clear(), false);
         qp.releaseTid();
     }
 
     /** @return the peer budget's state, for diagnostics */
     String budgetState() {
-        io.rxe4j.core.device.PeerBudget b = budget;
+        PeerBudget b = budget;
         return (b == null ? "budget{-}" : b.toString()) + " rt{" + retransmitTimer.debugState(scheduler.nanoTime())
-                + (rnrWaiting ? " rnrWaiting" : "") + (retryStarted ? " retryStarted" : "") + " retryLeft=" + retryLeft
+                + (rnr.waiting() ? " rnrWaiting" : "") + (retryStarted ? " retryStarted" : "") + " retryLeft=" + retryLeft
                 + (outputStalled ? " stalled" : "") + '}';
     }
 
@@ -253,7 +246,7 @@ final class Requester {
         if (qp.tidWritesPosted && qp.tidWrite.sendData()) {
             qp.lane.requestService(qp); // TID WRITE data left: another turn after the other QPs
         }
-        if (rnrWaiting) {
+        if (rnr.waiting()) {
             return;
         }
         if (outputStalled) {
@@ -319,7 +312,7 @@ final class Requester {
                     budget.await(qp); // behind the QPs already waiting; a release gives the turn
                     break;
                 }
-                if (turnBytes >= io.rxe4j.core.device.PeerBudget.QUANTUM_BYTES && budget.contended()) {
+                if (turnBytes >= PeerBudget.QUANTUM_BYTES && budget.contended()) {
                     budget.await(qp); // quantum used while others wait: to the tail
                     break;
                 }
@@ -342,7 +335,7 @@ final class Requester {
                 return; // QP went to ERR
             }
         }
-        qp.budgetTurn = false; // a turn lasts one run
+        qp.budgetPlace().endTurn(); // a turn lasts one run
     }
 
     /**
@@ -590,7 +583,7 @@ final class Requester {
         }
         long next = 2 * packet; // this packet and the next, with headers
         return budget.mustQueue(qp) || !budget.fits(next)
-                || (budget.contended() && turnBytes + next >= io.rxe4j.core.device.PeerBudget.QUANTUM_BYTES);
+                || (budget.contended() && turnBytes + next >= PeerBudget.QUANTUM_BYTES);
     }
 
     private static Opcode pickOpcode(WrOpcode op, boolean first, boolean last) {
@@ -754,7 +747,7 @@ final class Requester {
         if (qp.state != QpState.RTS && qp.state != QpState.SQD) {
             return;
         }
-        if (rnrWaiting) {
+        if (rnr.waiting()) {
             return; // the RNR timer restarts the requester (rxe-facts §5.3)
         }
         counters.inc(Counter.RETRANSMIT_TIMEOUTS);
@@ -817,7 +810,7 @@ final class Requester {
      * is not charged and a retry already under way does not hold it back.
      */
     void restartAfterResync() {
-        if ((qp.state != QpState.RTS && qp.state != QpState.SQD) || rnrWaiting || !outstanding()) {
+        if ((qp.state != QpState.RTS && qp.state != QpState.SQD) || rnr.waiting() || !outstanding()) {
             return; // (the RNR timer rewinds anyway)
         }
         counters.inc(Counter.TID_RESTARTS);
@@ -838,29 +831,20 @@ final class Requester {
     /** RNR NAK received: wait the responder's RNR time, then retry ({@code rxe-facts.md} §5.3; 7 = infinite). */
     void onRnrNak(int timerCode, boolean ignoreCount) {
         counters.inc(Counter.RCVD_RNR_ERR);
-        if (qp.attr.rnrRetry != 7 && !ignoreCount) { // a TID WRITE's RNR does not count (IGN_RNR_CNT, §6.4)
-            if (rnrLeft <= 0) {
-                counters.inc(Counter.RETRY_RNR_EXCEEDED_ERR);
-                SendWqe head = qp.completer.head();
-                if (head != null) {
-                    qp.completer.failHead(head, WcStatus.RNR_RETRY_EXC_ERR, 0, "rnr_retry " + qp.attr.rnrRetry
-                            + " exhausted: " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn())
-                            + " had no receive WQE for PSN 0x" + Integer.toHexString(qp.completer.compPsn()));
-                }
-                return;
+        // a TID WRITE's RNR does not count (IGN_RNR_CNT, §6.4)
+        if (rnr.onRnrNak(timerCode, qp.attr.rnrRetry, ignoreCount) == RnrBackoff.Verdict.EXHAUSTED) {
+            counters.inc(Counter.RETRY_RNR_EXCEEDED_ERR);
+            SendWqe head = qp.completer.head();
+            if (head != null) {
+                qp.completer.failHead(head, WcStatus.RNR_RETRY_EXC_ERR, 0, "rnr_retry " + qp.attr.rnrRetry
+                        + " exhausted: " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn())
+                        + " had no receive WQE for PSN 0x" + Integer.toHexString(qp.completer.compPsn()));
             }
-            rnrLeft--;
         }
-        rnrWaiting = true;
-        if (rnrTimer != null) {
-            rnrTimer.cancel();
-        }
-        rnrTimer = scheduler.schedule(rnrTask, RNR_USEC[timerCode & 0x1F] * 1000L);
     }
 
+    /** The RNR wait ended ({@link RnrBackoff} cleared its flag): retry from comp.psn. */
     private void onRnrTimer() {
-        rnrTimer = null;
-        rnrWaiting = false;
         if (qp.state != QpState.RTS && qp.state != QpState.SQD) {
             return;
         }

@@ -7,6 +7,7 @@ import io.rxe4j.core.memory.RxePd;
 import io.rxe4j.core.stats.Counters;
 import io.rxe4j.core.wire.PacketView;
 import io.rxe4j.verbs.Counter;
+import io.rxe4j.core.policy.BudgetWaiter;
 import io.rxe4j.verbs.QpAttr;
 import io.rxe4j.verbs.QpAttrMask;
 import io.rxe4j.verbs.QpCaps;
@@ -34,7 +35,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * wake the loop; modify runs its state change on the loop and waits for it. Everything else runs
  * on the loop and needs no locks.
  */
-public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
+public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter {
     final RxeDevice device;
     /** The device lane (event loop) this QP belongs to for its whole life. */
     final RxeLane lane;
@@ -93,12 +94,10 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
 
     private final AtomicBoolean kickScheduled = new AtomicBoolean();
     private final Runnable kickTask = guard("post_send", this::onKick);
-    /** Queued for a turn on the device's service queue (loop only; see {@link io.rxe4j.core.device.RxeLane#requestService}). */
-    public boolean serviceQueued;
-    /** Waiting for its peer's byte budget (loop only; see {@link io.rxe4j.core.device.PeerBudget}). */
-    public boolean budgetQueued;
-    /** Holds a turn of its peer's byte budget (loop only; see {@link io.rxe4j.core.device.PeerBudget}). */
-    public boolean budgetTurn;
+    /** Queued for a turn on the lane's service queue (loop only; see {@link #enterServiceQueue}). */
+    private boolean serviceQueued;
+    /** This QP's place in its peer's byte budget (loop only; see {@link io.rxe4j.core.policy.PeerBudget}). */
+    private final BudgetWaiter.Place budgetPlace = new BudgetWaiter.Place();
     private volatile boolean destroyed;
     private volatile String errorReason;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RxeQp.class);
@@ -134,6 +133,35 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     /** @return this QP's counters, named like the device's ({@code rdma statistic qp} in rdma-core) */
     public Counters counters() {
         return counters;
+    }
+
+    /**
+     * The lane's service queue takes this QP (loop only).
+     *
+     * @return false if the QP was queued already (it keeps its place), true if it joins now
+     */
+    public boolean enterServiceQueue() {
+        if (serviceQueued) {
+            return false;
+        }
+        serviceQueued = true;
+        return true;
+    }
+
+    /** The lane's service queue let this QP go, for its turn (loop only). */
+    public void leaveServiceQueue() {
+        serviceQueued = false;
+    }
+
+    @Override
+    public BudgetWaiter.Place budgetPlace() {
+        return budgetPlace;
+    }
+
+    /** The peer budget gave this QP a turn: it runs on the lane's service queue, after the QPs already there. */
+    @Override
+    public void onBudgetTurn() {
+        lane.requestService(this);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.rxe4j.core.qp;
 
+import io.rxe4j.core.policy.RetransmitTimer;
 import io.rxe4j.verbs.Counter;
 
 import io.netty.buffer.ByteBuf;

@@ -1,5 +1,7 @@
 package io.rxe4j.core.qp;
 
+import io.rxe4j.core.policy.RetransmitTimer;
+import io.rxe4j.core.policy.RnrBackoff;
 import io.rxe4j.verbs.Counter;
 
 import io.netty.buffer.ByteBuf;
@@ -249,12 +251,7 @@ final class TidWriteResponder {
      */
     private static int rnrTimerIndex(int segs) {
         long needUs = (long) Math.min(segs, 64) * TidRdmaParams.SEGMENT_SIZE / EGRESS_BYTES_PER_US;
-        for (int n = 1; n < Requester.RNR_USEC.length; n++) {
-            if (Requester.RNR_USEC[n] >= needUs) {
-                return n;
-            }
-        }
-        return 0;
+        return RnrBackoff.codeCovering(needUs);
     }
 
     /**

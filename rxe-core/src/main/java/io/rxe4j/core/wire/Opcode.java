@@ -169,6 +169,27 @@ public enum Opcode {
     }
 
     /**
+     * Who handles a received packet of this opcode on its QP (the receive dispatch, {@code rxe_rcv_pkt}
+     * in {@code rxe_recv.c}: requests to the responder, responses to the completer). Derived once per
+     * opcode from its transport, operation and response flag; the device dispatches on it in one
+     * switch ({@code redesign.md} §2 defect 7).
+     */
+    public enum Handler {
+        /** A request (RC, and the TID RDMA WRITE_REQ and READ_REQ): the responder's ordered request path. */
+        RESPONDER,
+        /** An RC response (ACK, NAK, READ response, ATOMIC ACK): the completer. */
+        COMPLETER,
+        /** TID RDMA WRITE data and RESYNC: the flow table's path, not the ordered request queue. */
+        TID_DATA,
+        /** TID RDMA READ response data: the TID READ requester. */
+        TID_READ_RESPONSE,
+        /** TID RDMA WRITE_RESP and TID ACK/NAK: the TID WRITE requester. */
+        TID_RESPONSE,
+        /** A RoCEv2 CNP: the requester's congestion reaction. */
+        CNP
+    }
+
+    /**
      * Payload length rule, checked against the path MTU by the receiver. The TID list of TID RDMA
      * READ_REQ and WRITE_RESP is {@link #NON_EMPTY} here and further restricted by
      * {@link Opcode#hasTidList()}, which {@link PacketView#parse} checks.
@@ -217,6 +238,7 @@ public enum Opcode {
     private final int[] offsets = new int[Header.values().length];
     private final int headerLength;
     private final Set<Header> headerSet;
+    private final Handler handler;
 
     Opcode(int code, Transport transport, Operation operation, Payload payload, int flags, Header... headers) {
         this.code = code;
@@ -236,6 +258,24 @@ public enum Opcode {
         }
         this.headerLength = at;
         this.headerSet = java.util.Collections.unmodifiableSet(set);
+        this.handler = handlerOf(transport, operation, flags);
+    }
+
+    /** The handler column, from the row's transport, operation and response flag. */
+    private static Handler handlerOf(Transport transport, Operation operation, int flags) {
+        if (transport == Transport.CNP) {
+            return Handler.CNP;
+        }
+        if (operation == Operation.TID_WRITE_DATA || operation == Operation.TID_RESYNC) {
+            return Handler.TID_DATA;
+        }
+        if ((flags & F.RESPONSE) == 0) {
+            return Handler.RESPONDER;
+        }
+        if (operation == Operation.TID_READ_RESPONSE) {
+            return Handler.TID_READ_RESPONSE;
+        }
+        return transport == Transport.TID ? Handler.TID_RESPONSE : Handler.COMPLETER;
     }
 
     /**
@@ -261,6 +301,11 @@ public enum Opcode {
     /** @return what the opcode does */
     public Operation operation() {
         return operation;
+    }
+
+    /** @return who handles a received packet of this opcode on its QP */
+    public Handler handler() {
+        return handler;
     }
 
     /** @return the payload rule */

@@ -1,4 +1,4 @@
-package io.rxe4j.core.device;
+package io.rxe4j.core.policy;
 
 /**
  * Loss-driven congestion window of one peer path (all of a device's QPs towards one peer), in

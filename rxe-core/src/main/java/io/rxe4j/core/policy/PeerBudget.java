@@ -1,9 +1,6 @@
-package io.rxe4j.core.device;
+package io.rxe4j.core.policy;
 
-import io.rxe4j.core.stats.Counters;
 import io.rxe4j.verbs.Counter;
-
-import io.rxe4j.core.qp.RxeQp;
 import java.util.ArrayDeque;
 
 /**
@@ -21,7 +18,8 @@ import java.util.ArrayDeque;
  * <p>Fairness: QPs that find the budget spent wait in a FIFO. While any QP waits, no other QP may
  * send outside its turn (not even one whose own ACK just freed bytes): it joins the FIFO too. As bytes
  * come back, the QPs at the head get a turn each ({@link #QUANTUM_BYTES} per turn, as far as the
- * freed bytes go) and are scheduled by the device ({@link RxeLane#requestService}); a QP that used
+ * freed bytes go) and are told so ({@link BudgetWaiter#onBudgetTurn()}: the device schedules them on
+ * their lane's service queue); a QP that used
  * its quantum and still has work goes to the tail. That is round robin with a fixed quantum, so one
  * QP with a deep queue cannot take every byte that comes back. A single packet larger than the whole
  * budget is allowed when nothing is in flight, so that a tiny budget never deadlocks.
@@ -33,22 +31,29 @@ import java.util.ArrayDeque;
  * rule every other QP to the same peer would wait for that timer (issue 19: a loss-free ping-pong
  * beside a lossy stream had a p99 of the stream's ACK timeout). The shares add up to the limit, so
  * the window is exceeded only by what QPs above their share took earlier, at most once more the
- * window. Loop only.
+ * window.
+ *
+ * <p>The waiting parties are {@link BudgetWaiter}s: the budget names no QP and no lane. Units: bytes
+ * (a packet's wire bytes as the requester counts them). Source: no IBTA or rdma_rxe counterpart
+ * (rdma_rxe bounds only the packets per QP); rxe4j issue 9 and issue 19, {@code docs/performance.md}.
+ * Loop only.
  */
 public final class PeerBudget {
     /** Bytes a QP may send per turn while other QPs wait for the budget: 64 KiB. */
     public static final int QUANTUM_BYTES = 64 * 1024;
 
-    private final RxeLane lane;
     private final long limitBytes;
     private final CongestionWindow window;
     private long inFlightBytes;
     /** QPs that hold bytes of this budget now. */
     private int holders;
-    private final ArrayDeque<RxeQp> waiters = new ArrayDeque<>();
+    private final ArrayDeque<BudgetWaiter> waiters = new ArrayDeque<>();
 
-    PeerBudget(RxeLane lane, long limitBytes, boolean congestionControl) {
-        this.lane = lane;
+    /**
+     * @param limitBytes the static limit in bytes, at least 1 ({@link Long#MAX_VALUE}: unlimited)
+     * @param congestionControl whether the path's {@link CongestionWindow} is in force
+     */
+    public PeerBudget(long limitBytes, boolean congestionControl) {
         this.limitBytes = limitBytes;
         this.window = new CongestionWindow(congestionControl);
     }
@@ -155,23 +160,22 @@ public final class PeerBudget {
     /** Gives the QPs at the head of the FIFO a turn each, as far as the free bytes go (at least one). */
     private void grantTurns() {
         long free = effectiveLimitBytes() - inFlightBytes;
-        RxeQp w;
+        BudgetWaiter w;
         boolean first = true;
         while ((first || free > 0) && (w = waiters.poll()) != null) {
             first = false;
-            w.budgetQueued = false;
-            w.budgetTurn = true;
-            lane.requestService(w);
+            w.budgetPlace().grantTurn();
+            w.onBudgetTurn();
             free -= QUANTUM_BYTES;
         }
     }
 
     /**
-     * @return whether {@code qp} must wait behind others before it sends: QPs are waiting, some
-     *     bytes are in flight (their release will give the turns), and {@code qp} holds no turn
+     * @return whether {@code waiter} must wait behind others before it sends: others are waiting, some
+     *     bytes are in flight (their release will give the turns), and {@code waiter} holds no turn
      */
-    public boolean mustQueue(RxeQp qp) {
-        return !waiters.isEmpty() && !qp.budgetTurn && inFlightBytes > 0;
+    public boolean mustQueue(BudgetWaiter waiter) {
+        return !waiters.isEmpty() && !waiter.budgetPlace().holdsTurn() && inFlightBytes > 0;
     }
 
     @Override
@@ -181,16 +185,17 @@ public final class PeerBudget {
     }
 
     /**
-     * {@code qp} cannot send now (the budget is spent, or others wait): it joins the FIFO and gets a
-     * turn when bytes come back (counted in {@code budget_waits}). With nothing in flight there is
-     * nothing to wait for: it gets a turn at once.
+     * {@code waiter} cannot send now (the budget is spent, or others wait): it joins the FIFO (once)
+     * and gets a turn when bytes come back (counted in its {@code budget_waits}). With nothing in
+     * flight there is nothing to wait for: it gets a turn at once.
      */
-    public void await(RxeQp qp) {
-        qp.budgetTurn = false;
-        if (!qp.budgetQueued) {
-            qp.counters().inc(Counter.BUDGET_WAITS);
-            qp.budgetQueued = true;
-            waiters.add(qp);
+    public void await(BudgetWaiter waiter) {
+        BudgetWaiter.Place place = waiter.budgetPlace();
+        boolean wasQueued = place.queued();
+        place.enqueue();
+        if (!wasQueued) {
+            waiter.counters().inc(Counter.BUDGET_WAITS);
+            waiters.add(waiter);
         }
         if (inFlightBytes == 0) {
             grantTurns();

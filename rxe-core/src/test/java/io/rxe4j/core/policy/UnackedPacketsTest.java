@@ -1,4 +1,4 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.policy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
