@@ -1,11 +1,13 @@
 package io.rxe4j.core.device;
 
+import io.rxe4j.core.rc.Responder;
+
 import io.rxe4j.core.stats.Counters;
 import io.rxe4j.verbs.Counter;
 
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.qp.RxeQp;
-import io.rxe4j.core.qp.TidPool;
+import io.rxe4j.core.tid.TidPool;
 import io.rxe4j.core.wire.Bth;
 import io.rxe4j.core.wire.DropReason;
 import io.rxe4j.core.wire.Icrc;

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * and {@link #reset} ({@code opfn_conn_error}). No I/O: a request is posted through {@link
  * RxeQp#postOpfn}. Loop only; the getters may be read from other threads (volatile).
  */
-final class Opfn {
+public final class Opfn {
     /** {@code STL_VERBS_EXTD_NONE}. */
     static final int NONE = 0;
     /** {@code STL_VERBS_EXTD_MAX}: capcodes are 1..MAX-1. */
@@ -30,7 +30,7 @@ final class Opfn {
     /** The mask bit of TID RDMA: BIT(capcode − 1). */
     static final int TID_MASK = 1 << (TidRdmaParams.CAPCODE - 1);
     /** The receive context of every device (one per device, {@code tid-opfn-facts.md} §9.7). */
-    static final int CONTEXT = 0;
+    public static final int CONTEXT = 0;
     private static final Logger LOG = LoggerFactory.getLogger(Opfn.class);
 
     private final RxeQp qp;
@@ -57,7 +57,7 @@ final class Opfn {
     }
 
     /** @return whether the device sends and acts on OPFN (BTH DW1 bit 24) */
-    boolean enabled() {
+    public boolean enabled() {
         return enabled;
     }
 
@@ -77,11 +77,11 @@ final class Opfn {
         return curr;
     }
 
-    TidRdmaParams local() {
+    public TidRdmaParams local() {
         return local;
     }
 
-    TidRdmaParams remote() {
+    public TidRdmaParams remote() {
         return remote;
     }
 
@@ -172,7 +172,7 @@ final class Opfn {
      * @return the ATOMIC ACKNOWLEDGE data: this side's word, 0 if the peer's parameters could not
      *     be taken, or {@code stale}
      */
-    long onRequest(long word, long stale) {
+    public long onRequest(long word, long stale) {
         qp.counters.inc(Counter.OPFN_RESPONSES);
         int capcode = (int) (word & 0xF);
         if (capcode == NONE || capcode >= MAX) {
@@ -195,7 +195,7 @@ final class Opfn {
      * {@code opfn_conn_reply}, at the requester: the ATOMIC ACKNOWLEDGE of this side's request.
      * Ignored unless its capcode is the one in flight; {@link #curr} is cleared in every case.
      */
-    void onReply(long word) {
+    public void onReply(long word) {
         int capcode = (int) (word & 0xF);
         if (capcode == NONE || capcode >= MAX) {
             return;
@@ -213,7 +213,7 @@ final class Opfn {
      * The OPFN request ran out of retries: the capability counts as completed with TID RDMA off
      * (a reply of the bare capcode); the caller completes the WQE without a CQE and the QP stays up.
      */
-    void onRetriesExhausted() {
+    public void onRetriesExhausted() {
         qp.counters.inc(Counter.OPFN_TIMEOUTS);
         int c = curr;
         onReply(c == NONE ? TidRdmaParams.CAPCODE : c);

@@ -14,9 +14,9 @@ import io.rxe4j.verbs.spi.Scheduler;
  * it re-arms itself for the remainder (a lazy deadline), and when it fires with nothing outstanding
  * it just stops. Runs on the QP's loop; time comes only from the injected {@link Scheduler}.
  */
-final class RetransmitTimer {
+public final class RetransmitTimer {
     /** 4.096 µs in nanoseconds: the unit of the local ACK timeout. */
-    static final long UNIT_NANOS = 4096;
+    public static final long UNIT_NANOS = 4096;
 
     private final Scheduler scheduler;
     private final UnackedPackets unacked;
@@ -33,7 +33,7 @@ final class RetransmitTimer {
      * @param unacked the packets whose acknowledgement the timer waits for
      * @param onExpiry run on the loop when the deadline passed with packets still unacknowledged
      */
-    RetransmitTimer(Scheduler scheduler, UnackedPackets unacked, Runnable onExpiry) {
+    public RetransmitTimer(Scheduler scheduler, UnackedPackets unacked, Runnable onExpiry) {
         this.scheduler = scheduler;
         this.unacked = unacked;
         this.onExpiry = onExpiry;
@@ -42,7 +42,7 @@ final class RetransmitTimer {
     /**
      * Sets the period from the QP attribute {@code timeout} (0..31; 0 = no timer, infinite).
      */
-    void timeout(int timeout) {
+    public void timeout(int timeout) {
         periodNanos = timeout == 0 ? 0 : UNIT_NANOS << timeout;
         if (periodNanos == 0) {
             stop();
@@ -55,7 +55,7 @@ final class RetransmitTimer {
     }
 
     /** A packet was just sent (and recorded in the unacknowledged packets): make sure a timer runs. */
-    void onSend() {
+    public void onSend() {
         if (periodNanos == 0) {
             return;
         }
@@ -68,7 +68,7 @@ final class RetransmitTimer {
     }
 
     /** Acknowledged progress at {@code now} nanoseconds: the deadline restarts from it. */
-    void onProgress(long now) {
+    public void onProgress(long now) {
         lastProgress = now;
         pullIn(now);
     }
@@ -108,12 +108,12 @@ final class RetransmitTimer {
     }
 
     /** @return whether a timer is pending and the nanoseconds to the deadline, for diagnostics */
-    String debugState(long now) {
+    public String debugState(long now) {
         return (pending != null ? "pending" : "idle") + (unacked.isEmpty() ? "" : " left=" + (deadline() - now));
     }
 
     /** Cancels the pending timer (QP leaves RTS, or the timeout is turned off). */
-    void stop() {
+    public void stop() {
         if (pending != null) {
             pending.cancel();
             pending = null;

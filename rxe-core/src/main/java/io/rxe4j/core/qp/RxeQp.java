@@ -1,5 +1,14 @@
 package io.rxe4j.core.qp;
 
+import io.rxe4j.core.rc.Completer;
+import io.rxe4j.core.rc.Requester;
+import io.rxe4j.core.rc.Responder;
+import io.rxe4j.core.tid.HwFlow;
+import io.rxe4j.core.tid.TidPool;
+import io.rxe4j.core.tid.TidReadRequester;
+import io.rxe4j.core.tid.TidWriteRequester;
+import io.rxe4j.core.tid.TidWriteResponder;
+
 import io.rxe4j.verbs.Counter;
 
 import io.rxe4j.core.wire.PacketView;
@@ -60,31 +69,31 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         }
     }
 
-    final RxeDevice device;
+    public final RxeDevice device;
     /** The device lane (event loop) this QP belongs to for its whole life. */
-    final RxeLane lane;
-    final Scheduler scheduler;
+    public final RxeLane lane;
+    public final Scheduler scheduler;
     final int qpn;
-    final RxePd pd;
+    public final RxePd pd;
     final RxeCq sendCq;
     final RxeCq recvCq;
     final QpCaps caps;
     final boolean sqSigAll;
 
     // ---- attributes (written on the loop by modify; state is volatile for posting threads) ----
-    volatile QpState state = QpState.RESET;
-    int accessFlags;
+    public volatile QpState state = QpState.RESET;
+    public int accessFlags;
     InetSocketAddress av;
-    Mtu pathMtu = Mtu.MTU_256;
-    int timeout;
-    int retryCnt;
-    int rnrRetry;
-    int rqPsn;
+    public Mtu pathMtu = Mtu.MTU_256;
+    public int timeout;
+    public int retryCnt;
+    public int rnrRetry;
+    public int rqPsn;
     int sqPsn;
-    int maxRdAtomic;
-    int maxDestRdAtomic;
-    int minRnrTimer;
-    int destQpn;
+    public int maxRdAtomic;
+    public int maxDestRdAtomic;
+    public int minRnrTimer;
+    public int destQpn;
 
     // ---- send and receive queues ----
     // The ring indices written by posting threads (sqProd, rqProd) and by the loop (sqComp, sqReq,
@@ -105,34 +114,34 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     private long padRq1, padRq2, padRq3, padRq4, padRq5, padRq6, padRq7;
     @SuppressWarnings("unused")
     private long sqComp; // oldest uncompleted WQE (completer); published with release
-    long sqReq; // next WQE the requester works on (loop only)
+    public long sqReq; // next WQE the requester works on (loop only)
     /**
      * A TID WRITE was ever posted on this QP (sticky). Written by a posting thread before the release
      * store of sqProd that publishes the WQE, read by the loop after its acquire load of sqProd: until
      * then the requester skips its scans of the send queue for TID WRITEs (issue 13: they cost about a
      * third of a post or an ACK on a QP that never uses TID RDMA).
      */
-    boolean tidWritesPosted;
+    public boolean tidWritesPosted;
     @SuppressWarnings("unused")
     private long rqCons; // oldest unconsumed receive WQE (responder); published with release
     @SuppressWarnings("unused")
     private long padLoop1, padLoop2, padLoop3, padLoop4, padLoop5, padLoop6, padLoop7;
 
     /** This QP's counters (the device's are their sum plus the device's own receive-path drops). */
-    final Counters counters = new Counters();
-    final Requester requester;
-    final Completer completer;
-    final Responder responder;
+    public final Counters counters = new Counters();
+    public final Requester requester;
+    public final Completer completer;
+    public final Responder responder;
     /** OPFN feature negotiation (TID RDMA parameters). */
-    final Opfn opfn;
+    public final Opfn opfn;
     /** The hardware flow of this QP's data-destination roles (TID READ requester, TID WRITE responder). */
-    final HwFlow hwFlow;
+    public final HwFlow hwFlow;
     /** TID RDMA READ, data-destination half (flow, segments, placement). */
-    final TidReadRequester tidRead;
+    public final TidReadRequester tidRead;
     /** TID RDMA WRITE, data-source half (WRITE_RESP, data, TID ACK, RESYNC). */
-    final TidWriteRequester tidWrite;
+    public final TidWriteRequester tidWrite;
     /** TID RDMA WRITE, data-destination half (entries, allocation, WRITE_RESP, placement, TID ACK). */
-    final TidWriteResponder tidWriteResp;
+    public final TidWriteResponder tidWriteResp;
     private final AtomicBoolean tidKickScheduled = new AtomicBoolean();
     private final Runnable tidKickTask = guard("TID resources", this::onTidKick);
     /** The reserved SQ slot holds the hidden OPFN WQE (1) or not (0); guarded by {@link #sqLock}. */
@@ -239,7 +248,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     }
 
     /** @return the path MTU in bytes */
-    int pmtu() {
+    public int pmtu() {
         return pathMtu.bytes();
     }
 
@@ -819,7 +828,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
      * enters ERR with an "internal error" reason and the device logs a rate-limited WARN, instead
      * of the exception vanishing into the event loop.
      */
-    Runnable guard(String what, Runnable task) {
+    public Runnable guard(String what, Runnable task) {
         return () -> {
             try {
                 task.run();
@@ -855,11 +864,11 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         lane.flushTransport();
     }
 
-    long sqProducer() {
+    public long sqProducer() {
         return (long) SQ_PROD.getAcquire(this);
     }
 
-    long sqCompleted() {
+    public long sqCompleted() {
         return (long) SQ_COMP.getOpaque(this);
     }
 
@@ -871,7 +880,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
      * Retires the WQE at the SQ consumer index: advances it to {@code v}; for the hidden OPFN WQE
      * the reserved slot is freed in the same step, so a posting thread never counts it twice.
      */
-    void retireSqHead(SendWqe w, long v) {
+    public void retireSqHead(SendWqe w, long v) {
         if (w.opfn) {
             synchronized (sqLock) {
                 reservedInUse = 0;
@@ -882,12 +891,12 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         }
     }
 
-    SendWqe sqAt(long index) {
+    public SendWqe sqAt(long index) {
         return sq[(int) (index % sq.length)];
     }
 
     /** @return the next receive WQE without consuming it, or null if the RQ is empty */
-    RecvWqe peekRecv() {
+    public RecvWqe peekRecv() {
         long cons = (long) RQ_CONS.getOpaque(this);
         if (cons == (long) RQ_PROD.getAcquire(this)) {
             return null;
@@ -896,7 +905,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     }
 
     /** Consumes the receive WQE returned by {@link #peekRecv()}. */
-    void consumeRecv() {
+    public void consumeRecv() {
         RQ_CONS.setRelease(this, (long) RQ_CONS.getOpaque(this) + 1);
     }
 
@@ -907,7 +916,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
      *
      * @return false if the CQ overflowed
      */
-    boolean completeSend(long wrId, WrOpcode op, int sendFlags, long length, int immData, WcStatus status,
+    public boolean completeSend(long wrId, WrOpcode op, int sendFlags, long length, int immData, WcStatus status,
             int vendorErr) {
         if (status != WcStatus.SUCCESS || sqSigAll || (sendFlags & SendFlags.SIGNALED) != 0) {
             int flags = op.hasImmediate() ? WorkCompletion.WC_WITH_IMM : 0;
@@ -930,7 +939,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
      *
      * @return false if the CQ overflowed
      */
-    boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm) {
+    public boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm) {
         return completeRecv(wrId, status, opcode, byteLen, flags, imm, false);
     }
 
@@ -938,7 +947,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
      * As {@link #completeRecv(long, WcStatus, WcOpcode, int, int, int)}; {@code solicited} is the
      * SE bit of the message's last packet (for a solicited-only armed CQ).
      */
-    boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm,
+    public boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm,
             boolean solicited) {
         if (!recvCq.push(wrId, status, opcode, byteLen, qpn, flags, imm, 0, solicited)) {
             counters.inc(Counter.CQ_OVERFLOW);
@@ -967,7 +976,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
      * Moves the QP to ERR: stops the engines and completes every outstanding send and receive
      * WQE with WR_FLUSH_ERR, in order, signaled or not ({@code rxe-facts.md} §6.8). Loop only.
      */
-    void moveToError(String reason) {
+    public void moveToError(String reason) {
         moveToError(reason, true);
     }
 
@@ -1006,7 +1015,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
      * Records why the QP is about to enter ERR before the failing WQE's completion becomes
      * visible, so that a thread that polls that completion finds the reason. Loop only.
      */
-    void noteErrorReason(String reason) {
+    public void noteErrorReason(String reason) {
         if (state != QpState.ERR) {
             errorReason = reason;
         }
@@ -1172,7 +1181,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     }
 
     /** A valid response arrived: earlier transient send refusals are history. Loop only. */
-    void clearSendFailure() {
+    public void clearSendFailure() {
         if (lastSendFailure != null) {
             lastSendFailure = null;
         }
@@ -1242,7 +1251,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     }
 
     /** TID resources may be free again: the TID WRITE responder allocates, the requester runs (coalesced). */
-    void kickTid() {
+    public void kickTid() {
         if (tidKickScheduled.compareAndSet(false, true)) {
             scheduler.execute(tidKickTask);
         }
@@ -1259,7 +1268,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
     }
 
     /** Frees every TID entry, flow and timer of this QP (ERR, RESET, destroy). Loop only. */
-    void releaseTid() {
+    public void releaseTid() {
         tidRead.releaseAll();
         tidWrite.releaseAll();
         tidWriteResp.releaseAll();

@@ -11,9 +11,9 @@ import io.rxe4j.core.wire.Psn;
  * most {@link #CAPACITY} packets unacknowledged per QP) and gives the retransmit timer the send
  * time of the oldest unacknowledged packet. A fixed ring: no allocation per packet. Loop only.
  */
-final class UnackedPackets {
+public final class UnackedPackets {
     /** Most request packets a QP keeps unacknowledged: 64 ({@code RXE_INFLIGHT_SKBS_PER_QP_HIGH}). */
-    static final int CAPACITY = 64;
+    public static final int CAPACITY = 64;
 
     private final int[] lastPsn = new int[CAPACITY];
     private final long[] sentAt = new long[CAPACITY];
@@ -24,12 +24,12 @@ final class UnackedPackets {
     private long totalBytes;
 
     /** @return the number of packets sent and not acknowledged */
-    int size() {
+    public int size() {
         return size;
     }
 
     /** @return the peer-budget bytes the unacknowledged packets hold, in bytes */
-    long heldBytes() {
+    public long heldBytes() {
         return totalBytes;
     }
 
@@ -39,7 +39,7 @@ final class UnackedPackets {
     }
 
     /** @return whether no further packet may be sent before an acknowledgement */
-    boolean isFull() {
+    public boolean isFull() {
         return size == CAPACITY;
     }
 
@@ -52,7 +52,7 @@ final class UnackedPackets {
      * @param shift the packet's retransmit period is the QP's period × 2^shift (0 for all but a TID READ_REQ)
      * @throws IllegalStateException if {@link #isFull()} (the requester checks before it builds a packet)
      */
-    void add(int packetLastPsn, long now, int bytes, int shift) {
+    public void add(int packetLastPsn, long now, int bytes, int shift) {
         if (size == CAPACITY) {
             throw new IllegalStateException("more than " + CAPACITY + " packets unacknowledged");
         }
@@ -74,7 +74,7 @@ final class UnackedPackets {
      * @param packetLastPsn the last PSN covered, after every PSN recorded so far
      * @param now the time in nanoseconds
      */
-    void addOrCoalesce(int packetLastPsn, long now) {
+    public void addOrCoalesce(int packetLastPsn, long now) {
         if (size < CAPACITY) {
             add(packetLastPsn, now, 0, 0);
             return;
@@ -87,7 +87,7 @@ final class UnackedPackets {
      *
      * @return the budget bytes those packets held
      */
-    long acknowledgeBefore(int compPsn) {
+    public long acknowledgeBefore(int compPsn) {
         long bytes = 0;
         while (size > 0 && Psn.diff(lastPsn[head], compPsn) < 0) {
             bytes += budgetBytes[head];
@@ -113,7 +113,7 @@ final class UnackedPackets {
      *
      * @return the budget bytes they held
      */
-    long clear() {
+    public long clear() {
         long bytes = totalBytes;
         head = 0;
         size = 0;

@@ -1,4 +1,13 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.rc;
+
+import io.rxe4j.core.qp.RetransmitTimer;
+import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.core.qp.SendWqe;
+import io.rxe4j.core.qp.SgeCopy;
+import io.rxe4j.core.qp.TidSegment;
+import io.rxe4j.core.qp.UnackedPackets;
+import io.rxe4j.core.tid.TidReadRequester;
+import io.rxe4j.core.tid.TidWriteRequester;
 
 import io.rxe4j.verbs.Counter;
 
@@ -29,7 +38,7 @@ import io.rxe4j.core.wire.Reth;
  * the transport's writability, owns the retransmit ({@link RetransmitTimer}) and RNR timers, and
  * rewinds on a retry. Loop only.
  */
-final class Requester {
+public final class Requester {
     /** {@code RXE_MAX_UNACKED_PSNS}. */
     static final int MAX_UNACKED_PSNS = 128;
     /**
@@ -40,7 +49,7 @@ final class Requester {
     /** After the output bound was reached, sending resumes once fewer than 16 packets are unacknowledged. */
     static final int RESUME_BELOW = 16;
     /** RNR timer codes in microseconds ({@code rxe-facts.md} §2.3; code 0 = 655.36 ms). */
-    static final long[] RNR_USEC = {655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280,
+    public static final long[] RNR_USEC = {655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280,
         1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760,
         327680, 491520};
 
@@ -49,7 +58,7 @@ final class Requester {
     private final Counters counters;
 
     /** Next PSN to send (req.psn). */
-    int psn;
+    public int psn;
     private int credits;
     private int noAckPkts;
     /** The first PSN never sent yet: a packet below it is a retransmission ({@code resent_pkts}). */
@@ -62,7 +71,7 @@ final class Requester {
     private io.rxe4j.core.device.PeerBudget budget;
     /** Budget bytes sent in the current turn (for the fair quantum while other QPs wait). */
     private long turnBytes;
-    int retryLeft;
+    public int retryLeft;
     int rnrLeft;
     private boolean rnrWaiting;
     /** A retry sequence is running; NAKs and lost-response signals start no other until progress or a timeout. */
@@ -71,7 +80,7 @@ final class Requester {
     private Scheduler.Cancellable rnrTimer;
     private final Runnable rnrTask;
 
-    Requester(RxeQp qp) {
+    public Requester(RxeQp qp) {
         this.qp = qp;
         this.scheduler = qp.scheduler;
         this.counters = qp.counters;
@@ -80,30 +89,30 @@ final class Requester {
         this.rnrTask = qp.guard("RNR timer", this::onRnrTimer);
     }
 
-    void setPsn(int p) {
+    public void setPsn(int p) {
         psn = p;
         sendHighWater = p;
         qp.completer.setPsn(p);
     }
 
     /** Sets the local ACK timeout attribute (0..31, 0 = infinite). */
-    void setTimeout(int timeout) {
+    public void setTimeout(int timeout) {
         retransmitTimer.timeout(timeout);
     }
 
-    void resetCredits(int n) {
+    public void resetCredits(int n) {
         credits = n;
     }
 
     /** A valid response arrived ({@code rxe-facts.md} §5.3): retry counts start over, a new retry may start. */
-    void resetRetryCounters() {
+    public void resetRetryCounters() {
         retryLeft = qp.retryCnt;
         rnrLeft = qp.rnrRetry;
         retryStarted = false;
         qp.clearSendFailure();
     }
 
-    void reset() {
+    public void reset() {
         stop();
         noAckPkts = 0;
         rnrWaiting = false;
@@ -112,7 +121,7 @@ final class Requester {
     }
 
     /** Stops the timers and gives back every budget byte (QP to ERR, RESET or destroyed). */
-    void stop() {
+    public void stop() {
         retransmitTimer.stop();
         if (rnrTimer != null) {
             rnrTimer.cancel();
@@ -124,7 +133,7 @@ final class Requester {
     }
 
     /** @return the peer budget's state, for diagnostics */
-    String budgetState() {
+    public String budgetState() {
         io.rxe4j.core.device.PeerBudget b = budget;
         return (b == null ? "budget{-}" : b.toString()) + " rt{" + retransmitTimer.debugState(scheduler.nanoTime())
                 + (rnrWaiting ? " rnrWaiting" : "") + (retryStarted ? " retryStarted" : "") + " retryLeft=" + retryLeft
@@ -132,7 +141,7 @@ final class Requester {
     }
 
     /** The peer is {@code peer} (modify_qp AV): its budget is the one this QP's packets count against. */
-    void setPeer(java.net.InetSocketAddress peer) {
+    public void setPeer(java.net.InetSocketAddress peer) {
         releaseBudget(unacked.clear(), false);
         budget = qp.lane.peerBudget(peer);
     }
@@ -144,7 +153,7 @@ final class Requester {
         }
     }
 
-    void returnCredit() {
+    public void returnCredit() {
         credits++;
     }
 
@@ -159,7 +168,7 @@ final class Requester {
     }
 
     /** @return the number of request packets sent and not yet acknowledged (at most 64) */
-    int unackedPackets() {
+    public int unackedPackets() {
         return unacked.size();
     }
 
@@ -243,7 +252,7 @@ final class Requester {
     }
 
     /** Sends as many packets as the window, the output bound, credits, fences and the transport allow. */
-    void run() {
+    public void run() {
         QpState s = qp.state;
         if (s != QpState.RTS && s != QpState.SQD) {
             return;
@@ -480,7 +489,7 @@ final class Requester {
     }
 
     /** A TID READ could not be set up locally (e.g. too many TID entries): the WQE fails, the QP enters ERR. */
-    void failTid(SendWqe w, WcStatus status, String why) {
+    public void failTid(SendWqe w, WcStatus status, String why) {
         if (qp.completer.head() == w) {
             qp.completer.failHead(w, status, 0, why);
         } else {
@@ -750,7 +759,7 @@ final class Requester {
     // ---------------------------------------------------------------- timers and retry
 
     /** Why a retry starts ({@code rxe-facts.md} §5.3; {@code extensions.md} §6). */
-    enum RetryCause {
+    public enum RetryCause {
         /** The local ACK timeout expired with packets unacknowledged. */
         TIMEOUT,
         /** A PSN-sequence-error NAK arrived. */
@@ -782,7 +791,7 @@ final class Requester {
      * the head WQE completes with RETRY_EXC_ERR and the QP enters ERR. Only a timeout may start a
      * retry while another one is under way (rxe's {@code started_retry}).
      */
-    void retry(RetryCause cause) {
+    public void retry(RetryCause cause) {
         SendWqe head = qp.completer.head();
         if (head == null) {
             return; // nothing was sent that a retry could resend
@@ -830,7 +839,7 @@ final class Requester {
      * READ_REQs name the new flow sequences. Nothing was lost on this side's account, so retry_cnt
      * is not charged and a retry already under way does not hold it back.
      */
-    void restartAfterResync() {
+    public void restartAfterResync() {
         if ((qp.state != QpState.RTS && qp.state != QpState.SQD) || rnrWaiting || !outstanding()) {
             return; // (the RNR timer rewinds anyway)
         }
@@ -843,7 +852,7 @@ final class Requester {
      * A congestion notification (CNP) from the peer: the window shrinks as on a loss signal (once
      * per loss episode); nothing is resent.
      */
-    void onCnp() {
+    public void onCnp() {
         if (budget != null && budget.onLoss()) {
             counters.inc(Counter.CC_WINDOW_REDUCTIONS);
         }

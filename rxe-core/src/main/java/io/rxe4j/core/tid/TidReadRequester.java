@@ -1,4 +1,11 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.tid;
+
+import io.rxe4j.core.qp.Opfn;
+import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.core.qp.SendWqe;
+import io.rxe4j.core.qp.TidSegment;
+import io.rxe4j.core.rc.Completer;
+import io.rxe4j.core.rc.Requester;
 
 import io.rxe4j.verbs.Counter;
 
@@ -25,11 +32,11 @@ import io.rxe4j.core.wire.TidHeader;
  * segment completion. Packets are built by the {@link Requester}; completions go through the
  * {@link Completer}. Loop only.
  */
-final class TidReadRequester {
+public final class TidReadRequester {
     /** A segment's setup had to wait (flow, TID entries, sync point). */
     static final int WAIT = 0;
     /** A segment was set up. */
-    static final int READY = 1;
+    public static final int READY = 1;
 
     private final RxeQp qp;
     private final Counters counters;
@@ -42,14 +49,14 @@ final class TidReadRequester {
      */
     private int restartSeq = -1;
 
-    TidReadRequester(RxeQp qp) {
+    public TidReadRequester(RxeQp qp) {
         this.qp = qp;
         this.counters = qp.counters;
         this.flow = qp.hwFlow;
     }
 
     /** @return a short description for diagnostics */
-    String debugState() {
+    public String debugState() {
         return "tid{" + flow + '}';
     }
 
@@ -67,7 +74,7 @@ final class TidReadRequester {
      *
      * @return the peer's parameters if it qualifies, else null
      */
-    static TidRdmaParams qualifies(RxeQp qp, long length, long[] sgeAddr, int[] sgeLength, int numSge) {
+    public static TidRdmaParams qualifies(RxeQp qp, long length, long[] sgeAddr, int[] sgeLength, int numSge) {
         TidRdmaParams remote = qp.opfn.remote();
         if (remote == null || qp.pathMtu != io.rxe4j.verbs.Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
                 || numSge == 0) {
@@ -82,7 +89,7 @@ final class TidReadRequester {
     }
 
     /** Turns WQE {@code w} (just filled at post time) into a TID READ with the peer's segment size. */
-    static void convert(SendWqe w, TidRdmaParams remote, int pmtu) {
+    public static void convert(SendWqe w, TidRdmaParams remote, int pmtu) {
         w.tid = true;
         w.segLen = (int) Math.min(remote.maxLen(), w.length);
         w.totalSegs = (int) ((w.length + w.segLen - 1) / w.segLen);
@@ -102,7 +109,7 @@ final class TidReadRequester {
     // ------------------------------------------------------------------ setup (requester side)
 
     /** A TID READ WQE starts (its first segment is about to be set up). */
-    void onStart(SendWqe w) {
+    public void onStart(SendWqe w) {
         if (w.setupHead == 0 && w.compSeg == 0 && w.curSeg == 0) {
             flow.active++;
             counters.inc(Counter.TID_READ_REQUESTS);
@@ -116,7 +123,7 @@ final class TidReadRequester {
      *
      * @return {@link #READY}, or {@link #WAIT} (the QP is woken when what it waits for is freed)
      */
-    int setup(SendWqe w, int firstPsn) {
+    public int setup(SendWqe w, int firstPsn) {
         int k = w.setupHead;
         TidSegment seg = w.segs[k % TidSegment.RING];
         long offset = (long) k * w.segLen;
@@ -190,7 +197,7 @@ final class TidReadRequester {
     }
 
     /** @return the tid_flow_qp this side sends: its KDETH QP with the flow index (§3.4) */
-    int flowQpn() {
+    public int flowQpn() {
         TidRdmaParams local = qp.opfn.local();
         int kdeth = local != null ? local.qp() : TidHeader.kdethQpn(Opfn.CONTEXT);
         return TidHeader.flowQpn(kdeth, flow.idx);
@@ -203,7 +210,7 @@ final class TidReadRequester {
      * packet (KDETH SH = 0) completes the segment ({@code hfi1_rc_rcv_tid_rdma_read_resp},
      * {@code handle_read_kdeth_eflags}).
      */
-    void onResponse(PacketView p) {
+    public void onResponse(PacketView p) {
         int at = p.index(Header.KDETH);
         io.netty.buffer.ByteBuf b = p.buf();
         int verbsPsn = TidHeader.verbsPsn(b, at);
@@ -369,7 +376,7 @@ final class TidReadRequester {
     // ------------------------------------------------------------------ rewind, stop
 
     /** A rewind: WQE {@code w} resends from its oldest incomplete segment (same flows, same TID entries). */
-    void onRewind(SendWqe w) {
+    public void onRewind(SendWqe w) {
         w.curSeg = w.compSeg;
         while (w.segCredits > 0) {
             w.segCredits--;
@@ -378,7 +385,7 @@ final class TidReadRequester {
     }
 
     /** Frees every TID entry and the flow (QP to ERR, RESET or destroyed). */
-    void releaseAll() {
+    public void releaseAll() {
         restartSeq = -1;
         TidPool pool = qp.lane.tidPool();
         if (pool == null) {

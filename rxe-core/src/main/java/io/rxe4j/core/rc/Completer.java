@@ -1,4 +1,8 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.rc;
+
+import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.core.qp.SendWqe;
+import io.rxe4j.core.qp.SgeCopy;
 
 import io.rxe4j.verbs.Counter;
 
@@ -34,7 +38,7 @@ import java.lang.foreign.ValueLayout;
  * before the rewind but not resent yet first moves the requester forward to it ({@link
  * Requester#fastForward}), then runs the same states. Loop only.
  */
-final class Completer {
+public final class Completer {
     /** rxe's {@code enum comp_state}, minus the packet-queue states (packets arrive one call at a time). */
     enum State {
         /** Find the oldest uncompleted WQE the response could belong to. */
@@ -86,13 +90,13 @@ final class Completer {
     /** A valid response was processed: the requester runs again afterwards. */
     private boolean valid;
 
-    Completer(RxeQp qp) {
+    public Completer(RxeQp qp) {
         this.qp = qp;
         this.counters = qp.counters;
     }
 
     /** @return comp.psn, the next response PSN expected */
-    int compPsn() {
+    public int compPsn() {
         return compPsn;
     }
 
@@ -110,12 +114,12 @@ final class Completer {
         }
     }
 
-    void reset() {
+    public void reset() {
         setPsn(qp.requester.psn);
     }
 
     /** @return the oldest uncompleted WQE that the requester has started, or null */
-    SendWqe head() {
+    public SendWqe head() {
         long comp = qp.sqCompleted();
         if (comp == qp.sqProducer()) {
             return null;
@@ -125,7 +129,7 @@ final class Completer {
     }
 
     /** Runs the state machine for one response packet. Loop only. */
-    void onResponse(PacketView p) {
+    public void onResponse(PacketView p) {
         op = p.opcode();
         psn = p.psn();
         if (Psn.diff(psn, qp.requester.psn) >= 0) {
@@ -480,7 +484,7 @@ final class Completer {
      *
      * @return whether the segment counts (comp.psn moved past it)
      */
-    boolean onTidSegmentDone(SendWqe w, int lastPsn) {
+    public boolean onTidSegmentDone(SendWqe w, int lastPsn) {
         SendWqe h;
         while ((h = head()) != null && h != w) {
             if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING) {
@@ -502,7 +506,7 @@ final class Completer {
     }
 
     /** The last segment of TID READ {@code w} (the head) completed: an ordinary RDMA_READ completion. */
-    void completeTidRead(SendWqe w) {
+    public void completeTidRead(SendWqe w) {
         finish(w, WcStatus.SUCCESS, 0);
     }
 
@@ -514,7 +518,7 @@ final class Completer {
      *
      * @return whether it counts
      */
-    boolean onTidWriteResp(SendWqe w, int psn) {
+    public boolean onTidWriteResp(SendWqe w, int psn) {
         for (long i = qp.sqCompleted(); i != qp.sqReq; i++) {
             SendWqe h = qp.sqAt(i);
             if (h == w) {
@@ -545,7 +549,7 @@ final class Completer {
      *
      * @return false if it was not (the QP enters ERR) or the CQ overflowed
      */
-    boolean completeTidWrite(SendWqe w) {
+    public boolean completeTidWrite(SendWqe w) {
         if (qp.sqAt(qp.sqCompleted()) != w) {
             qp.moveToError("TID ACK completed a TID WRITE that is not the oldest WQE");
             return false;
@@ -573,7 +577,7 @@ final class Completer {
      *
      * @param why what happened, for {@link RxeQp#errorReason()}
      */
-    void failHead(SendWqe w, WcStatus st, int vendorErr, String why) {
+    public void failHead(SendWqe w, WcStatus st, int vendorErr, String why) {
         String reason = "send WQE " + w.wrId + " (" + w.opcode + ") failed: " + st
                 + (vendorErr != 0 ? ", NAK 0x" + Integer.toHexString(vendorErr) : "") + ": " + why;
         if (qp.sqCompleted() == qp.sqProducer() || qp.sqAt(qp.sqCompleted()) != w) {
@@ -588,12 +592,12 @@ final class Completer {
     }
 
     /** A local failure: {@link #failHead(SendWqe, WcStatus, int, String)} without a remote cause. */
-    void failHead(SendWqe w, WcStatus st, int vendorErr) {
+    public void failHead(SendWqe w, WcStatus st, int vendorErr) {
         failHead(w, st, vendorErr, "local error");
     }
 
     /** @return a short description of the completer state, for diagnostics */
-    String debugState() {
+    public String debugState() {
         return "comp{psn=0x" + Integer.toHexString(compPsn) + " opcode=" + compOpcode + "}";
     }
 }

@@ -1,4 +1,6 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.rc;
+
+import io.rxe4j.core.qp.TidSegment;
 
 import io.rxe4j.core.wire.Psn;
 
@@ -13,7 +15,7 @@ import io.rxe4j.core.wire.Psn;
  * they can never push out the record of an outstanding READ or atomic ({@code extensions.md} §4,
  * {@code tid-opfn-facts.md} §1.2). Loop only.
  */
-final class ResponderResources {
+public final class ResponderResources {
     enum Type { NONE, READ, ATOMIC, ATOMIC_WRITE, FLUSH, OPFN, TID_READ }
 
     static final class Entry {

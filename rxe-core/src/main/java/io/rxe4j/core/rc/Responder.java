@@ -1,4 +1,11 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.rc;
+
+import io.rxe4j.core.qp.Opfn;
+import io.rxe4j.core.qp.RecvWqe;
+import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.core.qp.SgeCopy;
+import io.rxe4j.core.qp.TidSegment;
+import io.rxe4j.core.tid.TidWriteResponder;
 
 import io.rxe4j.verbs.Counter;
 
@@ -46,7 +53,7 @@ import java.lang.invoke.VarHandle;
  * whose memory becomes unreadable (MR deregistered) ends with NAK 0x62 carrying the request's PSN.
  * Loop only.
  */
-final class Responder {
+public final class Responder {
     /** Most READ response packets one turn of a QP produces. */
     static final int REPLY_BATCH = 16;
     /** Most request packets held while a READ reply is under way. */
@@ -83,13 +90,13 @@ final class Responder {
     private final java.util.ArrayDeque<ByteBuf> waiting = new java.util.ArrayDeque<>();
     private final PacketView waitingView = new PacketView();
 
-    Responder(RxeQp qp) {
+    public Responder(RxeQp qp) {
         this.qp = qp;
         this.counters = qp.counters;
     }
 
     /** @return a one-line summary; read without synchronisation (may be slightly inconsistent off the loop) */
-    String debugState() {
+    public String debugState() {
         ResponderResources.Entry r = reply;
         return "resp{epsn=0x" + Integer.toHexString(ePsn) + " msn=" + msn + " in=" + inMessage + " nakSent=" + nakSent
                 + (r != null ? " reply@0x" + Integer.toHexString(r.curPsn) + " resid=" + r.resid : "")
@@ -104,15 +111,15 @@ final class Responder {
     /** A READ waits for the TID WRITEs being received (the responder half of READ-after-WRITE, §7). */
     private boolean interlocked;
 
-    void setExpectedPsn(int p) {
+    public void setExpectedPsn(int p) {
         ePsn = p;
     }
 
-    void resizeResources(int n) {
+    public void resizeResources(int n) {
         resources.resize(n);
     }
 
-    void reset() {
+    public void reset() {
         ePsn = qp.rqPsn;
         msn = 0;
         nakSent = false;
@@ -121,7 +128,7 @@ final class Responder {
     }
 
     /** Drops the message in progress, the READ reply under way and the waiting requests (ERR, RESET, destroy). */
-    void abortMessage() {
+    public void abortMessage() {
         interlocked = false;
         inMessage = InMessage.NONE;
         recv = null;
@@ -144,7 +151,7 @@ final class Responder {
      * Entry point for a request packet: processed at once, or, while a READ reply is under way,
      * queued behind it (or, for a duplicate of that READ, turned into a new position of its cursor).
      */
-    void onRequest(PacketView pkt) {
+    public void onRequest(PacketView pkt) {
         if (pkt.opcode() == Opcode.TID_RDMA_WRITE_REQ && Psn.diff(pkt.psn(), ePsn) < 0) {
             // a duplicate TID WRITE request only re-sends WRITE_RESPs of an entry being received
             // (tid_rdma_rcv_error acts at once): it must not wait behind a READ reply or behind a READ
@@ -176,7 +183,7 @@ final class Responder {
      * the next batch of the READ reply, then the requests that waited behind it until another
      * reply starts.
      */
-    void onService() {
+    public void onService() {
         if (reply != null) {
             sendReplyBatch();
         }
@@ -521,12 +528,12 @@ final class Responder {
     }
 
     /** @return the next request PSN expected (resp.psn) */
-    int expectedPsn() {
+    public int expectedPsn() {
         return ePsn;
     }
 
     /** @return the current MSN (24 bits), for the AETH of TID responses */
-    int msn() {
+    public int msn() {
         return msn;
     }
 
@@ -534,7 +541,7 @@ final class Responder {
      * The TID WRITEs being received are done: READs held by the READ-after-WRITE interlock (§7) and
      * everything queued behind them may go.
      */
-    void releaseInterlock() {
+    public void releaseInterlock() {
         if (interlocked) {
             interlocked = false;
             qp.lane.requestService(qp);
@@ -895,7 +902,7 @@ final class Responder {
                 len, false, Access.LOCAL_WRITE);
     }
 
-    void sendAck(int syndrome, int psn) {
+    public void sendAck(int syndrome, int psn) {
         qp.lane.transmit(qp, headerOnlyResponse(Opcode.RC_ACKNOWLEDGE, psn, syndrome));
     }
 
@@ -929,7 +936,7 @@ final class Responder {
      * A request arrived marked CE: sends a CNP to the requester (opcode 0x81, BECN set, DestQP = the
      * requester's QP, 16 reserved bytes), at most one per {@link #CNP_INTERVAL_NANOS}.
      */
-    void onCongestionExperienced() {
+    public void onCongestionExperienced() {
         long now = qp.scheduler.nanoTime();
         if (lastCnpAt != Long.MIN_VALUE && now - lastCnpAt < CNP_INTERVAL_NANOS) {
             return;

@@ -1,4 +1,11 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.tid;
+
+import io.rxe4j.core.qp.RetransmitTimer;
+import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.core.qp.SendWqe;
+import io.rxe4j.core.qp.SgeCopy;
+import io.rxe4j.core.qp.TidSegment;
+import io.rxe4j.core.rc.Requester;
 
 import io.rxe4j.verbs.Counter;
 
@@ -29,9 +36,9 @@ import io.rxe4j.core.wire.TidHeader;
  * the TID retry timer, which halts the QP and sends a RESYNC that moves the flow to a new
  * generation. The WRITE_REQ itself is built by the {@link Requester}. Loop only.
  */
-final class TidWriteRequester {
+public final class TidWriteRequester {
     /** Most TID WRITE requests outstanding per QP ({@code HFI1_TID_RDMA_WRITE_CNT}). */
-    static final int MAX_REQUESTS = 8;
+    public static final int MAX_REQUESTS = 8;
     /** Most data packets one turn sends before other QPs get the loop. */
     static final int DATA_BATCH = 16;
 
@@ -52,7 +59,7 @@ final class TidWriteRequester {
     /** The last verbs PSN of the requests sent before that RESYNC's ACK: later WRITE_RESPs are never stale. */
     private int resyncVerbsHi;
 
-    TidWriteRequester(RxeQp qp) {
+    public TidWriteRequester(RxeQp qp) {
         this.qp = qp;
         this.counters = qp.counters;
         this.scheduler = qp.scheduler;
@@ -60,7 +67,7 @@ final class TidWriteRequester {
     }
 
     /** @return a short description for diagnostics */
-    String debugState() {
+    public String debugState() {
         StringBuilder sb = new StringBuilder("tidw{").append(halted ? "halted resync=0x"
                 + Integer.toHexString(resyncPsn) : "run").append(retryTimer != null ? " timer" : "");
         SendWqe w = oldestUnacked();
@@ -78,7 +85,7 @@ final class TidWriteRequester {
     }
 
     /** @return whether the first leg must not send new requests (a RESYNC is out) */
-    boolean halted() {
+    public boolean halted() {
         return halted;
     }
 
@@ -91,7 +98,7 @@ final class TidWriteRequester {
      *
      * @return the peer's parameters if it qualifies, else null
      */
-    static TidRdmaParams qualifies(RxeQp qp, long length, long remoteAddr) {
+    public static TidRdmaParams qualifies(RxeQp qp, long length, long remoteAddr) {
         TidRdmaParams remote = qp.opfn.remote();
         if (remote == null || qp.pathMtu != io.rxe4j.verbs.Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
                 || (length & (TidEntry.PAGE_SIZE - 1)) != 0 || (remoteAddr & (TidEntry.PAGE_SIZE - 1)) != 0) {
@@ -101,7 +108,7 @@ final class TidWriteRequester {
     }
 
     /** Turns WQE {@code w} into a TID WRITE: one verbs PSN per segment of the peer's max_len. */
-    static void convert(SendWqe w, TidRdmaParams remote, int pmtu) {
+    public static void convert(SendWqe w, TidRdmaParams remote, int pmtu) {
         TidReadRequester.convert(w, remote, pmtu);
         w.respSeg = 0;
         w.dataSeg = 0;
@@ -110,7 +117,7 @@ final class TidWriteRequester {
     }
 
     /** @return how many TID WRITEs before {@code upTo} (SQ index) are started and not complete */
-    int outstandingBefore(long upTo) {
+    public int outstandingBefore(long upTo) {
         int n = 0;
         for (long i = qp.sqCompleted(); i != upTo; i++) {
             SendWqe w = qp.sqAt(i);
@@ -128,7 +135,7 @@ final class TidWriteRequester {
      * a TID WRITE, with room in the flow ring; its flow and TID list are stored, comp.psn moves past
      * it, and the segment's data may go.
      */
-    void onWriteResp(PacketView p) {
+    public void onWriteResp(PacketView p) {
         ByteBuf b = p.buf();
         int at = p.index(Header.KDETH);
         int psn = p.psn();
@@ -219,7 +226,7 @@ final class TidWriteRequester {
      *
      * @return whether data is left to send (the caller asks the device for another turn)
      */
-    boolean sendData() {
+    public boolean sendData() {
         if (halted) {
             return false;
         }
@@ -299,7 +306,7 @@ final class TidWriteRequester {
     // ------------------------------------------------------------------ TID ACK / NAK
 
     /** A TID ACK ({@code hfi1_rc_rcv_tid_rdma_ack}): acknowledges segments, a NAK resumes data, a RESYNC ACK renumbers. */
-    void onTidAck(PacketView p) {
+    public void onTidAck(PacketView p) {
         ByteBuf b = p.buf();
         int at = p.index(Header.KDETH);
         int psn = p.psn();
@@ -599,7 +606,7 @@ final class TidWriteRequester {
     }
 
     /** Stops the timer and forgets the halt (QP to ERR, RESET or destroyed). */
-    void releaseAll() {
+    public void releaseAll() {
         stopRetryTimer();
         halted = false;
         lastRespGeneration = -1;
