@@ -6,6 +6,7 @@ import io.rxe4j.core.rc.Responder;
 import io.rxe4j.core.tid.HwFlow;
 import io.rxe4j.core.tid.TidPool;
 import io.rxe4j.core.tid.TidReadRequester;
+import io.rxe4j.core.tid.TidSendHook;
 import io.rxe4j.core.tid.TidWriteRequester;
 import io.rxe4j.core.tid.TidWriteResponder;
 
@@ -190,6 +191,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         this.tidRead = new TidReadRequester(this);
         this.tidWrite = new TidWriteRequester(this);
         this.tidWriteResp = new TidWriteResponder(this);
+        requester.hook(new TidSendHook(this, tidRead, tidWrite));
     }
 
     /** @return this QP's counters, named like the device's ({@code rdma statistic qp} in rdma-core) */

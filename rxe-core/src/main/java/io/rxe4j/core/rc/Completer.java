@@ -38,7 +38,7 @@ import java.lang.foreign.ValueLayout;
  * before the rewind but not resent yet first moves the requester forward to it ({@link
  * Requester#fastForward}), then runs the same states. Loop only.
  */
-public final class Completer {
+public final class Completer implements CompleterOps {
     /** rxe's {@code enum comp_state}, minus the packet-queue states (packets arrive one call at a time). */
     enum State {
         /** Find the oldest uncompleted WQE the response could belong to. */
@@ -96,6 +96,7 @@ public final class Completer {
     }
 
     /** @return comp.psn, the next response PSN expected */
+    @Override
     public int compPsn() {
         return compPsn;
     }
@@ -119,6 +120,7 @@ public final class Completer {
     }
 
     /** @return the oldest uncompleted WQE that the requester has started, or null */
+    @Override
     public SendWqe head() {
         long comp = qp.sqCompleted();
         if (comp == qp.sqProducer()) {
@@ -439,7 +441,8 @@ public final class Completer {
     }
 
     /** Moves comp.psn forward to {@code next} and tells the requester what is acknowledged now. */
-    private void advance(int next) {
+    @Override
+    public void advance(int next) {
         if (Psn.diff(next, compPsn) > 0) {
             compPsn = next;
             qp.requester.onAcknowledged(compPsn);
@@ -475,88 +478,14 @@ public final class Completer {
         return true;
     }
 
-    /**
-     * A TID READ segment of {@code w} ended with verbs PSN {@code lastPsn} (its last packet was
-     * placed): like a READ response, it implicitly completes the SEND/WRITE WQEs before {@code w}
-     * and moves comp.psn past the segment ({@code do_rc_ack} in {@code
-     * hfi1_rc_rcv_tid_rdma_read_resp}). An earlier READ or atomic cannot be outstanding (the
-     * requester holds a TID READ behind them); should one be, it is restarted instead.
-     *
-     * @return whether the segment counts (comp.psn moved past it)
-     */
-    public boolean onTidSegmentDone(SendWqe w, int lastPsn) {
-        SendWqe h;
-        while ((h = head()) != null && h != w) {
-            if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING) {
-                qp.requester.retry(Requester.RetryCause.LOST_RESPONSE);
-                return false;
-            }
-            advance(Psn.next(h.lastPsn));
-            if (!finish(h, WcStatus.SUCCESS, 0)) {
-                return false;
-            }
-        }
-        if (h == null) {
-            return false;
-        }
+    @Override
+    public void onValidResponse() {
         validResponse();
         compOpcode = null;
-        advance(Psn.next(lastPsn));
-        return true;
     }
 
-    /** The last segment of TID READ {@code w} (the head) completed: an ordinary RDMA_READ completion. */
-    public void completeTidRead(SendWqe w) {
-        finish(w, WcStatus.SUCCESS, 0);
-    }
-
-    /**
-     * A WRITE_RESP for TID WRITE {@code w} with verbs PSN {@code psn} arrived ({@code do_rc_ack}):
-     * like a READ response it implicitly completes earlier SEND/WRITE WQEs (a lost earlier
-     * READ/atomic response is retried instead) and moves comp.psn past it; earlier TID WRITEs are
-     * left to their TID ACKs.
-     *
-     * @return whether it counts
-     */
-    public boolean onTidWriteResp(SendWqe w, int psn) {
-        for (long i = qp.sqCompleted(); i != qp.sqReq; i++) {
-            SendWqe h = qp.sqAt(i);
-            if (h == w) {
-                break;
-            }
-            if (h.isTidWrite() || h.state == SendWqe.State.DONE) {
-                continue;
-            }
-            if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING || i != qp.sqCompleted()) {
-                qp.requester.retry(Requester.RetryCause.LOST_RESPONSE);
-                return false;
-            }
-            advance(Psn.next(h.lastPsn));
-            if (!finish(h, WcStatus.SUCCESS, 0)) {
-                return false;
-            }
-            i = qp.sqCompleted() - 1;
-        }
-        validResponse();
-        compOpcode = null;
-        advance(Psn.next(psn));
-        return true;
-    }
-
-    /**
-     * Every segment of TID WRITE {@code w} was TID-ACKed: an ordinary RDMA_WRITE completion. TID
-     * ACKs come in order, so {@code w} is the oldest WQE.
-     *
-     * @return false if it was not (the QP enters ERR) or the CQ overflowed
-     */
-    public boolean completeTidWrite(SendWqe w) {
-        if (qp.sqAt(qp.sqCompleted()) != w) {
-            qp.moveToError("TID ACK completed a TID WRITE that is not the oldest WQE");
-            return false;
-        }
-        if (Psn.diff(compPsn, w.lastPsn) <= 0) {
-            advance(Psn.next(w.lastPsn)); // (a coalesced ACK can arrive before the last WRITE_RESP is seen)
-        }
+    @Override
+    public boolean complete(SendWqe w) {
         return finish(w, WcStatus.SUCCESS, 0);
     }
 
@@ -577,6 +506,7 @@ public final class Completer {
      *
      * @param why what happened, for {@link RxeQp#errorReason()}
      */
+    @Override
     public void failHead(SendWqe w, WcStatus st, int vendorErr, String why) {
         String reason = "send WQE " + w.wrId + " (" + w.opcode + ") failed: " + st
                 + (vendorErr != 0 ? ", NAK 0x" + Integer.toHexString(vendorErr) : "") + ": " + why;

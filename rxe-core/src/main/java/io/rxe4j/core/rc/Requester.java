@@ -4,10 +4,7 @@ import io.rxe4j.core.qp.RetransmitTimer;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.SendWqe;
 import io.rxe4j.core.qp.SgeCopy;
-import io.rxe4j.core.qp.TidSegment;
 import io.rxe4j.core.qp.UnackedPackets;
-import io.rxe4j.core.tid.TidReadRequester;
-import io.rxe4j.core.tid.TidWriteRequester;
 
 import io.rxe4j.verbs.Counter;
 
@@ -251,17 +248,53 @@ public final class Requester {
         return true;
     }
 
+    /**
+     * Why the requester stops sending for now ({@code rxe_req.c}'s gates before {@code
+     * get_wqe}/{@code check_init_depth}/{@code rxe_check_psn_window}; {@code rxe-facts.md} §4.2,
+     * §5.2; extensions.md §6). {@link #gate} names the first that holds the WQE at req's position;
+     * each names what runs the requester again.
+     */
+    public enum Stall {
+        /** SQD: a WQE not started yet waits for RTS (modify_qp). */
+        SQD,
+        /** IB_SEND_FENCE: an earlier READ or atomic is not complete (its completion). */
+        FENCE,
+        /** No max_rd_atomic credit left for a READ or atomic (a READ/atomic completion returns one). */
+        CREDITS,
+        /** 128 PSNs unacknowledged ({@code RXE_MAX_UNACKED_PSNS}; an ACK). */
+        PSN_WINDOW,
+        /** The 64-packet output bound ({@link UnackedPackets#CAPACITY}): resume below {@link #RESUME_BELOW}. */
+        UNACKED_BOUND,
+        /** The transport is not writable (the lane runs the QP again when it drains). */
+        NOT_WRITABLE,
+        /** The peer's byte budget is used up or others queue before this QP (a release gives the turn). */
+        PEER_BUDGET,
+        /** This turn's quantum of the budget is used while other QPs wait (to the tail of the queue). */
+        QUANTUM,
+        /** An extension's window is full (TID WRITE: 8 outstanding or a RESYNC out; a WRITE_RESP, TID ACK). */
+        EXTENSION_WINDOW,
+        /** An extension's ordering interlock (TID RDMA §7; the completion of the WQE it waits for). */
+        EXTENSION_INTERLOCK,
+        /** An extension's WQE waits for its own resources (TID READ: peer max_read, flow, TID entries). */
+        EXTENSION_RESOURCES,
+        /** The QP entered ERR while a packet was built: the run ends. */
+        QP_ERROR
+    }
+
+    private RequesterHook hook = RequesterHook.NONE;
+
+    /** Registers the extension that carries some WQEs (TID RDMA); {@link RequesterHook#NONE} for none. */
+    public void hook(RequesterHook h) {
+        this.hook = h;
+    }
+
     /** Sends as many packets as the window, the output bound, credits, fences and the transport allow. */
     public void run() {
         QpState s = qp.state;
         if (s != QpState.RTS && s != QpState.SQD) {
             return;
         }
-        // a TID WRITE in progress was seen by an earlier run of this loop, after which the sticky flag
-        // reads true; the interlock below reads it again after the acquire load of sqProd
-        if (qp.tidWritesPosted && qp.tidWrite.sendData()) {
-            qp.lane.requestService(qp); // TID WRITE data left: another turn after the other QPs
-        }
+        hook.onRun(); // e.g. TID WRITE data still to send
         if (rnrWaiting) {
             return;
         }
@@ -273,76 +306,20 @@ public final class Requester {
         }
         turnBytes = 0;
         long prod = qp.sqProducer();
-        boolean tidWrites = qp.tidWritesPosted; // after the acquire of sqProd: covers every WQE before prod
+        boolean extensionPosted = qp.tidWritesPosted; // after the acquire of sqProd: covers every WQE before prod
         while (qp.sqReq != prod) {
             SendWqe w = qp.sqAt(qp.sqReq);
-            if (s == QpState.SQD && w.state == SendWqe.State.POSTED) {
+            Stall stall = gate(w, s, extensionPosted);
+            if (stall != null) {
+                onStall(stall);
                 break;
             }
-            if (w.state == SendWqe.State.POSTED && (w.sendFlags & SendFlags.FENCE) != 0 && readOrAtomicPendingBefore()) {
-                break;
-            }
-            if (w.state == SendWqe.State.POSTED) {
-                if (w.isTidWrite()) {
-                    // at most 8 TID WRITEs outstanding; none new while a RESYNC is out (WAIT_HALT); and
-                    // (rxe4j, docs/tid-rdma.md) none while a READ or atomic before it is unanswered: its
-                    // WRITE_RESPs would overtake a READ still being received and restart it
-                    if (qp.tidWrite.halted()
-                            || qp.tidWrite.outstandingBefore(qp.sqReq) >= TidWriteRequester.MAX_REQUESTS) {
-                        break;
-                    }
-                    if (readOrAtomicOutstandingBefore(w)) {
-                        counters.inc(Counter.TID_INTERLOCK_WAITS);
-                        break;
-                    }
-                } else if (tidWrites && qp.tidWrite.outstandingBefore(qp.sqReq) > 0) {
-                    counters.inc(Counter.TID_INTERLOCK_WAITS);
-                    break; // §7: after a TID WRITE only TID WRITEs go before it is fully TID-ACKed
-                }
-            }
-            if (w.needsCredit() && !w.creditHeld) {
-                if (credits <= 0) {
-                    break;
-                }
-                credits--;
-                w.creditHeld = true;
-            }
-            if (!w.tid && Psn.diff(psn, qp.completer.compPsn()) >= MAX_UNACKED_PSNS) {
-                break; // (TID READ segments are bounded by the peer's max_read instead)
-            }
-            if (unacked.isFull()) {
-                outputStalled = true;
-                counters.inc(Counter.OUTPUT_STALLS);
-                break;
-            }
-            if (!qp.lane.transportWritable()) {
-                qp.lane.awaitWritable(qp); // the device runs this QP again when the transport drains
-                break;
-            }
-            // TID RDMA is paced by its own receiver-driven flow control (the responder's max_write
-            // allocation and WRITE_RESPs, the peer's max_read and credits), not by the peer budget
-            // a QP within its fair share of the path never waits for the bytes other QPs hold (a lossy
-            // QP's lost packets hold theirs until its own timer fires)
-            if (budget != null && !w.tid && !budget.withinFairShare(unacked.heldBytes(), budgetBytes(w))) {
-                if (budget.mustQueue(qp) || !budget.fits(budgetBytes(w))) {
-                    budget.await(qp); // behind the QPs already waiting; a release gives the turn
-                    break;
-                }
-                if (turnBytes >= io.rxe4j.core.device.PeerBudget.QUANTUM_BYTES && budget.contended()) {
-                    budget.await(qp); // quantum used while others wait: to the tail
-                    break;
-                }
-            }
-            if (w.isTidWrite()) {
-                sendTidWriteReq(w);
-                continue;
-            }
-            if (w.tid) {
-                int r = sendTidReadSegment(w);
-                if (r == TID_ERROR) {
+            if (hook.carries(w)) {
+                stall = hook.send(w);
+                if (stall == Stall.QP_ERROR) {
                     return;
                 }
-                if (r == TID_BLOCKED) {
+                if (stall != null) {
                     break;
                 }
                 continue;
@@ -352,6 +329,72 @@ public final class Requester {
             }
         }
         qp.budgetTurn = false; // a turn lasts one run
+    }
+
+    /**
+     * The send gates, in {@code rxe_req.c}'s order, for {@code w} at req's position: SQD, fence,
+     * the extension's gate, credits (taken here when the WQE needs one and may go), the PSN
+     * window, the output bound, the transport's writability, the peer budget and the quantum.
+     *
+     * @return the first stall that holds {@code w}, or null when its next packet may go
+     */
+    private Stall gate(SendWqe w, QpState s, boolean extensionPosted) {
+        boolean posted = w.state == SendWqe.State.POSTED;
+        if (posted && s == QpState.SQD) {
+            return Stall.SQD;
+        }
+        if (posted && (w.sendFlags & SendFlags.FENCE) != 0 && readOrAtomicPendingBefore()) {
+            return Stall.FENCE;
+        }
+        if (posted) {
+            Stall ext = hook.gate(w, extensionPosted);
+            if (ext != null) {
+                return ext;
+            }
+        }
+        if (w.needsCredit() && !w.creditHeld) {
+            if (credits <= 0) {
+                return Stall.CREDITS;
+            }
+            credits--;
+            w.creditHeld = true;
+        }
+        if (!w.tid && Psn.diff(psn, qp.completer.compPsn()) >= MAX_UNACKED_PSNS) {
+            return Stall.PSN_WINDOW; // (TID READ segments are bounded by the peer's max_read instead)
+        }
+        if (unacked.isFull()) {
+            return Stall.UNACKED_BOUND;
+        }
+        if (!qp.lane.transportWritable()) {
+            return Stall.NOT_WRITABLE;
+        }
+        // TID RDMA is paced by its own receiver-driven flow control (the responder's max_write
+        // allocation and WRITE_RESPs, the peer's max_read and credits), not by the peer budget
+        // a QP within its fair share of the path never waits for the bytes other QPs hold (a lossy
+        // QP's lost packets hold theirs until its own timer fires)
+        if (budget != null && !w.tid && !budget.withinFairShare(unacked.heldBytes(), budgetBytes(w))) {
+            if (budget.mustQueue(qp) || !budget.fits(budgetBytes(w))) {
+                return Stall.PEER_BUDGET; // behind the QPs already waiting; a release gives the turn
+            }
+            if (turnBytes >= io.rxe4j.core.device.PeerBudget.QUANTUM_BYTES && budget.contended()) {
+                return Stall.QUANTUM; // quantum used while others wait: to the tail
+            }
+        }
+        return null;
+    }
+
+    /** What a stall arranges so that the requester runs again once it is over. */
+    private void onStall(Stall stall) {
+        switch (stall) {
+            case UNACKED_BOUND -> {
+                outputStalled = true;
+                counters.inc(Counter.OUTPUT_STALLS);
+            }
+            case NOT_WRITABLE -> qp.lane.awaitWritable(qp); // the device runs this QP again when the transport drains
+            case PEER_BUDGET, QUANTUM -> budget.await(qp);
+            case EXTENSION_INTERLOCK -> counters.inc(Counter.TID_INTERLOCK_WAITS);
+            default -> { }
+        }
     }
 
     /**
@@ -370,115 +413,8 @@ public final class Requester {
         };
     }
 
-    private static final int TID_SENT = 0;
-    private static final int TID_BLOCKED = 1;
-    private static final int TID_ERROR = 2;
-
-    /**
-     * Sends the READ_REQ of the next segment of TID READ {@code w} ({@code
-     * hfi1_build_tid_rdma_read_req}; {@code tid-opfn-facts.md} §5.2): at most the peer's max_read
-     * segments outstanding, one max_rd_atomic credit each; the segment's flow and TID entries are
-     * set up first (which may wait). A TID READ starts only when no earlier READ or atomic is
-     * outstanding (the READ-after-READ interlock of §7, applied to atomics and OPFN as well).
-     */
-    private int sendTidReadSegment(SendWqe w) {
-        TidReadRequester tid = qp.tidRead;
-        if (w.state == SendWqe.State.POSTED) {
-            if (readOrAtomicOutstandingBefore(w)) {
-                counters.inc(Counter.TID_INTERLOCK_WAITS);
-                return TID_BLOCKED; // the completion of that WQE runs the requester again
-            }
-            if (w.compSeg == 0 && w.curSeg == 0) {
-                w.firstPsn = psn;
-                w.lastPsn = Psn.add(psn, (int) ((w.length + qp.pmtu() - 1) / qp.pmtu()) - 1);
-            }
-            w.state = SendWqe.State.PROCESSING;
-            tid.onStart(w);
-        }
-        io.rxe4j.verbs.TidRdmaParams remote = qp.opfn.remote();
-        int window = Math.min(remote != null ? Math.max(1, remote.maxRead()) : 1, TidSegment.RING - 1);
-        if (w.curSeg - w.compSeg >= window || credits <= 0) {
-            return TID_BLOCKED; // a segment completion returns the credit and runs the requester
-        }
-        if (w.curSeg >= w.setupHead) {
-            if (tid.setup(w, w.firstPsn) != TidReadRequester.READY) {
-                return qp.state == QpState.ERR ? TID_ERROR : TID_BLOCKED;
-            }
-        }
-        TidSegment seg = w.segs[w.curSeg % TidSegment.RING];
-        if (seg.ibSpsn != psn) {
-            throw new IllegalStateException("TID READ segment " + w.curSeg + " has PSN 0x"
-                    + Integer.toHexString(seg.ibSpsn) + ", the requester is at 0x" + Integer.toHexString(psn));
-        }
-        credits--;
-        w.segCredits++;
-        Opcode op = Opcode.TID_RDMA_READ_REQ;
-        int list = seg.count * io.rxe4j.core.wire.TidEntry.LENGTH;
-        int total = op.headerLength() + list + Icrc.LENGTH;
-        ByteBuf b = qp.lane.allocPacket(total);
-        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
-        int at = op.offset(Header.KDETH);
-        io.rxe4j.core.wire.TidHeader.clear(b, at);
-        io.rxe4j.core.wire.Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
-        io.rxe4j.core.wire.TidHeader.writeReth(b, at, w.remoteAddr + seg.offset, w.rkey, seg.length);
-        io.rxe4j.core.wire.TidHeader.setTidFlowPsn(b, at, io.rxe4j.core.wire.FlowPsn.of(seg.generation, seg.spsn));
-        io.rxe4j.core.wire.TidHeader.setTidFlowQp(b, at, tid.flowQpn());
-        io.rxe4j.core.wire.TidHeader.setVerbsQp(b, at, qp.destQpn);
-        for (int i = 0; i < seg.count; i++) {
-            io.rxe4j.core.wire.TidEntry.write(b, op.headerLength(), i, seg.tidList[i]);
-        }
-        noAckPkts = 0;
-        int lastPsn = Psn.add(psn, seg.npkts - 1);
-        // the RC timer of a READ_REQ is scaled by the packets of a segment (timeout_shift, §2)
-        int shift = 32 - Integer.numberOfLeadingZeros(Math.max(1, seg.npkts) - 1);
-        transmit(b, total, lastPsn, 64, shift);
-        counters.inc(Counter.TID_READ_SEGMENTS);
-        psn = Psn.add(psn, seg.npkts);
-        w.curSeg++;
-        if (w.curSeg == w.totalSegs) {
-            w.state = SendWqe.State.PENDING;
-            qp.sqReq++;
-        }
-        return TID_SENT;
-    }
-
-    /**
-     * Sends the WRITE_REQ of TID WRITE {@code w} ({@code hfi1_build_tid_rdma_write_req}; §6.2): PSN
-     * = the first segment without a WRITE_RESP, RETH = the rest of the range, no payload; the WQE
-     * holds one verbs PSN per segment.
-     */
-    private void sendTidWriteReq(SendWqe w) {
-        if (!w.tidStarted) {
-            w.firstPsn = psn;
-            w.lastPsn = Psn.add(psn, w.totalSegs - 1);
-            w.tidStarted = true;
-            counters.inc(Counter.TID_WRITE_REQUESTS_SENT);
-        }
-        int reqPsn = Psn.add(w.firstPsn, w.respSeg);
-        if (reqPsn != psn) {
-            throw new IllegalStateException("TID WRITE request PSN 0x" + Integer.toHexString(reqPsn)
-                    + ", the requester is at 0x" + Integer.toHexString(psn));
-        }
-        io.rxe4j.verbs.TidRdmaParams remote = qp.opfn.remote();
-        Opcode op = Opcode.TID_RDMA_WRITE_REQ;
-        int total = op.headerLength() + Icrc.LENGTH;
-        ByteBuf b = qp.lane.allocPacket(total);
-        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
-        int at = op.offset(Header.KDETH);
-        io.rxe4j.core.wire.TidHeader.clear(b, at);
-        io.rxe4j.core.wire.Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
-        long done = (long) w.respSeg * w.segLen;
-        io.rxe4j.core.wire.TidHeader.writeReth(b, at, w.remoteAddr + done, w.rkey, w.length - done);
-        io.rxe4j.core.wire.TidHeader.setVerbsQp(b, at, qp.destQpn);
-        noAckPkts = 0;
-        transmit(b, total, w.lastPsn, 64);
-        psn = Psn.next(w.lastPsn);
-        w.state = SendWqe.State.PENDING;
-        qp.sqReq++;
-    }
-
     /** @return whether a READ or atomic (the hidden OPFN request included) before {@code w} is outstanding */
-    private boolean readOrAtomicOutstandingBefore(SendWqe w) {
+    public boolean readOrAtomicOutstandingBefore(SendWqe w) {
         for (long i = qp.sqCompleted(); i != qp.sqReq; i++) {
             SendWqe e = qp.sqAt(i);
             if (e != w && e.isReadOrAtomic() && e.state != SendWqe.State.DONE) {
@@ -488,7 +424,31 @@ public final class Requester {
         return false;
     }
 
-    /** A TID READ could not be set up locally (e.g. too many TID entries): the WQE fails, the QP enters ERR. */
+    // ---------------------------------------------------------------- for the extension's send path
+
+    /** @return the max_rd_atomic credits left (an extension's READ-like segment takes one each) */
+    public int credits() {
+        return credits;
+    }
+
+    /** Takes one max_rd_atomic credit (the caller checked {@link #credits()} first). */
+    public void takeCredit() {
+        credits--;
+    }
+
+    /**
+     * Sends a request packet an extension built with BTH PSN {@code psn}, covering PSNs up to
+     * {@code packetLastPsn} (AckReq set by the builder): records it as unacknowledged with its
+     * retransmit period scaled by 2^{@code timeoutShift}, takes {@code budgetBytes} of the peer
+     * budget, and moves req.psn to {@code nextPsn}.
+     */
+    public void sendForHook(ByteBuf b, int total, int packetLastPsn, int budgetBytes, int timeoutShift, int nextPsn) {
+        noAckPkts = 0;
+        transmit(b, total, packetLastPsn, budgetBytes, timeoutShift);
+        psn = nextPsn;
+    }
+
+    /** A WQE an extension carries could not be set up locally: the WQE fails, the QP enters ERR. */
     public void failTid(SendWqe w, WcStatus status, String why) {
         if (qp.completer.head() == w) {
             qp.completer.failHead(w, status, 0, why);
@@ -835,7 +795,7 @@ public final class Requester {
 
     /**
      * A RESYNC renumbered this QP's hardware flow while TID READ segments of it were asked for
-     * ({@link TidReadRequester#requestRenumbered}): goes back to comp.psn and sends again, so the
+     * (the TID READ requester renumbered its segments): goes back to comp.psn and sends again, so the
      * READ_REQs name the new flow sequences. Nothing was lost on this side's account, so retry_cnt
      * is not charged and a retry already under way does not hold it back.
      */
@@ -937,8 +897,8 @@ public final class Requester {
             }
             w.state = SendWqe.State.POSTED;
             w.sentBytes = 0;
-            if (w.tid) {
-                qp.tidRead.onRewind(w); // resend from its oldest incomplete segment, same flows
+            if (hook.carries(w)) {
+                hook.onRewind(w); // e.g. a TID READ resends from its oldest incomplete segment, same flows
                 continue;
             }
             if (i != from) {

@@ -4,7 +4,7 @@ import io.rxe4j.core.qp.Opfn;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.SendWqe;
 import io.rxe4j.core.qp.TidSegment;
-import io.rxe4j.core.rc.Completer;
+import io.rxe4j.core.rc.CompleterOps;
 import io.rxe4j.core.rc.Requester;
 
 import io.rxe4j.verbs.Counter;
@@ -17,6 +17,10 @@ import io.rxe4j.verbs.WcStatus;
 import io.rxe4j.core.wire.DropReason;
 import io.rxe4j.core.wire.FlowPsn;
 import io.rxe4j.core.wire.Header;
+import io.rxe4j.core.wire.Icrc;
+import io.rxe4j.core.wire.Opcode;
+import io.rxe4j.core.wire.Bth;
+import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.wire.Kdeth;
 import io.rxe4j.core.wire.PacketView;
 import io.rxe4j.core.wire.Psn;
@@ -29,8 +33,8 @@ import io.rxe4j.core.wire.TidHeader;
  * the software copy of the hardware flow table's check (expected generation and sequence, SW PSN
  * mode), segment setup (flow sequence range and TID entries from the device's {@link TidPool}, with
  * sync points), in-order placement of READ_RESP payload by TID entry and KDETH offset, and
- * segment completion. Packets are built by the {@link Requester}; completions go through the
- * {@link Completer}. Loop only.
+ * segment completion. READ_REQs go out through the {@link Requester} ({@link TidSendHook}); completions go through the
+ * completer's {@link CompleterOps}. Loop only.
  */
 public final class TidReadRequester {
     /** A segment's setup had to wait (flow, TID entries, sync point). */
@@ -203,6 +207,79 @@ public final class TidReadRequester {
         return TidHeader.flowQpn(kdeth, flow.idx);
     }
 
+    // ------------------------------------------------------------------ send (READ_REQ)
+
+    /**
+     * Sends the READ_REQ of the next segment of TID READ {@code w} ({@code
+     * hfi1_build_tid_rdma_read_req}; {@code tid-opfn-facts.md} §5.2), through the requester (its
+     * PSNs, credits and retransmit timer): at most the peer's max_read segments outstanding, one
+     * max_rd_atomic credit each; the segment's flow and TID entries are set up first (which may
+     * wait). A TID READ starts only when no earlier READ or atomic is outstanding (the
+     * READ-after-READ interlock of §7, applied to atomics and OPFN as well).
+     *
+     * @return null if a READ_REQ went out, else why not ({@link Requester.Stall#QP_ERROR}: the QP entered ERR)
+     */
+    Requester.Stall sendSegment(SendWqe w) {
+        Requester req = qp.requester;
+        int psn = req.psn;
+        if (w.state == SendWqe.State.POSTED) {
+            if (req.readOrAtomicOutstandingBefore(w)) {
+                counters.inc(Counter.TID_INTERLOCK_WAITS);
+                return Requester.Stall.EXTENSION_INTERLOCK; // the completion of that WQE runs the requester again
+            }
+            if (w.compSeg == 0 && w.curSeg == 0) {
+                w.firstPsn = psn;
+                w.lastPsn = Psn.add(psn, (int) ((w.length + qp.pmtu() - 1) / qp.pmtu()) - 1);
+            }
+            w.state = SendWqe.State.PROCESSING;
+            onStart(w);
+        }
+        TidRdmaParams remote = qp.opfn.remote();
+        int window = Math.min(remote != null ? Math.max(1, remote.maxRead()) : 1, TidSegment.RING - 1);
+        if (w.curSeg - w.compSeg >= window || req.credits() <= 0) {
+            return Requester.Stall.EXTENSION_RESOURCES; // a segment completion returns the credit and runs the requester
+        }
+        if (w.curSeg >= w.setupHead) {
+            if (setup(w, w.firstPsn) != READY) {
+                return qp.state == io.rxe4j.verbs.QpState.ERR
+                        ? Requester.Stall.QP_ERROR : Requester.Stall.EXTENSION_RESOURCES;
+            }
+        }
+        TidSegment seg = w.segs[w.curSeg % TidSegment.RING];
+        if (seg.ibSpsn != psn) {
+            throw new IllegalStateException("TID READ segment " + w.curSeg + " has PSN 0x"
+                    + Integer.toHexString(seg.ibSpsn) + ", the requester is at 0x" + Integer.toHexString(psn));
+        }
+        req.takeCredit();
+        w.segCredits++;
+        Opcode op = Opcode.TID_RDMA_READ_REQ;
+        int list = seg.count * TidEntry.LENGTH;
+        int total = op.headerLength() + list + Icrc.LENGTH;
+        ByteBuf b = qp.lane.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
+        int at = op.offset(Header.KDETH);
+        TidHeader.clear(b, at);
+        Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
+        TidHeader.writeReth(b, at, w.remoteAddr + seg.offset, w.rkey, seg.length);
+        TidHeader.setTidFlowPsn(b, at, FlowPsn.of(seg.generation, seg.spsn));
+        TidHeader.setTidFlowQp(b, at, flowQpn());
+        TidHeader.setVerbsQp(b, at, qp.destQpn);
+        for (int i = 0; i < seg.count; i++) {
+            TidEntry.write(b, op.headerLength(), i, seg.tidList[i]);
+        }
+        int lastPsn = Psn.add(psn, seg.npkts - 1);
+        // the RC timer of a READ_REQ is scaled by the packets of a segment (timeout_shift, §2)
+        int shift = 32 - Integer.numberOfLeadingZeros(Math.max(1, seg.npkts) - 1);
+        req.sendForHook(b, total, lastPsn, 64, shift, Psn.add(psn, seg.npkts));
+        counters.inc(Counter.TID_READ_SEGMENTS);
+        w.curSeg++;
+        if (w.curSeg == w.totalSegs) {
+            w.state = SendWqe.State.PENDING;
+            qp.sqReq++;
+        }
+        return null;
+    }
+
     // ------------------------------------------------------------------ receive (READ_RESP)
 
     /**
@@ -214,7 +291,7 @@ public final class TidReadRequester {
         int at = p.index(Header.KDETH);
         io.netty.buffer.ByteBuf b = p.buf();
         int verbsPsn = TidHeader.verbsPsn(b, at);
-        Completer comp = qp.completer;
+        CompleterOps comp = qp.completer;
         if (Psn.diff(verbsPsn, comp.compPsn()) < 0 || Psn.diff(verbsPsn, qp.requester.psn) >= 0) {
             counters.inc(Counter.DUPLICATE_RESPONSE); // outside [s_last_psn, s_psn]: stale
             return;
@@ -287,7 +364,7 @@ public final class TidReadRequester {
             counters.drop(DropReason.OTHER); // not the segment the flow is at
             return;
         }
-        if (!qp.completer.onTidSegmentDone(w, verbsPsn)) {
+        if (!acknowledgeSegment(w, verbsPsn)) {
             return; // an earlier READ/atomic was restarted instead
         }
         counters.inc(Counter.TID_READ_SEGMENTS_DONE);
@@ -301,7 +378,7 @@ public final class TidReadRequester {
         }
         if (w.compSeg == w.totalSegs) {
             flow.active--;
-            qp.completer.completeTidRead(w);
+            qp.completer.complete(w); // an ordinary RDMA_READ completion
         }
         flow.segmentDone();
         if (flow.idx < 0) {
@@ -310,6 +387,36 @@ public final class TidReadRequester {
         if (qp.state == io.rxe4j.verbs.QpState.RTS || qp.state == io.rxe4j.verbs.QpState.SQD) {
             qp.requester.run();
         }
+    }
+
+    /**
+     * A TID READ segment of {@code w} ended with verbs PSN {@code lastPsn} (its last packet was
+     * placed): like a READ response, it implicitly completes the SEND/WRITE WQEs before {@code w}
+     * and moves comp.psn past the segment ({@code do_rc_ack} in {@code
+     * hfi1_rc_rcv_tid_rdma_read_resp}). An earlier READ or atomic cannot be outstanding (the
+     * requester holds a TID READ behind them); should one be, it is restarted instead.
+     *
+     * @return whether the segment counts (comp.psn moved past it)
+     */
+    private boolean acknowledgeSegment(SendWqe w, int lastPsn) {
+        CompleterOps comp = qp.completer;
+        SendWqe h;
+        while ((h = comp.head()) != null && h != w) {
+            if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING) {
+                qp.requester.retry(Requester.RetryCause.LOST_RESPONSE);
+                return false;
+            }
+            comp.advance(Psn.next(h.lastPsn));
+            if (!comp.complete(h)) {
+                return false;
+            }
+        }
+        if (h == null) {
+            return false;
+        }
+        comp.onValidResponse();
+        comp.advance(Psn.next(lastPsn));
+        return true;
     }
 
     private SendWqe findWqe(int verbsPsn) {

@@ -5,6 +5,7 @@ import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.SendWqe;
 import io.rxe4j.core.qp.SgeCopy;
 import io.rxe4j.core.qp.TidSegment;
+import io.rxe4j.core.rc.CompleterOps;
 import io.rxe4j.core.rc.Requester;
 
 import io.rxe4j.verbs.Counter;
@@ -38,7 +39,7 @@ import io.rxe4j.core.wire.TidHeader;
  */
 public final class TidWriteRequester {
     /** Most TID WRITE requests outstanding per QP ({@code HFI1_TID_RDMA_WRITE_CNT}). */
-    public static final int MAX_REQUESTS = 8;
+    static final int MAX_REQUESTS = TidLimits.WRITE_CNT;
     /** Most data packets one turn sends before other QPs get the loop. */
     static final int DATA_BATCH = 16;
 
@@ -128,7 +129,95 @@ public final class TidWriteRequester {
         return n;
     }
 
+    // ------------------------------------------------------------------ WRITE_REQ
+
+    /**
+     * Sends the WRITE_REQ of TID WRITE {@code w} ({@code hfi1_build_tid_rdma_write_req}; §6.2)
+     * through the requester: PSN = the first segment without a WRITE_RESP, RETH = the rest of the
+     * range, no payload; the WQE holds one verbs PSN per segment.
+     */
+    void sendRequest(SendWqe w) {
+        Requester req = qp.requester;
+        int psn = req.psn;
+        if (!w.tidStarted) {
+            w.firstPsn = psn;
+            w.lastPsn = Psn.add(psn, w.totalSegs - 1);
+            w.tidStarted = true;
+            counters.inc(Counter.TID_WRITE_REQUESTS_SENT);
+        }
+        int reqPsn = Psn.add(w.firstPsn, w.respSeg);
+        if (reqPsn != psn) {
+            throw new IllegalStateException("TID WRITE request PSN 0x" + Integer.toHexString(reqPsn)
+                    + ", the requester is at 0x" + Integer.toHexString(psn));
+        }
+        TidRdmaParams remote = qp.opfn.remote();
+        Opcode op = Opcode.TID_RDMA_WRITE_REQ;
+        int total = op.headerLength() + Icrc.LENGTH;
+        ByteBuf b = qp.lane.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
+        int at = op.offset(Header.KDETH);
+        TidHeader.clear(b, at);
+        Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
+        long done = (long) w.respSeg * w.segLen;
+        TidHeader.writeReth(b, at, w.remoteAddr + done, w.rkey, w.length - done);
+        TidHeader.setVerbsQp(b, at, qp.destQpn);
+        req.sendForHook(b, total, w.lastPsn, 64, 0, Psn.next(w.lastPsn));
+        w.state = SendWqe.State.PENDING;
+        qp.sqReq++;
+    }
+
     // ------------------------------------------------------------------ WRITE_RESP
+
+    /**
+     * A WRITE_RESP for TID WRITE {@code w} with verbs PSN {@code psn} arrived ({@code do_rc_ack}):
+     * like a READ response it implicitly completes earlier SEND/WRITE WQEs (a lost earlier
+     * READ/atomic response is retried instead) and moves comp.psn past it; earlier TID WRITEs are
+     * left to their TID ACKs.
+     *
+     * @return whether it counts
+     */
+    private boolean acknowledgeWriteResp(SendWqe w, int psn) {
+        CompleterOps comp = qp.completer;
+        for (long i = qp.sqCompleted(); i != qp.sqReq; i++) {
+            SendWqe h = qp.sqAt(i);
+            if (h == w) {
+                break;
+            }
+            if (h.isTidWrite() || h.state == SendWqe.State.DONE) {
+                continue;
+            }
+            if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING || i != qp.sqCompleted()) {
+                qp.requester.retry(Requester.RetryCause.LOST_RESPONSE);
+                return false;
+            }
+            comp.advance(Psn.next(h.lastPsn));
+            if (!comp.complete(h)) {
+                return false;
+            }
+            i = qp.sqCompleted() - 1;
+        }
+        comp.onValidResponse();
+        comp.advance(Psn.next(psn));
+        return true;
+    }
+
+    /**
+     * Every segment of TID WRITE {@code w} was TID-ACKed: an ordinary RDMA_WRITE completion. TID
+     * ACKs come in order, so {@code w} is the oldest WQE.
+     *
+     * @return false if it was not (the QP enters ERR) or the CQ overflowed
+     */
+    private boolean completeWrite(SendWqe w) {
+        if (qp.sqAt(qp.sqCompleted()) != w) {
+            qp.moveToError("TID ACK completed a TID WRITE that is not the oldest WQE");
+            return false;
+        }
+        CompleterOps comp = qp.completer;
+        if (Psn.diff(comp.compPsn(), w.lastPsn) <= 0) {
+            comp.advance(Psn.next(w.lastPsn)); // (a coalesced ACK can arrive before the last WRITE_RESP is seen)
+        }
+        return comp.complete(w);
+    }
 
     /**
      * A WRITE_RESP ({@code hfi1_rc_rcv_tid_rdma_write_resp}): in the window, for the next segment of
@@ -188,7 +277,7 @@ public final class TidWriteRequester {
             counters.inc(Counter.DUPLICATE_RESPONSE);
             return;
         }
-        if (!qp.completer.onTidWriteResp(w, psn)) {
+        if (!acknowledgeWriteResp(w, psn)) {
             return;
         }
         seg.count = n;
@@ -372,7 +461,7 @@ public final class TidWriteRequester {
             progress = true;
             counters.inc(Counter.TID_WRITE_SEGMENTS_ACKED);
             if (w.ackSeg == w.totalSegs) {
-                if (!qp.completer.completeTidWrite(w)) {
+                if (!completeWrite(w)) {
                     return;
                 }
             }

@@ -46,7 +46,7 @@ public final class TidWriteResponder {
      * stays empty, so that a full ring is told from an empty one (hfi1's ack queue is likewise one
      * longer than its usable entries, §6.5).
      */
-    static final int RING = TidWriteRequester.MAX_REQUESTS + 1;
+    static final int RING = TidLimits.WRITE_CNT + 1;
     /** {@link #onRequest} results. */
     public static final int ACCEPTED = 0;
     static final int NAK_INVALID = 1;
