@@ -6,6 +6,8 @@ import io.rxe4j.core.rc.Responder;
 import io.rxe4j.core.tid.HwFlow;
 import io.rxe4j.core.tid.TidPool;
 import io.rxe4j.core.tid.TidReadRequester;
+import io.rxe4j.core.tid.TidReadResponder;
+import io.rxe4j.core.tid.TidResponderHook;
 import io.rxe4j.core.tid.TidSendHook;
 import io.rxe4j.core.tid.TidWriteRequester;
 import io.rxe4j.core.tid.TidWriteResponder;
@@ -192,6 +194,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         this.tidWrite = new TidWriteRequester(this);
         this.tidWriteResp = new TidWriteResponder(this);
         requester.hook(new TidSendHook(this, tidRead, tidWrite));
+        responder.hook(new TidResponderHook(this, new TidReadResponder(this), tidWriteResp));
     }
 
     /** @return this QP's counters, named like the device's ({@code rdma statistic qp} in rdma-core) */

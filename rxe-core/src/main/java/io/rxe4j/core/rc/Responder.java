@@ -1,20 +1,16 @@
 package io.rxe4j.core.rc;
 
-import io.rxe4j.core.qp.Opfn;
 import io.rxe4j.core.qp.RecvWqe;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.SgeCopy;
-import io.rxe4j.core.qp.TidSegment;
-import io.rxe4j.core.tid.TidWriteResponder;
-
 import io.rxe4j.verbs.Counter;
-
 import io.rxe4j.core.wire.DropReason;
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.stats.Counters;
 import io.rxe4j.core.memory.MemoryCopy;
 import io.rxe4j.core.memory.RxeMr;
 import io.rxe4j.verbs.Access;
+import io.rxe4j.verbs.QpState;
 import io.rxe4j.verbs.WcOpcode;
 import io.rxe4j.verbs.WcStatus;
 import io.rxe4j.verbs.WorkCompletion;
@@ -31,18 +27,18 @@ import io.rxe4j.core.wire.Opcode;
 import io.rxe4j.core.wire.PacketView;
 import io.rxe4j.core.wire.Psn;
 import io.rxe4j.core.wire.Reth;
-import io.rxe4j.core.wire.FlowPsn;
-import io.rxe4j.core.wire.Kdeth;
-import io.rxe4j.core.wire.TidEntry;
-import io.rxe4j.core.wire.TidHeader;
 import java.lang.invoke.VarHandle;
 
 /**
- * The responder ({@code rxe_resp.c}; {@code rxe-facts.md} §1.3, §4.2, §5.5–§5.7, §6.3, §9.3):
- * CHK_PSN → CHK_OP_SEQ → CHK_OP_VALID → CHK_RESOURCE → CHK_LENGTH → CHK_RKEY → EXECUTE →
- * COMPLETE → ACKNOWLEDGE. Class C errors send a NAK with the packet's PSN and move the QP to ERR;
- * out-of-sequence requests get one PSN-sequence NAK per gap; duplicates are answered without
- * re-executing, a duplicate SEND/WRITE with an ACK of its own PSN ({@code extensions.md} §6).
+ * The responder ({@code rxe_resp.c}; {@code rxe-facts.md} §1.3, §4.2, §5.5–§5.7, §6.3, §9.3): a
+ * state machine with rxe's named states, one method per state ({@link State}): CHK_PSN →
+ * CHK_OP_SEQ → CHK_OP_VALID → CHK_RESOURCE → CHK_LENGTH → CHK_RKEY (the checks, {@link
+ * ResponderChecks}) → EXECUTE → COMPLETE → ACKNOWLEDGE, or READ_REPLY / ATOMIC_REPLY /
+ * ATOMIC_WRITE_REPLY / PROCESS_FLUSH. Class C errors (the ERR_* states) send a NAK with the
+ * packet's PSN and move the QP to ERR; out-of-sequence requests get one PSN-sequence NAK per gap;
+ * duplicates are answered without re-executing, a duplicate SEND/WRITE with an ACK of its own PSN
+ * ({@code extensions.md} §6). Requests of an extension (TID RDMA) pass the checks and are executed
+ * by its {@link ResponderHook}.
  *
  * <p>Bounded output ({@code extensions.md} §6): a READ reply (or its replay) is sent from a
  * cursor in its responder resource, at most {@link #REPLY_BATCH} packets per turn, and only while
@@ -53,7 +49,65 @@ import java.lang.invoke.VarHandle;
  * whose memory becomes unreadable (MR deregistered) ends with NAK 0x62 carrying the request's PSN.
  * Loop only.
  */
-public final class Responder {
+public final class Responder implements ResponderOps {
+    /** rxe's {@code enum resp_states}, minus the packet-queue and cleanup states (one packet per call). */
+    public enum State {
+        /** Classify the PSN against the expected PSN. */
+        CHK_PSN,
+        /** A FIRST/ONLY outside a message, MIDDLE/LAST inside one. */
+        CHK_OP_SEQ,
+        /** The QP grants the access the opcode needs. */
+        CHK_OP_VALID,
+        /** A receive WQE, or a responder resource. */
+        CHK_RESOURCE,
+        /** The payload rule of the opcode. */
+        CHK_LENGTH,
+        /** The R_Key, range and alignment of the target. */
+        CHK_RKEY,
+        /** Place SEND/WRITE data; hand other requests to their state (or to the extension). */
+        EXECUTE,
+        /** The receive completion of a SEND or WRITE WITH IMMEDIATE, MSN + 1, at a message's end. */
+        COMPLETE,
+        /** Record a READ and start its reply. */
+        READ_REPLY,
+        /** Execute an atomic (or answer the OPFN request) and record it. */
+        ATOMIC_REPLY,
+        /** Store an ATOMIC WRITE and record it. */
+        ATOMIC_WRITE_REPLY,
+        /** Make earlier placements visible / persistent and record the FLUSH. */
+        PROCESS_FLUSH,
+        /** Accept the request: ACK if asked, ATOMIC ACKNOWLEDGE, or the empty READ RESPONSE. */
+        ACKNOWLEDGE,
+        /** Behind the expected PSN: answer again without executing again. */
+        DUPLICATE_REQUEST,
+        /** Ahead of the expected PSN: one PSN-sequence NAK per gap. */
+        ERR_PSN_OUT_OF_SEQ,
+        /** MIDDLE or LAST outside a message (NAK 0x61). */
+        ERR_MISSING_OPCODE_FIRST,
+        /** Not MIDDLE/LAST of the message in progress (NAK 0x61). */
+        ERR_MISSING_OPCODE_LAST,
+        /** The QP does not grant the access, or the opcode is not valid here (NAK 0x61). */
+        ERR_UNSUPPORTED_OPCODE,
+        /** READ/atomic/ATOMIC WRITE with max_dest_rd_atomic 0 (NAK 0x61). */
+        ERR_TOO_MANY_RDMA_ATM_REQ,
+        /** No receive WQE: RNR NAK with min_rnr_timer. */
+        ERR_RNR,
+        /** A payload or DMA length the request may not have (NAK 0x61). */
+        ERR_LENGTH,
+        /** A misaligned atomic or ATOMIC WRITE (NAK 0x61; A19.4.2). */
+        ERR_MISALIGNED_ATOMIC,
+        /** Another invalid request (NAK 0x61; a FLUSH selectivity rxe4j does not know). */
+        ERR_INVALID_REQUEST,
+        /** The R_Key, its range or rights, or the memory under it (NAK 0x62). */
+        ERR_RKEY_VIOLATION,
+        /** The receive WQE's SGEs cannot take the data (NAK 0x63). */
+        ERR_MALFORMED_WQE,
+        /** The receive CQ overflowed: the QP enters ERR. */
+        ERR_CQ_OVERFLOW,
+        /** Finished with this packet. */
+        DONE
+    }
+
     /** Most READ response packets one turn of a QP produces. */
     static final int REPLY_BATCH = 16;
     /** Most request packets held while a READ reply is under way. */
@@ -63,36 +117,50 @@ public final class Responder {
     /** When the last CNP was sent (scheduler nanoseconds), or {@link Long#MIN_VALUE}. */
     private long lastCnpAt = Long.MIN_VALUE;
 
-    private enum InMessage { NONE, SEND, WRITE }
-
-    /** Maximum RETH DMA length ({@code RXE_PORT_MAX_MSG_SZ}). */
-    private static final long MAX_MSG = 1L << 31;
+    /** The message in progress (rxe's {@code resp.opcode}). */
+    enum InMessage { NONE, SEND, WRITE }
 
     private final RxeQp qp;
     private final Counters counters;
     private final ResponderResources resources = new ResponderResources();
+    private final ResponderChecks checks;
+    private ResponderHook hook = ResponderHook.NONE;
 
     /** Expected PSN (resp.psn). */
-    private int ePsn;
+    int ePsn;
     /** Message sequence number, 24-bit. */
     private int msn;
-    private boolean nakSent;
-    private InMessage inMessage = InMessage.NONE;
-    private RecvWqe recv;
-    private long recvOffset;
+    /** A PSN-sequence NAK was sent for the current gap. */
+    boolean nakSent;
+    InMessage inMessage = InMessage.NONE;
+    /** The receive WQE of the SEND / WRITE WITH IMMEDIATE in progress, or null. */
+    RecvWqe recv;
+    long recvOffset;
     private RxeMr writeMr;
     private long writeVa;
     private long writeResid;
     private long writeLength;
+    /** The original value of the atomic being answered (ATOMIC_REPLY → ACKNOWLEDGE). */
+    private long atomicOriginal;
+    /** The states the last packet passed through, one bit per {@link State} ordinal (for tests and diagnostics). */
+    private long path;
     /** The READ reply being sent (rxe's {@code qp->resp.res}), or null. */
     private ResponderResources.Entry reply;
     /** Requests that arrived while {@link #reply} was under way (retained slices), oldest first. */
     private final java.util.ArrayDeque<ByteBuf> waiting = new java.util.ArrayDeque<>();
     private final PacketView waitingView = new PacketView();
+    /** A READ waits for the TID WRITEs being received (the responder half of READ-after-WRITE, §7). */
+    private boolean interlocked;
 
     public Responder(RxeQp qp) {
         this.qp = qp;
         this.counters = qp.counters;
+        this.checks = new ResponderChecks(this, qp);
+    }
+
+    /** Registers the extension that executes some requests (TID RDMA); {@link ResponderHook#NONE} for none. */
+    public void hook(ResponderHook h) {
+        this.hook = h;
     }
 
     /** @return a one-line summary; read without synchronisation (may be slightly inconsistent off the loop) */
@@ -107,9 +175,6 @@ public final class Responder {
     boolean busy() {
         return reply != null || !waiting.isEmpty() || interlocked;
     }
-
-    /** A READ waits for the TID WRITEs being received (the responder half of READ-after-WRITE, §7). */
-    private boolean interlocked;
 
     public void setExpectedPsn(int p) {
         ePsn = p;
@@ -140,7 +205,8 @@ public final class Responder {
         }
     }
 
-    private void endReply() {
+    @Override
+    public void endReply() {
         if (reply != null) {
             reply.mr = null;
             reply = null;
@@ -152,12 +218,12 @@ public final class Responder {
      * queued behind it (or, for a duplicate of that READ, turned into a new position of its cursor).
      */
     public void onRequest(PacketView pkt) {
-        if (pkt.opcode() == Opcode.TID_RDMA_WRITE_REQ && Psn.diff(pkt.psn(), ePsn) < 0) {
+        if (hook.actsAtOnce(pkt, ePsn)) {
             // a duplicate TID WRITE request only re-sends WRITE_RESPs of an entry being received
             // (tid_rdma_rcv_error acts at once): it must not wait behind a READ reply or behind a READ
             // that itself waits for this very TID WRITE (the §7 interlock)
             counters.inc(Counter.DUPLICATE_REQUEST);
-            qp.tidWriteResp.onDuplicate(pkt, pkt.psn());
+            hook.duplicate(pkt, pkt.psn());
             return;
         }
         if (!busy() && heldByInterlock(pkt)) {
@@ -206,333 +272,32 @@ public final class Responder {
                 b.release();
             }
         }
-        if (busy() && qp.state != io.rxe4j.verbs.QpState.ERR) {
+        if (busy() && qp.state != QpState.ERR) {
             qp.lane.requestService(qp);
         }
     }
 
-    private void process(PacketView pkt) {
-        Opcode op = pkt.opcode();
-        int p = pkt.psn();
-        // CHK_PSN
-        int d = Psn.diff(p, ePsn);
-        if (d > 0) {
-            counters.inc(Counter.OUT_OF_SEQ_REQUEST);
-            if (!nakSent) {
-                nakSent = true;
-                sendAck(Aeth.NAK_PSN_SEQ_ERROR, ePsn);
-            }
-            return;
-        }
-        if (d < 0) {
-            counters.inc(Counter.DUPLICATE_REQUEST);
-            duplicate(pkt, op, p);
-            return;
-        }
-        nakSent = false;
-        // CHK_OP_SEQ
-        boolean seqOk = switch (inMessage) {
-            case NONE -> op.isFirst();
-            case SEND -> op.operation() == Opcode.Operation.SEND && !op.isFirst();
-            case WRITE -> op.operation() == Opcode.Operation.WRITE && !op.isFirst();
-        };
-        if (!seqOk) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p);
-            return;
-        }
-        // CHK_OP_VALID
-        int need = switch (op.operation()) {
-            case SEND -> op.hasInvalidate() ? -1 : 0; // no memory windows / invalidation yet
-            case WRITE -> Access.REMOTE_WRITE;
-            case READ -> Access.REMOTE_READ;
-            case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> Access.REMOTE_ATOMIC;
-            case ATOMIC_WRITE -> Access.REMOTE_WRITE; // not REMOTE_ATOMIC (rxe-facts §6.3)
-            case TID_READ_REQUEST -> qp.opfn.remote() != null ? Access.REMOTE_READ : -1; // only once negotiated
-            case TID_WRITE_REQUEST -> qp.opfn.remote() != null ? Access.REMOTE_WRITE : -1;
-            case FLUSH -> flushAccess(Feth.placementType(pkt.buf(), pkt.index(Header.FETH)));
-            default -> -1;
-        };
-        boolean opfnRequest = isOpfnRequest(pkt);
-        if (opfnRequest) {
-            need = 0; // accepted without REMOTE_ATOMIC (tid-opfn-facts §1.2)
-        }
-        if (need < 0 || (qp.accessFlags & need) != need) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p);
-            return;
-        }
-        // CHK_RESOURCE (before CHK_LENGTH, as rxe-facts §9.3): a receive WQE for SEND FIRST/ONLY and
-        // WRITE WITH IMMEDIATE, else RNR NAK; responder resources for READ and atomics
-        if (op.consumesRecvWqe()) {
-            RecvWqe r = qp.peekRecv();
-            if (r == null) {
-                rnrNak(p);
-                return;
-            }
-            recv = r;
-            recvOffset = 0;
-        }
-        if (needsRdAtomicResource(op.operation()) && qp.maxDestRdAtomic == 0 && !opfnRequest) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p);
-            return;
-        }
-        // CHK_LENGTH (packet level)
-        int pmtu = qp.pmtu();
-        int n = pkt.payloadLength();
-        boolean lenOk = switch (op.payload()) {
-            case NONE -> n == 0;
-            case PMTU -> n == pmtu;
-            case NON_EMPTY -> n >= 1 && n <= pmtu;
-            case ANY -> n <= pmtu;
-            case EIGHT -> n == 8;
-        };
-        if (!lenOk) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p);
-            return;
-        }
-        switch (op.operation()) {
-            case SEND -> executeSend(pkt, op, p, n);
-            case WRITE -> executeWrite(pkt, op, p, n, pmtu);
-            case READ -> executeRead(pkt, p, pmtu);
-            case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> {
-                if (opfnRequest) {
-                    executeOpfn(pkt, p);
-                } else {
-                    executeAtomic(pkt, op, p);
-                }
-            }
-            case ATOMIC_WRITE -> executeAtomicWrite(pkt, p);
-            case FLUSH -> executeFlush(pkt, p);
-            case TID_READ_REQUEST -> executeTidRead(pkt, p, pmtu);
-            case TID_WRITE_REQUEST -> executeTidWrite(pkt, p);
-            default -> nakError(Aeth.NAK_INVALID_REQUEST, p);
-        }
+    // ------------------------------------------------------------------ for the extension (ResponderOps)
+
+    @Override
+    public ResponderResources resources() {
+        return resources;
     }
 
-    // ------------------------------------------------------------------ execute
-
-    private static boolean needsRdAtomicResource(Opcode.Operation o) {
-        return switch (o) {
-            case READ, COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD, ATOMIC_WRITE,
-                    TID_READ_REQUEST -> true;
-            default -> false;
-        };
-    }
-
-    private void executeSend(PacketView pkt, Opcode op, int p, int n) {
-        if (recvOffset + n > recv.length) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p); // receive buffer too small (rxe-facts §5.6)
-            return;
-        }
-        if (!scatterToRecv(recv, recvOffset, pkt.buf(), pkt.payloadIndex(), n)) {
-            nakError(Aeth.NAK_REMOTE_OP_ERROR, p); // malformed receive WQE
-            return;
-        }
-        recvOffset += n;
-        if (op.isLast()) {
-            int flags = WorkCompletion.WC_GRH;
-            int imm = 0;
-            if (op.hasImmediate()) {
-                flags |= WorkCompletion.WC_WITH_IMM;
-                imm = ImmDt.imm(pkt.buf(), pkt.index(Header.IMM_DT));
-            }
-            RecvWqe r = recv;
-            recv = null;
-            inMessage = InMessage.NONE;
-            msn = Psn.next(msn);
-            long wrId = r.wrId;
-            qp.consumeRecv(); // free the slot first (see RxeQp.completeSend)
-            if (!qp.completeRecv(wrId, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, flags, imm,
-                    Bth.se(pkt.buf(), pkt.bthIndex()))) {
-                qp.moveToError("receive CQ overflow");
-                return;
-            }
-        } else {
-            inMessage = InMessage.SEND;
-        }
-        accept(pkt, p);
-    }
-
-    private void executeWrite(PacketView pkt, Opcode op, int p, int n, int pmtu) {
-        // WRITE_WITH_IMM took its receive WQE in CHK_RESOURCE, so a later class C error completes
-        // that WQE with the error status (rxe_resp.c do_complete) rather than flushing it
-        if (op.isFirst()) {
-            int reth = pkt.index(Header.RETH);
-            long va = Reth.va(pkt.buf(), reth);
-            int rkey = Reth.rkey(pkt.buf(), reth);
-            long len = Reth.dmaLength(pkt.buf(), reth);
-            if (len > MAX_MSG) {
-                nakError(Aeth.NAK_INVALID_REQUEST, p);
-                return;
-            }
-            RxeMr mr = null;
-            if (len > 0) { // C9-88: a zero-length WRITE checks no rkey
-                mr = remoteMr(rkey, va, len, Access.REMOTE_WRITE);
-                if (mr == null) {
-                    nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-                    return;
-                }
-            }
-            writeMr = mr;
-            writeVa = va;
-            writeResid = len;
-            writeLength = len;
-        }
-        boolean fits = writeResid > pmtu ? (n == pmtu && !op.isLast()) : (n == writeResid && op.isLast());
-        if (!fits) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p);
-            return;
-        }
-        if (n > 0) {
-            RxeMr mr = writeMr;
-            if (mr == null || !mr.isValid()) {
-                nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-                return;
-            }
-            try {
-                MemoryCopy.fromBuf(pkt.buf(), pkt.payloadIndex(), mr.segment(), mr.offset(writeVa), n);
-            } catch (IllegalStateException closed) {
-                nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-                return;
-            }
-            writeVa += n;
-            writeResid -= n;
-        }
-        if (op.isLast()) {
-            inMessage = InMessage.NONE;
-            writeMr = null;
-            msn = Psn.next(msn);
-            if (op.hasImmediate()) {
-                RecvWqe r = recv;
-                recv = null;
-                int imm = ImmDt.imm(pkt.buf(), pkt.index(Header.IMM_DT));
-                long wrId = r.wrId;
-                qp.consumeRecv();
-                if (!qp.completeRecv(wrId, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeLength,
-                        WorkCompletion.WC_GRH | WorkCompletion.WC_WITH_IMM, imm,
-                        Bth.se(pkt.buf(), pkt.bthIndex()))) {
-                    qp.moveToError("receive CQ overflow");
-                    return;
-                }
-            }
-        } else {
-            inMessage = InMessage.WRITE;
-        }
-        accept(pkt, p);
-    }
-
-    private void executeRead(PacketView pkt, int p, int pmtu) {
-        int reth = pkt.index(Header.RETH);
-        long va = Reth.va(pkt.buf(), reth);
-        int rkey = Reth.rkey(pkt.buf(), reth);
-        long len = Reth.dmaLength(pkt.buf(), reth);
-        if (len > MAX_MSG) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p);
-            return;
-        }
-        RxeMr mr = null;
-        if (len > 0) {
-            mr = remoteMr(rkey, va, len, Access.REMOTE_READ);
-            if (mr == null) {
-                nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-                return;
-            }
-        }
-        int npkts = (int) Math.max(1, (len + pmtu - 1) / pmtu);
-        ResponderResources.Entry e = resources.allocate(ResponderResources.Type.READ);
-        e.firstPsn = p;
-        e.lastPsn = Psn.add(p, npkts - 1);
-        e.va = va;
-        e.length = len;
-        e.rkey = rkey;
+    @Override
+    public void accept(int psn, int npkts) {
         msn = Psn.next(msn);
-        ePsn = Psn.add(p, npkts);
-        startReply(e, mr, va, len, p, true);
-    }
-
-    /**
-     * @return whether {@code pkt} is an OPFN request: a COMPARE_SWAP to VA 0xFFFFFFFFFFFFFFFF
-     *     ({@code HFI1_VERBS_E_ATOMIC_VADDR}) while this device runs OPFN; without OPFN it is an
-     *     ordinary atomic (and fails its rkey check)
-     */
-    private boolean isOpfnRequest(PacketView pkt) {
-        return pkt.opcode() == Opcode.RC_COMPARE_SWAP && qp.opfn.enabled()
-                && AtomicEth.va(pkt.buf(), pkt.index(Header.ATOMIC_ETH)) == -1L;
-    }
-
-    /**
-     * An OPFN request ({@code tid-opfn-facts.md} §1.2): takes a responder resource (so a duplicate
-     * gets the same answer), hands the compare word to {@link Opfn#onRequest}, and answers with
-     * ATOMIC ACKNOWLEDGE carrying this side's word; PSN and MSN advance by one, as for an atomic.
-     */
-    private void executeOpfn(PacketView pkt, int p) {
-        long word = AtomicEth.compare(pkt.buf(), pkt.index(Header.ATOMIC_ETH));
-        ResponderResources.Entry e = resources.allocate(ResponderResources.Type.OPFN);
-        e.original = qp.opfn.onRequest(word, e.original);
-        e.firstPsn = p;
-        e.lastPsn = p;
-        msn = Psn.next(msn);
-        ePsn = Psn.next(p);
-        sendAtomicAck(p, e.original);
-    }
-
-    /**
-     * TID RDMA READ_REQ, one segment ({@code tid_rdma_rcv_read_request}; {@code tid-opfn-facts.md}
-     * §5.3): length non-zero, a multiple of 4 KiB and at most this side's max_len, a TID list of
-     * non-zero entries covering it (else NAK 0x61); R_Key (else NAK 0x62). The segment takes a
-     * responder resource of its own, PSN and MSN advance by its packets and by one, and its data
-     * goes out as READ_RESP packets by TID entry and offset ({@link #sendTidReadResponse}).
-     */
-    private void executeTidRead(PacketView pkt, int p, int pmtu) {
-        ResponderResources.Entry e = resources.allocate(ResponderResources.Type.TID_READ);
-        long len = parseTidRead(pkt, e);
-        if (len < 0) {
-            e.type = ResponderResources.Type.NONE;
-            nakError(Aeth.NAK_INVALID_REQUEST, p);
-            return;
-        }
-        RxeMr mr = remoteMr(e.rkey, e.va, len, Access.REMOTE_READ);
-        if (mr == null) {
-            e.type = ResponderResources.Type.NONE;
-            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-            return;
-        }
-        int npkts = (int) ((len + pmtu - 1) / pmtu);
-        e.firstPsn = p;
-        e.lastPsn = Psn.add(p, npkts - 1);
-        e.length = len;
-        msn = Psn.next(msn);
-        ePsn = Psn.add(p, npkts);
-        startReply(e, mr, e.va, len, p, true);
-    }
-
-    /**
-     * TID RDMA WRITE_REQ ({@code tid-opfn-facts.md} §6.2, §6.4): handed to the {@link
-     * TidWriteResponder}; accepted, PSN advances by its segments (one verbs PSN each) and MSN by one;
-     * refused with NAK 0x61/0x62; or answered RNR (nothing could be allocated: the requester asks
-     * again after the timer, without counting it against rnr_retry).
-     */
-    private void executeTidWrite(PacketView pkt, int p) {
-        switch (qp.tidWriteResp.onRequest(pkt, p)) {
-            case TidWriteResponder.ACCEPTED -> {
-                msn = Psn.next(msn);
-                ePsn = Psn.add(p, qp.tidWriteResp.lastSegments());
-                qp.tidWriteResp.allocateAndRespond(); // a WRITE_RESP for every segment allocated now
-            }
-            case TidWriteResponder.NAK_ACCESS -> nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-            case TidWriteResponder.RNR -> {
-                counters.inc(Counter.SEND_RNR_ERR);
-                sendAck(Aeth.TYPE_RNR_NAK | (qp.tidWriteResp.rnrTimerIndex() & 0x1F), p);
-            }
-            default -> nakError(Aeth.NAK_INVALID_REQUEST, p);
-        }
+        ePsn = Psn.add(psn, npkts);
     }
 
     /** @return the next request PSN expected (resp.psn) */
+    @Override
     public int expectedPsn() {
         return ePsn;
     }
 
     /** @return the current MSN (24 bits), for the AETH of TID responses */
+    @Override
     public int msn() {
         return msn;
     }
@@ -550,174 +315,282 @@ public final class Responder {
 
     /** @return whether {@code pkt} is a READ or TID READ that must wait for the TID WRITEs being received (§7) */
     private boolean heldByInterlock(PacketView pkt) {
-        Opcode.Operation o = pkt.opcode().operation();
-        return (o == Opcode.Operation.READ || o == Opcode.Operation.TID_READ_REQUEST) && qp.tidWriteResp.hasActive()
-                && Psn.diff(pkt.psn(), ePsn) == 0;
+        return hook.holds(pkt, ePsn);
     }
 
-    /**
-     * Reads a TID READ_REQ's RETH, flow and TID list into {@code e} (the TID list and flow are read
-     * again for a duplicate: the requester may have re-programmed them).
-     *
-     * @return the segment length in bytes, or -1 if the request breaks a §5.3 rule
-     */
-    private long parseTidRead(PacketView pkt, ResponderResources.Entry e) {
-        io.netty.buffer.ByteBuf b = pkt.buf();
-        int at = pkt.index(Header.KDETH);
-        io.rxe4j.verbs.TidRdmaParams local = qp.opfn.local();
-        long len = TidHeader.dmaLength(b, at);
-        if (local == null || len == 0 || (len & (TidEntry.PAGE_SIZE - 1)) != 0 || len > local.maxLen()) {
-            return -1;
-        }
-        int n = TidEntry.count(pkt.payloadLength());
-        if (e.tid == null) {
-            e.tid = new TidSegment();
-        }
-        TidSegment seg = e.tid;
-        long covered = 0;
-        for (int i = 0; i < n; i++) {
-            int entry = TidEntry.read(b, pkt.payloadIndex(), i);
-            if (TidEntry.lengthPages(entry) == 0) {
-                return -1;
+    private void process(PacketView pkt) {
+        checks.start(pkt);
+        long visited = 0;
+        State s = State.CHK_PSN;
+        try {
+            while (s != State.DONE) {
+                visited |= 1L << s.ordinal();
+                s = switch (s) {
+                    case CHK_PSN -> checks.checkPsn();
+                    case CHK_OP_SEQ -> checks.checkOpSeq();
+                    case CHK_OP_VALID -> checks.checkOpValid();
+                    case CHK_RESOURCE -> checks.checkResource();
+                    case CHK_LENGTH -> checks.checkLength();
+                    case CHK_RKEY -> checks.checkRkey();
+                    case EXECUTE -> execute();
+                    case COMPLETE -> complete();
+                    case READ_REPLY -> readReply();
+                    case ATOMIC_REPLY -> atomicReply();
+                    case ATOMIC_WRITE_REPLY -> atomicWriteReply();
+                    case PROCESS_FLUSH -> processFlush();
+                    case ACKNOWLEDGE -> acknowledge();
+                    case DUPLICATE_REQUEST -> duplicateRequest();
+                    case ERR_PSN_OUT_OF_SEQ -> errPsnOutOfSeq();
+                    case ERR_MISSING_OPCODE_FIRST, ERR_MISSING_OPCODE_LAST, ERR_UNSUPPORTED_OPCODE,
+                            ERR_TOO_MANY_RDMA_ATM_REQ, ERR_LENGTH, ERR_MISALIGNED_ATOMIC, ERR_INVALID_REQUEST ->
+                            errInvalidRequest();
+                    case ERR_RNR -> errRnr();
+                    case ERR_RKEY_VIOLATION -> errRkeyViolation();
+                    case ERR_MALFORMED_WQE -> errMalformedWqe();
+                    case ERR_CQ_OVERFLOW -> errCqOverflow();
+                    case DONE -> State.DONE;
+                };
             }
-            seg.tidList[i] = entry;
-            covered += TidEntry.lengthBytes(entry);
+        } finally {
+            path = visited;
+            checks.end();
         }
-        if (n == 0 || covered < len) {
-            return -1;
-        }
-        int flowPsn = TidHeader.tidFlowPsn(b, at);
-        int npkts = (int) ((len + qp.pmtu() - 1) / qp.pmtu());
-        if (!FlowPsn.fitsInGeneration(FlowPsn.sequence(flowPsn), npkts)) {
-            return -1; // the segment's flow sequences would reach the reserved 0x7FF
-        }
-        seg.count = n;
-        seg.length = (int) len;
-        seg.npkts = npkts;
-        seg.tidQpn = TidHeader.tidFlowQp(b, at) & Bth.MASK_24;
-        seg.generation = FlowPsn.generation(flowPsn);
-        seg.spsn = FlowPsn.sequence(flowPsn);
-        e.va = TidHeader.va(b, at);
-        e.rkey = TidHeader.rkey(b, at);
-        return len;
     }
 
-    private void executeAtomic(PacketView pkt, Opcode op, int p) {
-        boolean maskedCas = op == Opcode.RC_MASKED_COMPARE_SWAP;
-        int at = maskedCas ? pkt.index(Header.MASKED_CMP_SWAP_ETH) : pkt.index(Header.ATOMIC_ETH);
-        ByteBuf b = pkt.buf();
-        long va = maskedCas ? MaskedCmpSwapEth.va(b, at) : AtomicEth.va(b, at);
-        int rkey = maskedCas ? MaskedCmpSwapEth.rkey(b, at) : AtomicEth.rkey(b, at);
-        RxeMr mr = remoteMr(rkey, va, 8, Access.REMOTE_ATOMIC);
-        if (mr == null) {
-            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-            return;
+    /** @return whether the last packet processed passed through state {@code s} (tests, diagnostics) */
+    boolean passed(State s) {
+        return (path & (1L << s.ordinal())) != 0;
+    }
+
+    // ------------------------------------------------------------------ execute states
+
+    /** EXECUTE: SEND and WRITE data are placed here; the other requests go to their own state. */
+    private State execute() {
+        return switch (checks.op.operation()) {
+            case SEND -> executeSend();
+            case WRITE -> executeWrite();
+            case READ -> State.READ_REPLY;
+            case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> State.ATOMIC_REPLY;
+            case ATOMIC_WRITE -> State.ATOMIC_WRITE_REPLY;
+            case FLUSH -> State.PROCESS_FLUSH;
+            default -> {
+                if (checks.op.transport() != Opcode.Transport.TID) {
+                    yield State.ERR_UNSUPPORTED_OPCODE;
+                }
+                hook.execute(checks.pkt, checks.psn); // TID READ_REQ / WRITE_REQ: the extension's own states
+                yield State.DONE;
+            }
+        };
+    }
+
+    private State executeSend() {
+        int n = checks.payload;
+        if (recvOffset + n > recv.length) {
+            return State.ERR_LENGTH; // receive buffer too small (rxe-facts §5.6)
         }
-        if ((va & 7) != 0) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p); // misaligned atomic (A19.4.2)
-            return;
+        PacketView pkt = checks.pkt;
+        if (!scatterToRecv(recv, recvOffset, pkt.buf(), pkt.payloadIndex(), n)) {
+            return State.ERR_MALFORMED_WQE;
         }
-        long original;
-        try {
-            original = switch (op) {
-                case RC_COMPARE_SWAP -> mr.compareAndExchange(va, AtomicEth.compare(b, at), AtomicEth.swapAdd(b, at));
-                case RC_FETCH_ADD -> mr.getAndAdd(va, AtomicEth.swapAdd(b, at));
-                case RC_MASKED_COMPARE_SWAP -> mr.maskedCompareAndSwap(va, MaskedCmpSwapEth.compare(b, at),
-                        MaskedCmpSwapEth.compareMask(b, at), MaskedCmpSwapEth.swap(b, at),
-                        MaskedCmpSwapEth.swapMask(b, at));
-                default -> mr.maskedFetchAndAdd(va, AtomicEth.swapAdd(b, at), AtomicEth.compare(b, at));
-            };
-        } catch (IllegalStateException closed) {
-            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-            return;
+        recvOffset += n;
+        return State.COMPLETE;
+    }
+
+    /** Records the target of a WRITE from its first packet's RETH (CHK_RKEY). */
+    void startWrite(RxeMr mr, long va, long len) {
+        writeMr = mr;
+        writeVa = va;
+        writeResid = len;
+        writeLength = len;
+    }
+
+    private State executeWrite() {
+        Opcode op = checks.op;
+        int n = checks.payload;
+        int pmtu = checks.pmtu;
+        boolean fits = writeResid > pmtu ? (n == pmtu && !op.isLast()) : (n == writeResid && op.isLast());
+        if (!fits) {
+            return State.ERR_LENGTH;
         }
-        record(ResponderResources.Type.ATOMIC, p).original = original;
+        if (n > 0) {
+            RxeMr mr = writeMr;
+            if (mr == null || !mr.isValid()) {
+                return State.ERR_RKEY_VIOLATION;
+            }
+            try {
+                MemoryCopy.fromBuf(checks.pkt.buf(), checks.pkt.payloadIndex(), mr.segment(), mr.offset(writeVa), n);
+            } catch (IllegalStateException closed) {
+                return State.ERR_RKEY_VIOLATION;
+            }
+            writeVa += n;
+            writeResid -= n;
+        }
+        return State.COMPLETE;
+    }
+
+    /** COMPLETE: at the end of a message, MSN + 1 and the receive completion (SEND, WRITE WITH IMMEDIATE). */
+    private State complete() {
+        PacketView pkt = checks.pkt;
+        Opcode op = checks.op;
+        boolean send = op.operation() == Opcode.Operation.SEND;
+        if (!op.isLast()) {
+            inMessage = send ? InMessage.SEND : InMessage.WRITE;
+            return State.ACKNOWLEDGE;
+        }
+        if (send) {
+            int flags = WorkCompletion.WC_GRH;
+            int imm = 0;
+            if (op.hasImmediate()) {
+                flags |= WorkCompletion.WC_WITH_IMM;
+                imm = ImmDt.imm(pkt.buf(), pkt.index(Header.IMM_DT));
+            }
+            RecvWqe r = recv;
+            recv = null;
+            inMessage = InMessage.NONE;
+            msn = Psn.next(msn);
+            long wrId = r.wrId;
+            qp.consumeRecv(); // free the slot first (see RxeQp.completeSend)
+            if (!qp.completeRecv(wrId, WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, flags, imm,
+                    Bth.se(pkt.buf(), pkt.bthIndex()))) {
+                return State.ERR_CQ_OVERFLOW;
+            }
+            return State.ACKNOWLEDGE;
+        }
+        inMessage = InMessage.NONE;
+        writeMr = null;
         msn = Psn.next(msn);
-        ePsn = Psn.next(p);
-        sendAtomicAck(p, original);
+        if (op.hasImmediate()) {
+            RecvWqe r = recv;
+            recv = null;
+            int imm = ImmDt.imm(pkt.buf(), pkt.index(Header.IMM_DT));
+            long wrId = r.wrId;
+            qp.consumeRecv();
+            if (!qp.completeRecv(wrId, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) writeLength,
+                    WorkCompletion.WC_GRH | WorkCompletion.WC_WITH_IMM, imm, Bth.se(pkt.buf(), pkt.bthIndex()))) {
+                return State.ERR_CQ_OVERFLOW;
+            }
+        }
+        return State.ACKNOWLEDGE;
+    }
+
+    /** READ_REPLY: record the READ in a responder resource and start its reply stream. */
+    private State readReply() {
+        int p = checks.psn;
+        long len = checks.length;
+        int npkts = (int) Math.max(1, (len + checks.pmtu - 1) / checks.pmtu);
+        ResponderResources.Entry e = resources.allocate(ResponderResources.Type.READ);
+        e.firstPsn = p;
+        e.lastPsn = Psn.add(p, npkts - 1);
+        e.va = checks.va;
+        e.length = len;
+        e.rkey = checks.rkey;
+        msn = Psn.next(msn);
+        ePsn = Psn.add(p, npkts);
+        startReply(e, checks.mr, checks.va, len, p, true);
+        return State.DONE;
     }
 
     /**
-     * ATOMIC WRITE ({@code rxe-facts.md} §7.2, {@code extensions.md} §3): checks in rxe's order,
-     * then one untorn 64-bit release store. Earlier WRITEs of this QP were placed by this same loop
-     * thread before it (program order), so a reader that acquires the new value sees them too.
+     * ATOMIC_REPLY: execute the atomic on the MR (the original value is cached in a responder
+     * resource for a duplicate), or answer the OPFN request ({@code tid-opfn-facts.md} §1.2: it
+     * takes a resource too, hands the compare word to {@link io.rxe4j.core.qp.Opfn#onRequest} and
+     * answers with this side's word); PSN and MSN advance by one.
      */
-    private void executeAtomicWrite(PacketView pkt, int p) {
-        int reth = pkt.index(Header.RETH);
-        long va = Reth.va(pkt.buf(), reth);
-        RxeMr mr = remoteMr(Reth.rkey(pkt.buf(), reth), va, 8, Access.REMOTE_WRITE);
-        if (mr == null) {
-            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-            return;
+    private State atomicReply() {
+        PacketView pkt = checks.pkt;
+        int p = checks.psn;
+        ByteBuf b = pkt.buf();
+        if (checks.opfnRequest) {
+            long word = AtomicEth.compare(b, pkt.index(Header.ATOMIC_ETH));
+            ResponderResources.Entry e = resources.allocate(ResponderResources.Type.OPFN);
+            e.original = qp.opfn.onRequest(word, e.original);
+            e.firstPsn = p;
+            e.lastPsn = p;
+            atomicOriginal = e.original;
+        } else {
+            Opcode op = checks.op;
+            RxeMr mr = checks.mr;
+            long va = checks.va;
+            int at = op == Opcode.RC_MASKED_COMPARE_SWAP ? pkt.index(Header.MASKED_CMP_SWAP_ETH)
+                    : pkt.index(Header.ATOMIC_ETH);
+            long original;
+            try {
+                original = switch (op) {
+                    case RC_COMPARE_SWAP -> mr.compareAndExchange(va, AtomicEth.compare(b, at), AtomicEth.swapAdd(b, at));
+                    case RC_FETCH_ADD -> mr.getAndAdd(va, AtomicEth.swapAdd(b, at));
+                    case RC_MASKED_COMPARE_SWAP -> mr.maskedCompareAndSwap(va, MaskedCmpSwapEth.compare(b, at),
+                            MaskedCmpSwapEth.compareMask(b, at), MaskedCmpSwapEth.swap(b, at),
+                            MaskedCmpSwapEth.swapMask(b, at));
+                    default -> mr.maskedFetchAndAdd(va, AtomicEth.swapAdd(b, at), AtomicEth.compare(b, at));
+                };
+            } catch (IllegalStateException closed) {
+                return State.ERR_RKEY_VIOLATION;
+            }
+            record(ResponderResources.Type.ATOMIC, p).original = original;
+            atomicOriginal = original;
         }
-        if (Reth.dmaLength(pkt.buf(), reth) != 8 || pkt.padCount() != 0 || (va & 7) != 0) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p); // length or misaligned (A19.4.2)
-            return;
-        }
-        long raw = pkt.buf().getLong(pkt.payloadIndex()); // the 8 wire bytes, big-endian read
-        try {
-            mr.setLongRelease(va, NATIVE_LE ? Long.reverseBytes(raw) : raw); // stored byte for byte
-        } catch (IllegalStateException closed) {
-            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-            return;
-        }
-        record(ResponderResources.Type.ATOMIC_WRITE, p);
         msn = Psn.next(msn);
         ePsn = Psn.next(p);
-        sendEmptyReadResponse(p);
+        return State.ACKNOWLEDGE;
     }
 
     /**
-     * RDMA FLUSH ({@code rxe-facts.md} §7.3, {@code extensions.md} §4): global visibility is a full
-     * fence after every earlier placement; persistence forces the range (or the whole MR) to the
-     * storage device. The response is sent only after both returned.
+     * ATOMIC_WRITE_REPLY ({@code rxe-facts.md} §7.2, {@code extensions.md} §3): one untorn 64-bit
+     * release store. Earlier WRITEs of this QP were placed by this same loop thread before it
+     * (program order), so a reader that acquires the new value sees them too.
      */
-    private void executeFlush(PacketView pkt, int p) {
-        ByteBuf b = pkt.buf();
-        int feth = pkt.index(Header.FETH);
-        int reth = pkt.index(Header.RETH);
-        int plt = Feth.placementType(b, feth);
-        int sel = Feth.selectivity(b, feth);
-        long va = Reth.va(b, reth);
-        long len = Reth.dmaLength(b, reth);
-        int need = flushAccess(plt);
-        RxeMr mr = qp.device.mrs().lookup(Reth.rkey(b, reth));
-        if (mr == null || mr.pd() != qp.pd || (mr.access() & need) != need) {
-            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-            return;
+    private State atomicWriteReply() {
+        long raw = checks.pkt.buf().getLong(checks.pkt.payloadIndex()); // the 8 wire bytes, big-endian read
+        try {
+            checks.mr.setLongRelease(checks.va, NATIVE_LE ? Long.reverseBytes(raw) : raw); // stored byte for byte
+        } catch (IllegalStateException closed) {
+            return State.ERR_RKEY_VIOLATION;
         }
-        if (sel == Feth.SEL_MR) {
-            va = mr.iova();
-            len = mr.length();
-        } else if (sel != Feth.SEL_RANGE) {
-            nakError(Aeth.NAK_INVALID_REQUEST, p);
-            return;
-        } else if (!mr.allows(va, len, need)) {
-            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-            return;
-        }
+        record(ResponderResources.Type.ATOMIC_WRITE, checks.psn);
+        msn = Psn.next(msn);
+        ePsn = Psn.next(checks.psn);
+        return State.ACKNOWLEDGE;
+    }
+
+    /**
+     * PROCESS_FLUSH ({@code rxe-facts.md} §7.3, {@code extensions.md} §4): global visibility is a
+     * full fence after every earlier placement; persistence forces the range (or the whole MR) to
+     * the storage device. The response is sent only after both returned.
+     */
+    private State processFlush() {
         VarHandle.fullFence(); // global visibility of every earlier placement
+        int plt = Feth.placementType(checks.pkt.buf(), checks.pkt.index(Header.FETH));
         if ((plt & Feth.PLT_PERSISTENT) != 0) {
             try {
-                mr.persist(va, len);
+                checks.mr.persist(checks.va, checks.length);
             } catch (RuntimeException ioOrReleased) { // UncheckedIOException, or the MR was released
-                nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-                return;
+                return State.ERR_RKEY_VIOLATION;
             }
         }
-        record(ResponderResources.Type.FLUSH, p);
+        record(ResponderResources.Type.FLUSH, checks.psn);
         msn = Psn.next(msn);
-        ePsn = Psn.next(p);
-        sendEmptyReadResponse(p);
+        ePsn = Psn.next(checks.psn);
+        return State.ACKNOWLEDGE;
     }
 
-    /** @return the QP/MR access a FLUSH placement type needs, or -1 for an invalid type (NAK 0x61) */
-    private static int flushAccess(int plt) {
-        if (plt == 0 || (plt & ~(Feth.PLT_GLOBAL | Feth.PLT_PERSISTENT)) != 0) {
-            return -1;
+    /**
+     * ACKNOWLEDGE: a SEND/WRITE packet advances the expected PSN and is ACKed if it asks; an
+     * atomic is answered with ATOMIC ACKNOWLEDGE, ATOMIC WRITE and FLUSH with one zero-length READ
+     * RESPONSE ONLY.
+     */
+    private State acknowledge() {
+        int p = checks.psn;
+        switch (checks.op.operation()) {
+            case SEND, WRITE -> {
+                ePsn = Psn.next(p);
+                if (checks.pkt.ackReq()) {
+                    sendAck(Aeth.ACK_UNLIMITED, p);
+                }
+            }
+            case ATOMIC_WRITE, FLUSH -> sendEmptyReadResponse(p);
+            default -> sendAtomicAck(p, atomicOriginal);
         }
-        return ((plt & Feth.PLT_GLOBAL) != 0 ? Access.FLUSH_GLOBAL : 0)
-                | ((plt & Feth.PLT_PERSISTENT) != 0 ? Access.FLUSH_PERSISTENT : 0);
+        return State.DONE;
     }
 
     /** Records a one-PSN request so that its duplicate is answered without executing it again. */
@@ -731,23 +604,63 @@ public final class Responder {
     /** Whether a native {@code long} is little-endian. */
     private static final boolean NATIVE_LE = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
 
-    /** Accepts a SEND/WRITE packet: advance the expected PSN and ACK if asked. */
-    private void accept(PacketView pkt, int p) {
-        ePsn = Psn.next(p);
-        if (pkt.ackReq()) {
-            sendAck(Aeth.ACK_UNLIMITED, p);
+    // ------------------------------------------------------------------ error states
+
+    /** ERR_PSN_OUT_OF_SEQ: counted; one PSN-sequence NAK with the expected PSN per gap. */
+    private State errPsnOutOfSeq() {
+        counters.inc(Counter.OUT_OF_SEQ_REQUEST);
+        if (!nakSent) {
+            nakSent = true;
+            sendAck(Aeth.NAK_PSN_SEQ_ERROR, ePsn);
         }
+        return State.DONE;
+    }
+
+    /** The class C errors answered with NAK 0x61 (invalid request). */
+    private State errInvalidRequest() {
+        nakError(Aeth.NAK_INVALID_REQUEST, checks.psn);
+        return State.DONE;
+    }
+
+    /** ERR_RNR: no receive WQE; RNR NAK with this QP's min_rnr_timer. */
+    private State errRnr() {
+        rnrNak(qp.minRnrTimer, checks.psn);
+        return State.DONE;
+    }
+
+    /** ERR_RKEY_VIOLATION: NAK 0x62 (remote access error). */
+    private State errRkeyViolation() {
+        nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, checks.psn);
+        return State.DONE;
+    }
+
+    /** ERR_MALFORMED_WQE: NAK 0x63 (remote operational error). */
+    private State errMalformedWqe() {
+        nakError(Aeth.NAK_REMOTE_OP_ERROR, checks.psn);
+        return State.DONE;
+    }
+
+    /** ERR_CQ_OVERFLOW: the receive CQ is full; the QP enters ERR. */
+    private State errCqOverflow() {
+        qp.moveToError("receive CQ overflow");
+        return State.DONE;
     }
 
     // ------------------------------------------------------------------ duplicates
+
+    /** DUPLICATE_REQUEST: counted, answered again from its record, never executed again. */
+    private State duplicateRequest() {
+        counters.inc(Counter.DUPLICATE_REQUEST);
+        duplicate(checks.pkt, checks.op, checks.psn);
+        return State.DONE;
+    }
 
     private void duplicate(PacketView pkt, Opcode op, int p) {
         switch (op.operation()) {
             // C9-105: acknowledge again, with the duplicate's own PSN: ePsn − 1 could be a later
             // READ's or atomic's PSN, which would acknowledge it implicitly (extensions §6)
             case SEND, WRITE -> sendAck(Aeth.ACK_UNLIMITED, p);
-            case TID_READ_REQUEST -> duplicateTidRead(pkt, p);
-            case TID_WRITE_REQUEST -> qp.tidWriteResp.onDuplicate(pkt, p);
+            case TID_READ_REQUEST, TID_WRITE_REQUEST -> hook.duplicate(pkt, p);
             case READ -> {
                 ResponderResources.Entry e = resources.find(ResponderResources.Type.READ, p);
                 if (e == null) {
@@ -815,30 +728,6 @@ public final class Responder {
     }
 
     /**
-     * A duplicate TID READ_REQ ({@code tid_rdma_rcv_error}, §5.6): accepted only for the original
-     * segment's first PSN and length; the TID list and flow are read again and the whole segment is
-     * sent again (the data destination drops what it already placed).
-     */
-    private void duplicateTidRead(PacketView pkt, int p) {
-        ResponderResources.Entry e = resources.find(ResponderResources.Type.TID_READ, p);
-        if (e == null || e.firstPsn != p || TidHeader.dmaLength(pkt.buf(), pkt.index(Header.KDETH)) != e.length) {
-            counters.drop(DropReason.OTHER);
-            return;
-        }
-        long len = e.length;
-        if (parseTidRead(pkt, e) != len) {
-            counters.drop(DropReason.OTHER);
-            return;
-        }
-        RxeMr mr = remoteMr(e.rkey, e.va, len, Access.REMOTE_READ); // looked up again
-        if (mr == null) {
-            nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-            return;
-        }
-        startReply(e, mr, e.va, len, p, true);
-    }
-
-    /**
      * While a reply is under way: a duplicate READ of the very resource being answered moves the
      * cursor to the PSN it asks for (the requester has everything before it), instead of queueing
      * a second full replay behind the first.
@@ -858,24 +747,23 @@ public final class Responder {
         return true;
     }
 
-    /**
-     * CHK_RKEY: the MR named by {@code rkey}, if it is valid, of this QP's PD, holds
-     * {@code [va, va+len)} and grants {@code access}; else null (NAK 0x62).
-     */
-    private RxeMr remoteMr(int rkey, long va, long len, int access) {
+    @Override
+    public RxeMr remoteMr(int rkey, long va, long len, int access) {
         RxeMr mr = qp.device.mrs().lookup(rkey);
         return mr != null && mr.pd() == qp.pd && mr.allows(va, len, access) ? mr : null;
     }
 
     // ------------------------------------------------------------------ errors
 
-    private void rnrNak(int p) {
+    @Override
+    public void rnrNak(int timerIndex, int p) {
         counters.inc(Counter.SEND_RNR_ERR);
-        sendAck(Aeth.TYPE_RNR_NAK | (qp.minRnrTimer & 0x1F), p);
+        sendAck(Aeth.TYPE_RNR_NAK | (timerIndex & 0x1F), p);
     }
 
     /** Class C error: NAK with the packet PSN, complete a receive WQE in use, QP → ERR. */
-    private void nakError(int syndrome, int p) {
+    @Override
+    public void nakError(int syndrome, int p) {
         String reason = "responder sent NAK 0x" + Integer.toHexString(syndrome) + " for PSN 0x"
                 + Integer.toHexString(p) + " (in message: " + inMessage + ")";
         qp.noteErrorReason(reason);
@@ -960,7 +848,8 @@ public final class Responder {
      *
      * @param sendNow whether to send the first batch at once (else at the QP's next turn)
      */
-    private void startReply(ResponderResources.Entry e, RxeMr mr, long va, long len, int psn,
+    @Override
+    public void startReply(ResponderResources.Entry e, RxeMr mr, long va, long len, int psn,
             boolean sendNow) {
         e.mr = mr;
         e.curVa = va;
@@ -988,50 +877,10 @@ public final class Responder {
                 return;
             }
             if (reply.type == ResponderResources.Type.TID_READ) {
-                sendTidReadResponse(reply);
+                hook.sendReply(reply); // a TID READ_RESP of the extension's segment
             } else {
                 sendReadResponse(reply);
             }
-        }
-    }
-
-    /**
-     * Sends the next TID READ_RESP of segment {@code e} ({@code make_rc_ack}, TID_OP(READ_RESP);
-     * §5.3): payload min(path MTU, what is left of the current TID entry) read from the MR; BTH to the
-     * requester's tid_flow_qp with the flow PSN; KDETH with the entry, OFFSET in 64-byte units, SH on
-     * every packet but the segment's last, the peer's J_KEY; AETH; verbs_psn and verbs_qp.
-     */
-    private void sendTidReadResponse(ResponderResources.Entry e) {
-        TidSegment seg = e.tid;
-        int entry = seg.tidList[seg.tidIdx];
-        int n = seg.packetBytes(qp.pmtu());
-        boolean last = e.resid <= n;
-        RxeMr mr = e.mr;
-        if (mr == null || !mr.isValid()) {
-            readFault(e);
-            return;
-        }
-        Opcode op = Opcode.TID_RDMA_READ_RESP;
-        ByteBuf b = qp.lane.allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
-        io.rxe4j.verbs.TidRdmaParams remote = qp.opfn.remote();
-        Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, seg.tidQpn, false,
-                FlowPsn.of(seg.generation, seg.spsn + seg.pkt));
-        int at = op.offset(Header.KDETH);
-        TidHeader.clear(b, at);
-        Kdeth.writeKdeth0(b, at, seg.tidOffset >>> Kdeth.OM_LARGE_SHIFT, true, TidEntry.idx(entry),
-                TidEntry.ctrl(entry), !last && remote != null && remote.urg(), !last);
-        Kdeth.writeKdeth1(b, at, remote != null ? remote.jkey() : 0);
-        TidHeader.writeAeth(b, at, Aeth.ACK_UNLIMITED, msn);
-        TidHeader.setVerbsPsn(b, at, Psn.add(e.firstPsn, seg.pkt));
-        TidHeader.setVerbsQp(b, at, qp.destQpn);
-        if (!transmitPayload(e, b, op.headerLength(), n)) {
-            return;
-        }
-        e.curVa += n;
-        e.resid -= n;
-        seg.advance(n);
-        if (last) {
-            endReply();
         }
     }
 
@@ -1072,7 +921,8 @@ public final class Responder {
      *
      * @return false if the MR was released under the copy ({@link #readFault} has run, {@code b} is freed)
      */
-    private boolean transmitPayload(ResponderResources.Entry e, ByteBuf b, int hdr, int n) {
+    @Override
+    public boolean transmitPayload(ResponderResources.Entry e, ByteBuf b, int hdr, int n) {
         if (n > 0) {
             RxeMr mr = e.mr;
             try {
@@ -1093,7 +943,8 @@ public final class Responder {
     }
 
     /** The memory under a READ reply became unreadable: no more payload, NAK 0x62 with the request's PSN (extensions §6). */
-    private void readFault(ResponderResources.Entry e) {
+    @Override
+    public void readFault(ResponderResources.Entry e) {
         int p = e.requestPsn;
         endReply();
         nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);

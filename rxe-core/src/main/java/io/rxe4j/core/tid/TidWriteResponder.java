@@ -4,6 +4,7 @@ import io.rxe4j.core.qp.Opfn;
 import io.rxe4j.core.qp.RetransmitTimer;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.TidSegment;
+import io.rxe4j.core.rc.ResponderOps;
 import io.rxe4j.core.rc.Requester;
 
 import io.rxe4j.verbs.Counter;
@@ -242,6 +243,25 @@ public final class TidWriteResponder {
     /** @return the segments (verbs PSNs) of the request just accepted */
     public int lastSegments() {
         return lastAccepted.nsegs;
+    }
+
+    /**
+     * TID RDMA WRITE_REQ at the responder, EXECUTE ({@code tid-opfn-facts.md} §6.2, §6.4): accepted
+     * (PSN advances by its segments, one verbs PSN each, MSN by one, and a WRITE_RESP goes for every
+     * segment allocated now); refused with NAK 0x61/0x62; or answered RNR (nothing could be
+     * allocated: the requester asks again after the timer, without counting it against rnr_retry).
+     */
+    void execute(PacketView pkt, int p) {
+        ResponderOps resp = qp.responder;
+        switch (onRequest(pkt, p)) {
+            case ACCEPTED -> {
+                resp.accept(p, lastSegments());
+                allocateAndRespond(); // a WRITE_RESP for every segment allocated now
+            }
+            case NAK_ACCESS -> resp.nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+            case RNR -> resp.rnrNak(rnrTimerIndex(), p);
+            default -> resp.nakError(Aeth.NAK_INVALID_REQUEST, p);
+        }
     }
 
     /** @return the RNR timer index of the last {@link #RNR} answer */
