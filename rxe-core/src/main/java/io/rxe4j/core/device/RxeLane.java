@@ -1,7 +1,5 @@
 package io.rxe4j.core.device;
 
-import io.rxe4j.core.rc.Responder;
-
 import io.rxe4j.core.stats.Counters;
 import io.rxe4j.verbs.Counter;
 
@@ -412,7 +410,7 @@ public final class RxeLane implements PacketReceiver {
     /**
      * A packet the network marked CE (Congestion Experienced). With {@link DeviceConfig#ecn()} a
      * request makes its QP's responder send a CNP (at most one per QP per {@code
-     * Responder.CNP_INTERVAL_NANOS}); otherwise the mark is ignored.
+     * rc.ResponsePackets.CNP_INTERVAL_NANOS}); otherwise the mark is ignored.
      */
     @Override
     public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient, boolean ceMarked) {

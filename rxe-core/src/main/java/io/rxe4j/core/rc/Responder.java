@@ -15,18 +15,15 @@ import io.rxe4j.verbs.WcOpcode;
 import io.rxe4j.verbs.WcStatus;
 import io.rxe4j.verbs.WorkCompletion;
 import io.rxe4j.core.wire.Aeth;
-import io.rxe4j.core.wire.AtomicAckEth;
 import io.rxe4j.core.wire.AtomicEth;
 import io.rxe4j.core.wire.Bth;
 import io.rxe4j.core.wire.Feth;
 import io.rxe4j.core.wire.MaskedCmpSwapEth;
 import io.rxe4j.core.wire.Header;
-import io.rxe4j.core.wire.Icrc;
 import io.rxe4j.core.wire.ImmDt;
 import io.rxe4j.core.wire.Opcode;
 import io.rxe4j.core.wire.PacketView;
 import io.rxe4j.core.wire.Psn;
-import io.rxe4j.core.wire.Reth;
 import java.lang.invoke.VarHandle;
 
 /**
@@ -112,10 +109,6 @@ public final class Responder implements ResponderOps {
     static final int REPLY_BATCH = 16;
     /** Most request packets held while a READ reply is under way. */
     static final int MAX_WAITING = 256;
-    /** At most one CNP per QP per 50 µs (DCQCN's notification point), in nanoseconds. */
-    static final long CNP_INTERVAL_NANOS = 50_000;
-    /** When the last CNP was sent (scheduler nanoseconds), or {@link Long#MIN_VALUE}. */
-    private long lastCnpAt = Long.MIN_VALUE;
 
     /** The message in progress (rxe's {@code resp.opcode}). */
     enum InMessage { NONE, SEND, WRITE }
@@ -144,9 +137,13 @@ public final class Responder implements ResponderOps {
     private long atomicOriginal;
     /** The states the last packet passed through, one bit per {@link State} ordinal (for tests and diagnostics). */
     private long path;
-    /** The READ reply being sent (rxe's {@code qp->resp.res}), or null. */
-    private ResponderResources.Entry reply;
-    /** Requests that arrived while {@link #reply} was under way (retained slices), oldest first. */
+    /** The READ reply being sent (rxe's {@code qp->resp.res}). */
+    private final ReadReply reply;
+    /** Builds and sends ACK/NAK, ATOMIC ACKNOWLEDGE, the empty READ RESPONSE and CNP. */
+    private final ResponsePackets packets;
+    /** Answers duplicates from the responder resources. */
+    private final DuplicateRequests duplicates;
+    /** Requests that arrived while the {@link #reply} was under way (retained slices), oldest first. */
     private final java.util.ArrayDeque<ByteBuf> waiting = new java.util.ArrayDeque<>();
     private final PacketView waitingView = new PacketView();
     /** A READ waits for the TID WRITEs being received (the responder half of READ-after-WRITE, §7). */
@@ -156,6 +153,9 @@ public final class Responder implements ResponderOps {
         this.qp = qp;
         this.counters = qp.counters;
         this.checks = new ResponderChecks(this, qp);
+        this.reply = new ReadReply(this, qp);
+        this.packets = new ResponsePackets(this, qp);
+        this.duplicates = new DuplicateRequests(this, qp, resources, reply, packets);
     }
 
     /** Registers the extension that executes some requests (TID RDMA); {@link ResponderHook#NONE} for none. */
@@ -163,9 +163,13 @@ public final class Responder implements ResponderOps {
         this.hook = h;
     }
 
+    ResponderHook hook() {
+        return hook;
+    }
+
     /** @return a one-line summary; read without synchronisation (may be slightly inconsistent off the loop) */
     public String debugState() {
-        ResponderResources.Entry r = reply;
+        ResponderResources.Entry r = reply.entry();
         return "resp{epsn=0x" + Integer.toHexString(ePsn) + " msn=" + msn + " in=" + inMessage + " nakSent=" + nakSent
                 + (r != null ? " reply@0x" + Integer.toHexString(r.curPsn) + " resid=" + r.resid : "")
                 + " waiting=" + waiting.size() + "}";
@@ -173,7 +177,7 @@ public final class Responder implements ResponderOps {
 
     /** @return whether a READ reply is under way or requests wait behind one */
     boolean busy() {
-        return reply != null || !waiting.isEmpty() || interlocked;
+        return reply.entry() != null || !waiting.isEmpty() || interlocked;
     }
 
     public void setExpectedPsn(int p) {
@@ -207,10 +211,7 @@ public final class Responder implements ResponderOps {
 
     @Override
     public void endReply() {
-        if (reply != null) {
-            reply.mr = null;
-            reply = null;
-        }
+        reply.end();
     }
 
     /**
@@ -231,7 +232,7 @@ public final class Responder implements ResponderOps {
             counters.inc(Counter.TID_INTERLOCK_WAITS);
         }
         if (busy()) {
-            if (reply != null && retargetReply(pkt)) {
+            if (reply.entry() != null && reply.retarget(pkt, ePsn)) {
                 return;
             }
             if (waiting.size() >= MAX_WAITING) {
@@ -250,11 +251,11 @@ public final class Responder implements ResponderOps {
      * reply starts.
      */
     public void onService() {
-        if (reply != null) {
-            sendReplyBatch();
+        if (reply.entry() != null) {
+            reply.sendBatch();
         }
         int n = 0;
-        while (reply == null && !interlocked && !waiting.isEmpty() && n++ < MAX_WAITING) {
+        while (reply.entry() == null && !interlocked && !waiting.isEmpty() && n++ < MAX_WAITING) {
             ByteBuf b = waiting.peek();
             if (waitingView.parse(b, b.readerIndex(), b.readableBytes()) == null && heldByInterlock(waitingView)) {
                 interlocked = true; // it waits on, and everything behind it
@@ -587,8 +588,8 @@ public final class Responder implements ResponderOps {
                     sendAck(Aeth.ACK_UNLIMITED, p);
                 }
             }
-            case ATOMIC_WRITE, FLUSH -> sendEmptyReadResponse(p);
-            default -> sendAtomicAck(p, atomicOriginal);
+            case ATOMIC_WRITE, FLUSH -> packets.sendEmptyReadResponse(p);
+            default -> packets.sendAtomicAck(p, atomicOriginal);
         }
         return State.DONE;
     }
@@ -651,100 +652,8 @@ public final class Responder implements ResponderOps {
     /** DUPLICATE_REQUEST: counted, answered again from its record, never executed again. */
     private State duplicateRequest() {
         counters.inc(Counter.DUPLICATE_REQUEST);
-        duplicate(checks.pkt, checks.op, checks.psn);
+        duplicates.answer(checks.pkt, checks.op, checks.psn);
         return State.DONE;
-    }
-
-    private void duplicate(PacketView pkt, Opcode op, int p) {
-        switch (op.operation()) {
-            // C9-105: acknowledge again, with the duplicate's own PSN: ePsn − 1 could be a later
-            // READ's or atomic's PSN, which would acknowledge it implicitly (extensions §6)
-            case SEND, WRITE -> sendAck(Aeth.ACK_UNLIMITED, p);
-            case TID_READ_REQUEST, TID_WRITE_REQUEST -> hook.duplicate(pkt, p);
-            case READ -> {
-                ResponderResources.Entry e = resources.find(ResponderResources.Type.READ, p);
-                if (e == null) {
-                    counters.drop(DropReason.OTHER);
-                    return;
-                }
-                replayRead(pkt, e, p, true);
-            }
-            case ATOMIC_WRITE, FLUSH -> {
-                ResponderResources.Type t = op.operation() == Opcode.Operation.FLUSH
-                        ? ResponderResources.Type.FLUSH : ResponderResources.Type.ATOMIC_WRITE;
-                ResponderResources.Entry e = resources.find(t, p);
-                if (e == null) { // evicted: a later response completes the WQE at the requester
-                    counters.drop(DropReason.OTHER);
-                    return;
-                }
-                if (e.firstPsn != p) {
-                    counters.drop(DropReason.OTHER);
-                    return;
-                }
-                sendEmptyReadResponse(p); // answered again, not executed again
-            }
-            case COMPARE_SWAP, FETCH_ADD, MASKED_COMPARE_SWAP, MASKED_FETCH_ADD -> {
-                ResponderResources.Entry e = resources.find(ResponderResources.Type.ATOMIC, p);
-                if (e == null) {
-                    e = resources.find(ResponderResources.Type.OPFN, p); // answered again, not negotiated again
-                }
-                if (e == null || e.firstPsn != p) {
-                    counters.drop(DropReason.OTHER);
-                    return;
-                }
-                sendAtomicAck(p, e.original); // memory is not touched again
-            }
-            default -> counters.drop(DropReason.OTHER);
-        }
-    }
-
-    /**
-     * A duplicate READ for resource {@code e}: it must ask for the original or a subset of it (same
-     * rkey, VA range inside); the MR is looked up again and the data sent again from memory as a
-     * new response stream starting at the duplicate's PSN ({@code extensions.md} §6). If the MR is
-     * gone or no longer covers the range: NAK 0x62 with the duplicate's PSN.
-     */
-    private void replayRead(PacketView pkt, ResponderResources.Entry e, int p, boolean sendNow) {
-        int reth = pkt.index(Header.RETH);
-        long va = Reth.va(pkt.buf(), reth);
-        int rkey = Reth.rkey(pkt.buf(), reth);
-        long len = Reth.dmaLength(pkt.buf(), reth);
-        long off = va - e.va;
-        boolean subset = rkey == e.rkey && Long.compareUnsigned(va, e.va) >= 0
-                && Long.compareUnsigned(off, e.length) <= 0 && len <= e.length - off;
-        if (!subset) {
-            counters.drop(DropReason.OTHER);
-            return;
-        }
-        RxeMr mr = null;
-        if (len > 0) {
-            mr = remoteMr(rkey, va, len, Access.REMOTE_READ); // looked up again (rxe-facts §5.5)
-            if (mr == null) {
-                nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
-                return;
-            }
-        }
-        startReply(e, mr, va, len, p, sendNow);
-    }
-
-    /**
-     * While a reply is under way: a duplicate READ of the very resource being answered moves the
-     * cursor to the PSN it asks for (the requester has everything before it), instead of queueing
-     * a second full replay behind the first.
-     *
-     * @return whether {@code pkt} was handled
-     */
-    private boolean retargetReply(PacketView pkt) {
-        if (pkt.opcode() != Opcode.RC_RDMA_READ_REQUEST) {
-            return false;
-        }
-        int p = pkt.psn();
-        if (Psn.diff(p, ePsn) >= 0 || resources.find(ResponderResources.Type.READ, p) != reply) {
-            return false;
-        }
-        counters.inc(Counter.DUPLICATE_REQUEST);
-        replayRead(pkt, reply, p, false); // no extra output now: the cursor moves, the next turn sends
-        return true;
     }
 
     @Override
@@ -790,57 +699,20 @@ public final class Responder implements ResponderOps {
                 len, false, Access.LOCAL_WRITE);
     }
 
+    /** Sends an ACK or NAK with AETH {@code syndrome} and PSN {@code psn}. */
     public void sendAck(int syndrome, int psn) {
-        qp.lane.transmit(qp, headerOnlyResponse(Opcode.RC_ACKNOWLEDGE, psn, syndrome));
-    }
-
-    private void sendAtomicAck(int psn, long original) {
-        Opcode op = Opcode.RC_ATOMIC_ACKNOWLEDGE;
-        ByteBuf b = headerOnlyResponse(op, psn, Aeth.ACK_UNLIMITED);
-        AtomicAckEth.write(b, op.offset(Header.ATOMIC_ACK_ETH), original);
-        qp.lane.transmit(qp, b);
-    }
-
-    /** Answers ATOMIC WRITE and FLUSH: one zero-length READ RESPONSE ONLY with PSN {@code psn}. */
-    private void sendEmptyReadResponse(int psn) {
-        qp.lane.transmit(qp, headerOnlyResponse(Opcode.RC_RDMA_READ_RESPONSE_ONLY, psn, Aeth.ACK_UNLIMITED));
+        packets.sendAck(syndrome, psn);
     }
 
     /**
-     * @return a response packet with no payload: BTH (to the requester's QP, PSN {@code psn}) and
-     *     AETH ({@code syndrome}, this QP's MSN), its other headers left for the caller, writer index
-     *     at its end (ICRC included)
-     */
-    private ByteBuf headerOnlyResponse(Opcode op, int psn, int syndrome) {
-        int total = op.headerLength() + Icrc.LENGTH;
-        ByteBuf b = qp.lane.allocPacket(total);
-        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, false, psn);
-        Aeth.write(b, op.offset(Header.AETH), syndrome, msn);
-        b.writerIndex(total);
-        return b;
-    }
-
-    /**
-     * A request arrived marked CE: sends a CNP to the requester (opcode 0x81, BECN set, DestQP = the
-     * requester's QP, 16 reserved bytes), at most one per {@link #CNP_INTERVAL_NANOS}.
+     * A request arrived marked CE: sends a CNP to the requester, at most one per {@link
+     * ResponsePackets#CNP_INTERVAL_NANOS}.
      */
     public void onCongestionExperienced() {
-        long now = qp.scheduler.nanoTime();
-        if (lastCnpAt != Long.MIN_VALUE && now - lastCnpAt < CNP_INTERVAL_NANOS) {
-            return;
-        }
-        lastCnpAt = now;
-        Opcode op = Opcode.CNP;
-        int reserved = 16;
-        int total = op.headerLength() + reserved + Icrc.LENGTH;
-        ByteBuf b = qp.lane.allocPacket(total);
-        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn, false, 0);
-        b.setInt(Bth.DEST_QP_WORD_OFFSET, b.getInt(Bth.DEST_QP_WORD_OFFSET) | Bth.BECN_BIT);
-        b.setZero(op.headerLength(), reserved);
-        b.writerIndex(total);
-        counters.inc(Counter.CNP_SENT);
-        qp.lane.transmit(qp, b);
+        packets.sendCnp();
     }
+
+    // ------------------------------------------------------------------ the READ reply (ResponderOps)
 
     /**
      * Starts (or restarts) the READ reply of {@code e} for {@code [va, va+len)} as a new response
@@ -849,104 +721,23 @@ public final class Responder implements ResponderOps {
      * @param sendNow whether to send the first batch at once (else at the QP's next turn)
      */
     @Override
-    public void startReply(ResponderResources.Entry e, RxeMr mr, long va, long len, int psn,
-            boolean sendNow) {
-        e.mr = mr;
-        e.curVa = va;
-        e.resid = len;
-        e.curPsn = psn;
-        e.requestPsn = psn;
-        e.streamStart = true;
-        if (e.tid != null) {
-            e.tid.seek(0, qp.pmtu());
-        }
-        reply = e;
+    public void startReply(ResponderResources.Entry e, RxeMr mr, long va, long len, int psn, boolean sendNow) {
+        reply.start(e, mr, va, len, psn);
         if (sendNow) {
-            sendReplyBatch();
+            reply.sendBatch();
         }
         if (busy()) {
             qp.lane.requestService(qp);
         }
     }
 
-    /** Sends up to {@link #REPLY_BATCH} packets of the reply under way, while the transport is writable. */
-    private void sendReplyBatch() {
-        for (int i = 0; i < REPLY_BATCH && reply != null; i++) {
-            if (!qp.lane.transportWritable()) {
-                qp.lane.awaitWritable(qp);
-                return;
-            }
-            if (reply.type == ResponderResources.Type.TID_READ) {
-                hook.sendReply(reply); // a TID READ_RESP of the extension's segment
-            } else {
-                sendReadResponse(reply);
-            }
-        }
-    }
-
-    /** Sends the next READ response packet of {@code e}; ends the reply after its last packet or on a memory fault. */
-    private void sendReadResponse(ResponderResources.Entry e) {
-        int pmtu = qp.pmtu();
-        int n = (int) Math.min(e.resid, pmtu);
-        boolean last = e.resid <= pmtu;
-        Opcode op = e.streamStart
-                ? (last ? Opcode.RC_RDMA_READ_RESPONSE_ONLY : Opcode.RC_RDMA_READ_RESPONSE_FIRST)
-                : (last ? Opcode.RC_RDMA_READ_RESPONSE_LAST : Opcode.RC_RDMA_READ_RESPONSE_MIDDLE);
-        RxeMr mr = e.mr;
-        if (n > 0 && (mr == null || !mr.isValid())) {
-            readFault(e);
-            return;
-        }
-        ByteBuf b = qp.lane.allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
-        Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, qp.destQpn, false, e.curPsn);
-        if (op.has(Header.AETH)) {
-            Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, msn);
-        }
-        if (!transmitPayload(e, b, op.headerLength(), n)) {
-            return;
-        }
-        e.curVa += n;
-        e.resid -= n;
-        e.curPsn = Psn.next(e.curPsn);
-        e.streamStart = false;
-        if (last) {
-            endReply();
-        }
-    }
-
-    /**
-     * Completes response packet {@code b} of READ reply {@code e} (headers written): copies {@code n}
-     * bytes from the MR at {@code e.curVa} after the {@code hdr}-byte headers, zeroes the pad, leaves
-     * room for the ICRC and transmits it.
-     *
-     * @return false if the MR was released under the copy ({@link #readFault} has run, {@code b} is freed)
-     */
     @Override
     public boolean transmitPayload(ResponderResources.Entry e, ByteBuf b, int hdr, int n) {
-        if (n > 0) {
-            RxeMr mr = e.mr;
-            try {
-                MemoryCopy.toBuf(mr.segment(), mr.offset(e.curVa), b, hdr, n);
-            } catch (IllegalStateException released) {
-                b.release();
-                readFault(e);
-                return false;
-            }
-        }
-        int pad = -n & 3;
-        for (int i = 0; i < pad; i++) {
-            b.setByte(hdr + n + i, 0);
-        }
-        b.writerIndex(hdr + n + pad + Icrc.LENGTH);
-        qp.lane.transmit(qp, b);
-        return true;
+        return reply.transmitPayload(e, b, hdr, n);
     }
 
-    /** The memory under a READ reply became unreadable: no more payload, NAK 0x62 with the request's PSN (extensions §6). */
     @Override
     public void readFault(ResponderResources.Entry e) {
-        int p = e.requestPsn;
-        endReply();
-        nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+        reply.readFault(e);
     }
 }
