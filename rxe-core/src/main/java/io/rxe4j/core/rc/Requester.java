@@ -56,23 +56,26 @@ public final class Requester {
 
     /** Next PSN to send (req.psn). */
     public int psn;
-    private int credits;
-    private int noAckPkts;
+    int credits;
+    int noAckPkts;
     /** The first PSN never sent yet: a packet below it is a retransmission ({@code resent_pkts}). */
-    private int sendHighWater;
+    int sendHighWater;
     /** The output bound was reached; wait until fewer than {@link #RESUME_BELOW} packets are unacknowledged. */
-    private boolean outputStalled;
-    private final UnackedPackets unacked = new UnackedPackets();
+    boolean outputStalled;
+    final UnackedPackets unacked = new UnackedPackets();
     private final RetransmitTimer retransmitTimer;
     /** The device's budget of bytes in flight to this QP's peer, with the path's congestion window; set with the AV. */
-    private io.rxe4j.core.device.PeerBudget budget;
+    io.rxe4j.core.device.PeerBudget budget;
     /** Budget bytes sent in the current turn (for the fair quantum while other QPs wait). */
     private long turnBytes;
     public int retryLeft;
     int rnrLeft;
-    private boolean rnrWaiting;
+    boolean rnrWaiting;
     /** A retry sequence is running; NAKs and lost-response signals start no other until progress or a timeout. */
-    private boolean retryStarted;
+    boolean retryStarted;
+
+    /** Retries: what starts one, retry_cnt, the rewind to comp.psn and the fast-forward. */
+    private final RequesterRetry retries;
 
     private Scheduler.Cancellable rnrTimer;
     private final Runnable rnrTask;
@@ -81,8 +84,9 @@ public final class Requester {
         this.qp = qp;
         this.scheduler = qp.scheduler;
         this.counters = qp.counters;
+        this.retries = new RequesterRetry(this, qp);
         this.retransmitTimer = new RetransmitTimer(scheduler, unacked,
-                qp.guard("retransmit timer", this::onRetransmitTimeout));
+                qp.guard("retransmit timer", retries::onRetransmitTimeout));
         this.rnrTask = qp.guard("RNR timer", this::onRnrTimer);
     }
 
@@ -144,7 +148,7 @@ public final class Requester {
     }
 
     /** Gives {@code bytes} back to the peer budget, after the unacknowledged packets that held them were forgotten. */
-    private void releaseBudget(long bytes, boolean acknowledged) {
+    void releaseBudget(long bytes, boolean acknowledged) {
         if (budget != null && bytes > 0) {
             budget.release(bytes, acknowledged, unacked.heldBytes());
         }
@@ -176,76 +180,6 @@ public final class Requester {
     void onAcknowledged(int compPsn) {
         releaseBudget(unacked.acknowledgeBefore(compPsn), true);
         retransmitTimer.onProgress(scheduler.nanoTime());
-    }
-
-    /**
-     * A response names PSN {@code upTo}, which was sent before a rewind and has not been sent again
-     * yet ({@code req.psn ≤ upTo < sendHighWater}): the responder has every request up to it, so the
-     * requester moves forward as if it had resent them, and the completer can then take the
-     * response. RC acknowledgements are cumulative: kernel {@code rdma_rxe} answers every duplicate
-     * SEND/WRITE with an ACK of its latest PSN, ePSN − 1 ({@code rxe-facts.md} §5.5), which lies
-     * beyond what a rewind has resent so far; ignoring it would resend the same range until
-     * RETRY_EXC_ERR. The WQEs keep the PSNs they had (a SEND/WRITE is marked sent up to {@code upTo},
-     * a READ or atomic whose PSNs reach {@code upTo} as requested); the PSNs are recorded as
-     * unacknowledged, holding no budget, so the retransmit timer still covers a READ whose
-     * responses then stop.
-     *
-     * @return false if a TID RDMA WQE lies in the way (its segments keep their own state: the
-     *     response is then dropped as before) or the send queue ends first
-     */
-    boolean fastForward(int upTo) {
-        int pmtu = qp.pmtu();
-        long prod = qp.sqProducer();
-        long now = scheduler.nanoTime();
-        while (Psn.diff(upTo, psn) >= 0) {
-            if (qp.sqReq == prod) {
-                return false;
-            }
-            SendWqe w = qp.sqAt(qp.sqReq);
-            if (w.tid || w.isTidWrite()) {
-                return false;
-            }
-            if (w.state == SendWqe.State.POSTED && w.needsCredit() && !w.creditHeld) {
-                if (credits <= 0) {
-                    return false;
-                }
-                credits--;
-                w.creditHeld = true;
-            }
-            int last;
-            switch (w.opcode) {
-                case SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM -> {
-                    if (w.state == SendWqe.State.POSTED) {
-                        w.firstPsn = psn;
-                        w.lastPsn = Psn.add(psn, (int) Math.max(1, (w.length + pmtu - 1) / pmtu) - 1);
-                        w.sentBytes = 0;
-                        w.state = SendWqe.State.PROCESSING;
-                    }
-                    last = Psn.diff(upTo, w.lastPsn) >= 0 ? w.lastPsn : upTo;
-                    w.sentBytes = Math.min(w.length, w.sentBytes + (long) (Psn.diff(last, psn) + 1) * pmtu);
-                }
-                case RDMA_READ -> {
-                    long remaining = w.length - w.readBytes;
-                    w.firstPsn = psn;
-                    w.lastPsn = Psn.add(psn, (int) Math.max(1, (remaining + pmtu - 1) / pmtu) - 1);
-                    last = w.lastPsn;
-                }
-                default -> { // atomics, ATOMIC WRITE, FLUSH: one PSN
-                    w.firstPsn = psn;
-                    w.lastPsn = psn;
-                    last = psn;
-                }
-            }
-            if (last == w.lastPsn) {
-                w.state = SendWqe.State.PENDING;
-                qp.sqReq++;
-            }
-            unacked.addOrCoalesce(last, now);
-            psn = Psn.next(last);
-        }
-        noAckPkts = 0;
-        counters.inc(Counter.ACK_FAST_FORWARDS);
-        return true;
     }
 
     /**
@@ -281,7 +215,7 @@ public final class Requester {
         QP_ERROR
     }
 
-    private RequesterHook hook = RequesterHook.NONE;
+    RequesterHook hook = RequesterHook.NONE;
 
     /** Registers the extension that carries some WQEs (TID RDMA); {@link RequesterHook#NONE} for none. */
     public void hook(RequesterHook h) {
@@ -732,80 +666,29 @@ public final class Requester {
         TID_SEQUENCE
     }
 
-    /** The retransmit deadline passed with packets unacknowledged. */
-    private void onRetransmitTimeout() {
-        if (qp.state != QpState.RTS && qp.state != QpState.SQD) {
-            return;
-        }
-        if (rnrWaiting) {
-            return; // the RNR timer restarts the requester (rxe-facts §5.3)
-        }
-        counters.inc(Counter.RETRANSMIT_TIMEOUTS);
-        retry(RetryCause.TIMEOUT);
-        qp.lane.flushTransport();
-    }
-
-    /**
-     * Starts a retry from comp.psn, charging retry_cnt ({@code rxe-facts.md} §5.3). Unlike rxe,
-     * retry_cnt 7 is seven retries, not infinite ({@code extensions.md} §6): when no retry is left
-     * the head WQE completes with RETRY_EXC_ERR and the QP enters ERR. Only a timeout may start a
-     * retry while another one is under way (rxe's {@code started_retry}).
-     */
+    /** Starts a retry from comp.psn, charging retry_cnt ({@link RequesterRetry#retry}). */
     public void retry(RetryCause cause) {
-        SendWqe head = qp.completer.head();
-        if (head == null) {
-            return; // nothing was sent that a retry could resend
-        }
-        if (cause != RetryCause.TIMEOUT && retryStarted) {
-            return; // one retry sequence at a time: wait for progress or the timer
-        }
-        if (retryLeft <= 0 && head.opfn) {
-            // hfi1_restart_rc: an OPFN request out of retries ends silently, TID RDMA off, QP up
-            qp.completer.closeOutOpfn(head);
-            resetRetryCounters();
-            if (outstanding()) {
-                rewind();
-            }
-            run();
-            return;
-        }
-        if (retryLeft <= 0) {
-            counters.inc(Counter.RETRY_EXCEEDED_ERR);
-            String local = qp.lastSendFailure();
-            qp.completer.failHead(head, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.retryCnt
-                    + " exhausted (" + cause + "): no acknowledgement from " + qp.av() + " QPN 0x"
-                    + Integer.toHexString(qp.destQpn) + " for PSN 0x" + Integer.toHexString(qp.completer.compPsn())
-                    + (local != null ? "; this side could not send either, the last refusal: " + local : ""));
-            return;
-        }
-        retryLeft--;
-        retryStarted = true;
-        if (cause != RetryCause.TIMEOUT) {
-            counters.inc(Counter.COMPLETER_RETRY_ERR);
-        }
-        if (budget != null && budget.onLoss()) {
-            counters.inc(Counter.CC_WINDOW_REDUCTIONS); // any loss signal halves the path's window, once per episode
-        }
-        if (!outstanding()) {
-            return; // everything the requester sent was acknowledged meanwhile
-        }
-        rewind();
-        run();
+        retries.retry(cause);
+    }
+
+    /** A RESYNC renumbered TID READ segments being asked for: send again from comp.psn ({@link RequesterRetry#restartAfterResync}). */
+    public void restartAfterResync() {
+        retries.restartAfterResync();
+    }
+
+    /** Goes back to comp.psn and the oldest uncompleted WQE ({@link RequesterRetry#rewind}). */
+    void rewind() {
+        retries.rewind();
     }
 
     /**
-     * A RESYNC renumbered this QP's hardware flow while TID READ segments of it were asked for
-     * (the TID READ requester renumbered its segments): goes back to comp.psn and sends again, so the
-     * READ_REQs name the new flow sequences. Nothing was lost on this side's account, so retry_cnt
-     * is not charged and a retry already under way does not hold it back.
+     * A response names PSN {@code upTo}, sent before a rewind and not sent again yet: moves forward
+     * as if it had been resent ({@link RequesterRetry#fastForward}).
+     *
+     * @return false if a WQE an extension carries lies in the way or the send queue ends first
      */
-    public void restartAfterResync() {
-        if ((qp.state != QpState.RTS && qp.state != QpState.SQD) || rnrWaiting || !outstanding()) {
-            return; // (the RNR timer rewinds anyway)
-        }
-        counters.inc(Counter.TID_RESTARTS);
-        rewind();
-        run();
+    boolean fastForward(int upTo) {
+        return retries.fastForward(upTo);
     }
 
     /**
@@ -850,66 +733,5 @@ public final class Requester {
         rewind();
         run();
         qp.lane.flushTransport();
-    }
-
-    /**
-     * Goes back to the oldest uncompleted WQE and PSN comp.psn ({@code rxe-facts.md} §5.4): a
-     * SEND/WRITE resumes after its acknowledged packets, a READ re-requests only the missing tail,
-     * later WQEs are resent whole.
-     */
-    void rewind() {
-        int pmtu = qp.pmtu();
-        long from = qp.sqCompleted();
-        if (from != qp.sqProducer()) {
-            // never restart before the head WQE's own first PSN: PSNs once given must stay given,
-            // or the responder would see every later request shifted
-            SendWqe head = qp.sqAt(from);
-            if (head.state != SendWqe.State.POSTED) {
-                qp.completer.advanceTo(head.firstPsn);
-            }
-        }
-        int compPsn = qp.completer.compPsn();
-        long prod = qp.sqProducer();
-        long resendFrom = from;
-        for (long i = from; i != prod; i++) {
-            SendWqe w = qp.sqAt(i);
-            if (w.state == SendWqe.State.POSTED) {
-                break;
-            }
-            if (w.isTidWrite()) {
-                if (w.respSeg == w.totalSegs) {
-                    if (i == resendFrom) {
-                        resendFrom = i + 1; // every WRITE_RESP arrived: it only waits for TID ACKs
-                    }
-                    continue;
-                }
-                w.state = SendWqe.State.POSTED; // its WRITE_REQ goes again for the segments without WRITE_RESP
-                continue;
-            }
-            if (i == from && (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
-                    || w.opcode == WrOpcode.RDMA_WRITE || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM)) {
-                int acked = Psn.diff(compPsn, w.firstPsn);
-                if (acked > 0) {
-                    w.sentBytes = (long) acked * pmtu;
-                    w.state = SendWqe.State.PROCESSING;
-                    continue;
-                }
-            }
-            w.state = SendWqe.State.POSTED;
-            w.sentBytes = 0;
-            if (hook.carries(w)) {
-                hook.onRewind(w); // e.g. a TID READ resends from its oldest incomplete segment, same flows
-                continue;
-            }
-            if (i != from) {
-                w.readBytes = 0;
-            }
-        }
-        qp.sqReq = resendFrom;
-        psn = compPsn;
-        noAckPkts = 0;
-        outputStalled = false;
-        releaseBudget(unacked.clear(), false); // everything from comp.psn on is sent again and recorded anew
-        counters.inc(Counter.REWINDS);
     }
 }
