@@ -1,5 +1,6 @@
 package io.rxe4j.core.qp;
 
+import io.rxe4j.core.wire.TidEntry;
 import io.rxe4j.verbs.Counter;
 
 import io.rxe4j.verbs.Mtu;
@@ -239,5 +240,44 @@ public final class Opfn {
             LOG.debug("QP 0x{} OPFN {}: extended={} requested={} completed={} curr={} local={} remote={}",
                     Integer.toHexString(qp.qpn), what, extended, requested, completed, curr, local, remote);
         }
+    }
+
+    // ------------------------------------------------------------------ post time: what qualifies for TID RDMA
+
+    /**
+     * Whether an RDMA READ qualifies for TID RDMA ({@code setup_tid_rdma_wqe}, §5.1): TID RDMA
+     * negotiated, path MTU 4096, length ≥ 256 KiB, every local SGE 4 KiB aligned and a multiple of
+     * 4 KiB long. Any thread (reads the negotiated parameters once).
+     *
+     * @return the peer's parameters if it qualifies, else null
+     */
+    public TidRdmaParams tidReadQualifies(long length, long[] sgeAddr, int[] sgeLength, int numSge) {
+        TidRdmaParams remote = remote();
+        if (remote == null || qp.pathMtu != Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
+                || numSge == 0) {
+            return null;
+        }
+        for (int i = 0; i < numSge; i++) {
+            if ((sgeAddr[i] & (TidEntry.PAGE_SIZE - 1)) != 0 || (sgeLength[i] & (TidEntry.PAGE_SIZE - 1)) != 0) {
+                return null;
+            }
+        }
+        return remote;
+    }
+
+    /**
+     * Whether an RDMA WRITE qualifies for TID RDMA ({@code setup_tid_rdma_wqe}, §6.1): TID RDMA
+     * negotiated, path MTU 4096, length ≥ 256 KiB and a multiple of 4 KiB, remote address 4 KiB
+     * aligned (local SGEs are not checked: this side is the data source).
+     *
+     * @return the peer's parameters if it qualifies, else null
+     */
+    public TidRdmaParams tidWriteQualifies(long length, long remoteAddr) {
+        TidRdmaParams remote = remote();
+        if (remote == null || qp.pathMtu != Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
+                || (length & (TidEntry.PAGE_SIZE - 1)) != 0 || (remoteAddr & (TidEntry.PAGE_SIZE - 1)) != 0) {
+            return null;
+        }
+        return remote;
     }
 }

@@ -726,18 +726,17 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps {
         w.tid = false;
         if (wr.opcode == WrOpcode.RDMA_WRITE && !inline) {
             // a qualifying WRITE (not WRITE_WITH_IMM) on a QP that negotiated TID RDMA is a TID WRITE
-            io.rxe4j.verbs.TidRdmaParams remote = TidWriteRequester.qualifies(this, total, wr.remoteAddr);
+            io.rxe4j.verbs.TidRdmaParams remote = opfn.tidWriteQualifies(total, wr.remoteAddr);
             if (remote != null) {
-                TidWriteRequester.convert(w, remote, pmtu());
+                TidSegment.toTidWrite(w, remote, pmtu());
                 tidWritesPosted = true; // published to the loop by the release store of sqProd
             }
         }
         if (wr.opcode == WrOpcode.RDMA_READ && !inline) {
             // hfi1_setup_wqe: a qualifying READ on a QP that negotiated TID RDMA is carried as TID READ
-            io.rxe4j.verbs.TidRdmaParams remote = TidReadRequester.qualifies(this, total, w.sgeAddr,
-                    w.sgeLength, w.numSge);
+            io.rxe4j.verbs.TidRdmaParams remote = opfn.tidReadQualifies(total, w.sgeAddr, w.sgeLength, w.numSge);
             if (remote != null) {
-                TidReadRequester.convert(w, remote, pmtu());
+                TidSegment.toTidRead(w, remote, pmtu());
             }
         }
         w.posted(false);

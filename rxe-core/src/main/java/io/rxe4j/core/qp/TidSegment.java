@@ -1,5 +1,7 @@
 package io.rxe4j.core.qp;
 
+import io.rxe4j.verbs.TidRdmaParams;
+
 /**
  * The software flow of one TID RDMA segment at the data destination ({@code struct
  * tid_rdma_flow}; {@code tid-opfn-facts.md} §4): which verbs PSNs and which flow sequence numbers
@@ -78,5 +80,32 @@ public final class TidSegment {
     /** @return the segment's last flow sequence number */
     public int lpsn() {
         return spsn + npkts - 1;
+    }
+
+    /** Turns WQE {@code w} (just filled at post time) into a TID READ with the peer's segment size. */
+    public static void toTidRead(SendWqe w, TidRdmaParams remote, int pmtu) {
+        w.tid = true;
+        w.segLen = (int) Math.min(remote.maxLen(), w.length);
+        w.totalSegs = (int) ((w.length + w.segLen - 1) / w.segLen);
+        w.pktsPerSeg = (w.segLen + pmtu - 1) / pmtu;
+        w.curSeg = 0;
+        w.compSeg = 0;
+        w.setupHead = 0;
+        w.segCredits = 0;
+        if (w.segs == null) {
+            w.segs = new TidSegment[TidSegment.RING];
+            for (int i = 0; i < w.segs.length; i++) {
+                w.segs[i] = new TidSegment();
+            }
+        }
+    }
+
+    /** Turns WQE {@code w} into a TID WRITE: one verbs PSN per segment of the peer's max_len. */
+    public static void toTidWrite(SendWqe w, TidRdmaParams remote, int pmtu) {
+        toTidRead(w, remote, pmtu);
+        w.respSeg = 0;
+        w.dataSeg = 0;
+        w.ackSeg = 0;
+        w.tidStarted = false;
     }
 }

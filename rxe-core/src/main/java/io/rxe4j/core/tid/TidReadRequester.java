@@ -71,45 +71,6 @@ public final class TidReadRequester {
 
     // ------------------------------------------------------------------ post time
 
-    /**
-     * Whether an RDMA READ qualifies for TID RDMA ({@code setup_tid_rdma_wqe}, §5.1): TID RDMA
-     * negotiated, path MTU 4096, length ≥ 256 KiB, every local SGE 4 KiB aligned and a multiple of
-     * 4 KiB long. Any thread (reads the negotiated parameters once).
-     *
-     * @return the peer's parameters if it qualifies, else null
-     */
-    public static TidRdmaParams qualifies(RxeQp qp, long length, long[] sgeAddr, int[] sgeLength, int numSge) {
-        TidRdmaParams remote = qp.opfn.remote();
-        if (remote == null || qp.pathMtu != io.rxe4j.verbs.Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
-                || numSge == 0) {
-            return null;
-        }
-        for (int i = 0; i < numSge; i++) {
-            if ((sgeAddr[i] & (TidEntry.PAGE_SIZE - 1)) != 0 || (sgeLength[i] & (TidEntry.PAGE_SIZE - 1)) != 0) {
-                return null;
-            }
-        }
-        return remote;
-    }
-
-    /** Turns WQE {@code w} (just filled at post time) into a TID READ with the peer's segment size. */
-    public static void convert(SendWqe w, TidRdmaParams remote, int pmtu) {
-        w.tid = true;
-        w.segLen = (int) Math.min(remote.maxLen(), w.length);
-        w.totalSegs = (int) ((w.length + w.segLen - 1) / w.segLen);
-        w.pktsPerSeg = (w.segLen + pmtu - 1) / pmtu;
-        w.curSeg = 0;
-        w.compSeg = 0;
-        w.setupHead = 0;
-        w.segCredits = 0;
-        if (w.segs == null) {
-            w.segs = new TidSegment[TidSegment.RING];
-            for (int i = 0; i < w.segs.length; i++) {
-                w.segs[i] = new TidSegment();
-            }
-        }
-    }
-
     // ------------------------------------------------------------------ setup (requester side)
 
     /** A TID READ WQE starts (its first segment is about to be set up). */

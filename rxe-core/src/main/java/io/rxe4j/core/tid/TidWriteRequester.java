@@ -92,31 +92,6 @@ public final class TidWriteRequester {
 
     // ------------------------------------------------------------------ post time
 
-    /**
-     * Whether an RDMA WRITE qualifies for TID RDMA ({@code setup_tid_rdma_wqe}, §6.1): TID RDMA
-     * negotiated, path MTU 4096, length ≥ 256 KiB and a multiple of 4 KiB, remote address 4 KiB
-     * aligned (local SGEs are not checked: this side is the data source).
-     *
-     * @return the peer's parameters if it qualifies, else null
-     */
-    public static TidRdmaParams qualifies(RxeQp qp, long length, long remoteAddr) {
-        TidRdmaParams remote = qp.opfn.remote();
-        if (remote == null || qp.pathMtu != io.rxe4j.verbs.Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
-                || (length & (TidEntry.PAGE_SIZE - 1)) != 0 || (remoteAddr & (TidEntry.PAGE_SIZE - 1)) != 0) {
-            return null;
-        }
-        return remote;
-    }
-
-    /** Turns WQE {@code w} into a TID WRITE: one verbs PSN per segment of the peer's max_len. */
-    public static void convert(SendWqe w, TidRdmaParams remote, int pmtu) {
-        TidReadRequester.convert(w, remote, pmtu);
-        w.respSeg = 0;
-        w.dataSeg = 0;
-        w.ackSeg = 0;
-        w.tidStarted = false;
-    }
-
     /** @return how many TID WRITEs before {@code upTo} (SQ index) are started and not complete */
     public int outstandingBefore(long upTo) {
         int n = 0;
