@@ -216,6 +216,8 @@ public final class Requester {
     }
 
     RequesterHook hook = RequesterHook.NONE;
+    /** Why the last run stopped before the end of the send queue, or null (tests, diagnostics). */
+    private Stall lastStall;
 
     /** Registers the extension that carries some WQEs (TID RDMA); {@link RequesterHook#NONE} for none. */
     public void hook(RequesterHook h) {
@@ -241,15 +243,18 @@ public final class Requester {
         turnBytes = 0;
         long prod = qp.sqProducer();
         boolean extensionPosted = qp.tidWritesPosted; // after the acquire of sqProd: covers every WQE before prod
+        lastStall = null;
         while (qp.sqReq != prod) {
             SendWqe w = qp.sqAt(qp.sqReq);
             Stall stall = gate(w, s, extensionPosted);
             if (stall != null) {
+                lastStall = stall;
                 onStall(stall);
                 break;
             }
             if (hook.carries(w)) {
                 stall = hook.send(w);
+                lastStall = stall;
                 if (stall == Stall.QP_ERROR) {
                     return;
                 }
@@ -315,6 +320,11 @@ public final class Requester {
             }
         }
         return null;
+    }
+
+    /** @return why the last run of the send loop stopped short of the queue's end, or null */
+    Stall lastStall() {
+        return lastStall;
     }
 
     /** What a stall arranges so that the requester runs again once it is over. */
