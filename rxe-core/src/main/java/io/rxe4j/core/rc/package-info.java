@@ -4,7 +4,8 @@
  * its responder resources. Everything here runs on the owning lane's event loop.
  *
  * <p>This package knows no TID RDMA: an extension takes WQEs and requests through the narrow hooks
- * defined here ({@code RequesterHook}, {@code ResponderHook},
- * {@code CompleterOps}). Engine internals, not API.
+ * defined here ({@link io.rxe4j.core.rc.RequesterHook}, {@link io.rxe4j.core.rc.ResponderHook},
+ * {@link io.rxe4j.core.rc.CompleterOps}) and uses the engines through {@link io.rxe4j.core.rc.ResponderOps}
+ * and the requester's hook-facing methods. Engine internals, not API.
  */
 package io.rxe4j.core.rc;
