@@ -2,7 +2,7 @@ package io.rxe4j.core.device;
 
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.qp.RxeQp;
-import io.rxe4j.core.qp.TidPool;
+import io.rxe4j.core.tid.TidPool;
 import io.rxe4j.core.stats.Counters;
 import io.rxe4j.core.wire.Bth;
 import io.rxe4j.core.wire.DropReason;

@@ -150,7 +150,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
     }
 
     /** @return the first lane's TID RDMA pools (TID entries, hardware flows), or null without TID RDMA. Loop only. */
-    public io.rxe4j.core.qp.TidPool tidPool() {
+    public io.rxe4j.core.tid.TidPool tidPool() {
         return lanes[0].tidPool();
     }
 

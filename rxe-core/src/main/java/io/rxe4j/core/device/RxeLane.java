@@ -6,7 +6,7 @@ import io.rxe4j.verbs.Counter;
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.policy.PeerBudget;
 import io.rxe4j.core.qp.RxeQp;
-import io.rxe4j.core.qp.TidPool;
+import io.rxe4j.core.tid.TidPool;
 import io.rxe4j.core.wire.Bth;
 import io.rxe4j.core.wire.DropReason;
 import io.rxe4j.core.wire.Icrc;
@@ -336,7 +336,7 @@ public final class RxeLane implements PacketReceiver {
     /**
      * A packet the network marked CE (Congestion Experienced). With {@link DeviceConfig#ecn()} a
      * request makes its QP's responder send a CNP (at most one per QP per {@code
-     * Responder.CNP_INTERVAL_NANOS}); otherwise the mark is ignored.
+     * rc.ResponsePackets.CNP_INTERVAL_NANOS}); otherwise the mark is ignored.
      */
     @Override
     public void onPacket(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient, boolean ceMarked) {

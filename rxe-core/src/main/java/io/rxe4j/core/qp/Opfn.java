@@ -1,5 +1,6 @@
 package io.rxe4j.core.qp;
 
+import io.rxe4j.core.wire.TidEntry;
 import io.rxe4j.verbs.Counter;
 
 import io.rxe4j.verbs.Mtu;
@@ -22,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * and {@link #reset} ({@code opfn_conn_error}). No I/O: a request is posted through {@link
  * RxeQp#postOpfn}. Loop only; the getters may be read from other threads (volatile).
  */
-final class Opfn {
+public final class Opfn {
     /** {@code STL_VERBS_EXTD_NONE}. */
     static final int NONE = 0;
     /** {@code STL_VERBS_EXTD_MAX}: capcodes are 1..MAX-1. */
@@ -30,7 +31,7 @@ final class Opfn {
     /** The mask bit of TID RDMA: BIT(capcode − 1). */
     static final int TID_MASK = 1 << (TidRdmaParams.CAPCODE - 1);
     /** The receive context of every device (one per device, {@code tid-opfn-facts.md} §9.7). */
-    static final int CONTEXT = 0;
+    public static final int CONTEXT = 0;
     private static final Logger LOG = LoggerFactory.getLogger(Opfn.class);
 
     private final RxeQp qp;
@@ -57,7 +58,7 @@ final class Opfn {
     }
 
     /** @return whether the device sends and acts on OPFN (BTH DW1 bit 24) */
-    boolean enabled() {
+    public boolean enabled() {
         return enabled;
     }
 
@@ -77,11 +78,11 @@ final class Opfn {
         return curr;
     }
 
-    TidRdmaParams local() {
+    public TidRdmaParams local() {
         return local;
     }
 
-    TidRdmaParams remote() {
+    public TidRdmaParams remote() {
         return remote;
     }
 
@@ -172,7 +173,7 @@ final class Opfn {
      * @return the ATOMIC ACKNOWLEDGE data: this side's word, 0 if the peer's parameters could not
      *     be taken, or {@code stale}
      */
-    long onRequest(long word, long stale) {
+    public long onRequest(long word, long stale) {
         qp.counters.inc(Counter.OPFN_RESPONSES);
         int capcode = (int) (word & 0xF);
         if (capcode == NONE || capcode >= MAX) {
@@ -195,7 +196,7 @@ final class Opfn {
      * {@code opfn_conn_reply}, at the requester: the ATOMIC ACKNOWLEDGE of this side's request.
      * Ignored unless its capcode is the one in flight; {@link #curr} is cleared in every case.
      */
-    void onReply(long word) {
+    public void onReply(long word) {
         int capcode = (int) (word & 0xF);
         if (capcode == NONE || capcode >= MAX) {
             return;
@@ -213,7 +214,7 @@ final class Opfn {
      * The OPFN request ran out of retries: the capability counts as completed with TID RDMA off
      * (a reply of the bare capcode); the caller completes the WQE without a CQE and the QP stays up.
      */
-    void onRetriesExhausted() {
+    public void onRetriesExhausted() {
         qp.counters.inc(Counter.OPFN_TIMEOUTS);
         int c = curr;
         onReply(c == NONE ? TidRdmaParams.CAPCODE : c);
@@ -239,5 +240,44 @@ final class Opfn {
             LOG.debug("QP 0x{} OPFN {}: extended={} requested={} completed={} curr={} local={} remote={}",
                     Integer.toHexString(qp.qpn), what, extended, requested, completed, curr, local, remote);
         }
+    }
+
+    // ------------------------------------------------------------------ post time: what qualifies for TID RDMA
+
+    /**
+     * Whether an RDMA READ qualifies for TID RDMA ({@code setup_tid_rdma_wqe}, §5.1): TID RDMA
+     * negotiated, path MTU 4096, length ≥ 256 KiB, every local SGE 4 KiB aligned and a multiple of
+     * 4 KiB long. Any thread (reads the negotiated parameters once).
+     *
+     * @return the peer's parameters if it qualifies, else null
+     */
+    public TidRdmaParams tidReadQualifies(long length, long[] sgeAddr, int[] sgeLength, int numSge) {
+        TidRdmaParams remote = remote();
+        if (remote == null || qp.attr.pathMtu() != Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
+                || numSge == 0) {
+            return null;
+        }
+        for (int i = 0; i < numSge; i++) {
+            if ((sgeAddr[i] & (TidEntry.PAGE_SIZE - 1)) != 0 || (sgeLength[i] & (TidEntry.PAGE_SIZE - 1)) != 0) {
+                return null;
+            }
+        }
+        return remote;
+    }
+
+    /**
+     * Whether an RDMA WRITE qualifies for TID RDMA ({@code setup_tid_rdma_wqe}, §6.1): TID RDMA
+     * negotiated, path MTU 4096, length ≥ 256 KiB and a multiple of 4 KiB, remote address 4 KiB
+     * aligned (local SGEs are not checked: this side is the data source).
+     *
+     * @return the peer's parameters if it qualifies, else null
+     */
+    public TidRdmaParams tidWriteQualifies(long length, long remoteAddr) {
+        TidRdmaParams remote = remote();
+        if (remote == null || qp.attr.pathMtu() != Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
+                || (length & (TidEntry.PAGE_SIZE - 1)) != 0 || (remoteAddr & (TidEntry.PAGE_SIZE - 1)) != 0) {
+            return null;
+        }
+        return remote;
     }
 }

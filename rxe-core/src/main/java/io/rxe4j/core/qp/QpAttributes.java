@@ -17,7 +17,7 @@ import java.net.InetSocketAddress;
  * <p>Threading: written on the QP's loop only (modify runs there); read on the loop by the
  * engines. The QP state itself is not here: it belongs to {@link RxeQp}.
  */
-final class QpAttributes {
+public final class QpAttributes {
     /** IBV_QP_ACCESS_FLAGS ({@link Access} REMOTE_* and FLUSH_* bits the responder allows). */
     int accessFlags;
     /** The peer's (IP, UDP port), or null before RTR. */
@@ -167,5 +167,65 @@ final class QpAttributes {
     /** rxe rounds max_rd_atomic and max_dest_rd_atomic up to a power of two ({@code rxe_qp_from_attr}). */
     static int roundUpPow2(int n) {
         return n <= 1 ? n : Integer.highestOneBit(n - 1) << 1;
+    }
+
+    /** @return {@code accessFlags} (read on the loop; written only by modify_qp) */
+    public int accessFlags() {
+        return accessFlags;
+    }
+
+    /** @return {@code av} (read on the loop; written only by modify_qp) */
+    public InetSocketAddress av() {
+        return av;
+    }
+
+    /** @return {@code pathMtu} (read on the loop; written only by modify_qp) */
+    public Mtu pathMtu() {
+        return pathMtu;
+    }
+
+    /** @return {@code timeout} (read on the loop; written only by modify_qp) */
+    public int timeout() {
+        return timeout;
+    }
+
+    /** @return {@code retryCnt} (read on the loop; written only by modify_qp) */
+    public int retryCnt() {
+        return retryCnt;
+    }
+
+    /** @return {@code rnrRetry} (read on the loop; written only by modify_qp) */
+    public int rnrRetry() {
+        return rnrRetry;
+    }
+
+    /** @return {@code rqPsn} (read on the loop; written only by modify_qp) */
+    public int rqPsn() {
+        return rqPsn;
+    }
+
+    /** @return {@code sqPsn} (read on the loop; written only by modify_qp) */
+    public int sqPsn() {
+        return sqPsn;
+    }
+
+    /** @return {@code maxRdAtomic} (read on the loop; written only by modify_qp) */
+    public int maxRdAtomic() {
+        return maxRdAtomic;
+    }
+
+    /** @return {@code maxDestRdAtomic} (read on the loop; written only by modify_qp) */
+    public int maxDestRdAtomic() {
+        return maxDestRdAtomic;
+    }
+
+    /** @return {@code minRnrTimer} (read on the loop; written only by modify_qp) */
+    public int minRnrTimer() {
+        return minRnrTimer;
+    }
+
+    /** @return {@code destQpn} (read on the loop; written only by modify_qp) */
+    public int destQpn() {
+        return destQpn;
     }
 }

@@ -1,13 +1,13 @@
 package io.rxe4j.core.qp;
 
 /** A receive queue entry: a copy of the posted receive WR. Preallocated per RQ slot. */
-final class RecvWqe {
-    long wrId;
-    int numSge;
-    final long[] sgeAddr;
-    final int[] sgeLength;
-    final int[] sgeLkey;
-    long length;
+public final class RecvWqe {
+    public long wrId;
+    public int numSge;
+    public final long[] sgeAddr;
+    public final int[] sgeLength;
+    public final int[] sgeLkey;
+    public long length;
 
     RecvWqe(int maxSge) {
         sgeAddr = new long[maxSge];

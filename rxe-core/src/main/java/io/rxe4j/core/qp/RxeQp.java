@@ -1,5 +1,17 @@
 package io.rxe4j.core.qp;
 
+import io.rxe4j.core.rc.Completer;
+import io.rxe4j.core.rc.Requester;
+import io.rxe4j.core.rc.Responder;
+import io.rxe4j.core.tid.HwFlow;
+import io.rxe4j.core.tid.TidPool;
+import io.rxe4j.core.tid.TidReadRequester;
+import io.rxe4j.core.tid.TidReadResponder;
+import io.rxe4j.core.tid.TidResponderHook;
+import io.rxe4j.core.tid.TidSendHook;
+import io.rxe4j.core.tid.TidWriteRequester;
+import io.rxe4j.core.tid.TidWriteResponder;
+
 import io.rxe4j.core.cq.RxeCq;
 import io.rxe4j.core.device.RxeDevice;
 import io.rxe4j.core.device.RxeLane;
@@ -36,12 +48,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * on the loop and needs no locks.
  */
 public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter {
-    final RxeDevice device;
+    public final RxeDevice device;
     /** The device lane (event loop) this QP belongs to for its whole life. */
-    final RxeLane lane;
-    final Scheduler scheduler;
+    public final RxeLane lane;
+    public final Scheduler scheduler;
     final int qpn;
-    final RxePd pd;
+    public final RxePd pd;
     final RxeCq sendCq;
     final RxeCq recvCq;
     final QpCaps caps;
@@ -50,7 +62,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     /** The state; volatile for posting threads, written on the loop (modify, errors). */
     volatile QpState state = QpState.RESET;
     /** The modify_qp attributes (written on the loop by modify). */
-    final QpAttributes attr = new QpAttributes();
+    public final QpAttributes attr = new QpAttributes();
     final SendQueue sendQueue;
     final RecvQueue recvQueue;
     private final WrValidator validator;
@@ -75,20 +87,20 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     boolean tidWritesPosted;
 
     /** This QP's counters (the device's are their sum plus the device's own receive-path drops). */
-    final Counters counters = new Counters();
-    final Requester requester;
-    final Completer completer;
-    final Responder responder;
+    public final Counters counters = new Counters();
+    public final Requester requester;
+    public final Completer completer;
+    public final Responder responder;
     /** OPFN feature negotiation (TID RDMA parameters). */
-    final Opfn opfn;
+    public final Opfn opfn;
     /** The hardware flow of this QP's data-destination roles (TID READ requester, TID WRITE responder). */
-    final HwFlow hwFlow;
+    public final HwFlow hwFlow;
     /** TID RDMA READ, data-destination half (flow, segments, placement). */
-    final TidReadRequester tidRead;
+    public final TidReadRequester tidRead;
     /** TID RDMA WRITE, data-source half (WRITE_RESP, data, TID ACK, RESYNC). */
-    final TidWriteRequester tidWrite;
+    public final TidWriteRequester tidWrite;
     /** TID RDMA WRITE, data-destination half (entries, allocation, WRITE_RESP, placement, TID ACK). */
-    final TidWriteResponder tidWriteResp;
+    public final TidWriteResponder tidWriteResp;
     private final AtomicBoolean tidKickScheduled = new AtomicBoolean();
     private final Runnable tidKickTask = guard("TID resources", this::onTidKick);
 
@@ -128,6 +140,8 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         this.tidRead = new TidReadRequester(this);
         this.tidWrite = new TidWriteRequester(this);
         this.tidWriteResp = new TidWriteResponder(this);
+        requester.hook(new TidSendHook(this, tidRead, tidWrite));
+        responder.hook(new TidResponderHook(this, new TidReadResponder(this), tidWriteResp));
     }
 
     /** @return this QP's counters, named like the device's ({@code rdma statistic qp} in rdma-core) */
@@ -215,7 +229,27 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     }
 
     /** @return the path MTU in bytes */
-    int pmtu() {
+    /** @return the requester's cursor: the next SQ index it works on (loop only) */
+    public long sqReq() {
+        return sqReq;
+    }
+
+    /** Sets the requester's cursor (a rewind or a completion moves it; loop only). */
+    public void sqReq(long index) {
+        sqReq = index;
+    }
+
+    /** Moves the requester's cursor to the next WQE (loop only). */
+    public void advanceSqReq() {
+        sqReq++;
+    }
+
+    /** @return whether a TID WRITE was ever posted (sticky; published by the release store of sqProd) */
+    public boolean tidWritesPosted() {
+        return tidWritesPosted;
+    }
+
+    public int pmtu() {
         return attr.pathMtu.bytes();
     }
 
@@ -379,7 +413,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
      *
      * @return false if the QP is not in RTS or the reserved slot is in use
      */
-    boolean postOpfn(long word) {
+    public boolean postOpfn(long word) {
         if (state != QpState.RTS || !sendQueue.postOpfn(word)) {
             return false;
         }
@@ -422,7 +456,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     // =====================================================================================
 
     /** Wakes the loop to run the requester (and flush in ERR). Coalesces concurrent wakes. */
-    void kick() {
+    public void kick() {
         if (kickScheduled.compareAndSet(false, true)) {
             try {
                 scheduler.execute(kickTask);
@@ -437,7 +471,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
      * enters ERR with an "internal error" reason and the device logs a rate-limited WARN, instead
      * of the exception vanishing into the event loop.
      */
-    Runnable guard(String what, Runnable task) {
+    public Runnable guard(String what, Runnable task) {
         return () -> {
             try {
                 task.run();
@@ -474,37 +508,37 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     }
 
     /** @return the SQ producer index (acquire: every WQE before it is fully written). Loop. */
-    long sqProducer() {
+    public long sqProducer() {
         return sendQueue.producer();
     }
 
     /** @return the SQ consumer index: the oldest send WQE not yet completed. Loop. */
-    long sqCompleted() {
+    public long sqCompleted() {
         return sendQueue.completed();
     }
 
     /** Publishes the SQ consumer index {@code v}. Loop. */
-    void advanceSqCompleted(long v) {
+    public void advanceSqCompleted(long v) {
         sendQueue.advanceCompleted(v);
     }
 
     /** Retires the send WQE at the SQ consumer index ({@link SendQueue#retireHead}). Loop. */
-    void retireSqHead(SendWqe w, long v) {
+    public void retireSqHead(SendWqe w, long v) {
         sendQueue.retireHead(w, v);
     }
 
     /** @return the send WQE of SQ index {@code index}. Loop. */
-    SendWqe sqAt(long index) {
+    public SendWqe sqAt(long index) {
         return sendQueue.at(index);
     }
 
     /** @return the next receive WQE without consuming it, or null if the RQ is empty. Loop. */
-    RecvWqe peekRecv() {
+    public RecvWqe peekRecv() {
         return recvQueue.peek();
     }
 
     /** Consumes the receive WQE returned by {@link #peekRecv()}. Loop. */
-    void consumeRecv() {
+    public void consumeRecv() {
         recvQueue.consume();
     }
 
@@ -514,7 +548,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
      *
      * @return false if the CQ overflowed
      */
-    boolean completeSend(long wrId, WrOpcode op, int sendFlags, long length, int immData, WcStatus status,
+    public boolean completeSend(long wrId, WrOpcode op, int sendFlags, long length, int immData, WcStatus status,
             int vendorErr) {
         return completions.completeSend(wrId, op, sendFlags, length, immData, status, vendorErr);
     }
@@ -524,7 +558,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
      *
      * @return false if the CQ overflowed
      */
-    boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm) {
+    public boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm) {
         return completions.completeRecv(wrId, status, opcode, byteLen, flags, imm, false);
     }
 
@@ -532,7 +566,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
      * As {@link #completeRecv(long, WcStatus, WcOpcode, int, int, int)}; {@code solicited} is the
      * SE bit of the message's last packet (for a solicited-only armed CQ).
      */
-    boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm,
+    public boolean completeRecv(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int flags, int imm,
             boolean solicited) {
         return completions.completeRecv(wrId, status, opcode, byteLen, flags, imm, solicited);
     }
@@ -541,7 +575,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
      * Moves the QP to ERR: stops the engines and completes every outstanding send and receive
      * WQE with WR_FLUSH_ERR, in order, signaled or not ({@code rxe-facts.md} §6.8). Loop only.
      */
-    void moveToError(String reason) {
+    public void moveToError(String reason) {
         moveToError(reason, true);
     }
 
@@ -580,7 +614,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
      * Records why the QP is about to enter ERR before the failing WQE's completion becomes
      * visible, so that a thread that polls that completion finds the reason. Loop only.
      */
-    void noteErrorReason(String reason) {
+    public void noteErrorReason(String reason) {
         if (state != QpState.ERR) {
             errorReason = reason;
         }
@@ -715,12 +749,12 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     private volatile String lastSendFailure;
 
     /** @return the last transient send refusal since the last valid response, or null. Any thread. */
-    String lastSendFailure() {
+    public String lastSendFailure() {
         return lastSendFailure;
     }
 
     /** A valid response arrived: earlier transient send refusals are history. Loop only. */
-    void clearSendFailure() {
+    public void clearSendFailure() {
         if (lastSendFailure != null) {
             lastSendFailure = null;
         }
@@ -790,7 +824,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     }
 
     /** TID resources may be free again: the TID WRITE responder allocates, the requester runs (coalesced). */
-    void kickTid() {
+    public void kickTid() {
         if (tidKickScheduled.compareAndSet(false, true)) {
             scheduler.execute(tidKickTask);
         }
@@ -807,7 +841,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     }
 
     /** Frees every TID entry, flow and timer of this QP (ERR, RESET, destroy). Loop only. */
-    void releaseTid() {
+    public void releaseTid() {
         tidRead.releaseAll();
         tidWrite.releaseAll();
         tidWriteResp.releaseAll();

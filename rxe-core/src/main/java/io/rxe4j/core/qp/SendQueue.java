@@ -255,18 +255,17 @@ final class SendQueue {
         w.tid = false;
         if (wr.opcode == WrOpcode.RDMA_WRITE && !inline) {
             // a qualifying WRITE (not WRITE_WITH_IMM) on a QP that negotiated TID RDMA is a TID WRITE
-            TidRdmaParams remote = TidWriteRequester.qualifies(qp, total, wr.remoteAddr);
+            TidRdmaParams remote = qp.opfn.tidWriteQualifies(total, wr.remoteAddr);
             if (remote != null) {
-                TidWriteRequester.convert(w, remote, qp.pmtu());
+                TidSegment.toTidWrite(w, remote, qp.pmtu());
                 qp.tidWritesPosted = true; // published to the loop by the release store of sqProd
             }
         }
         if (wr.opcode == WrOpcode.RDMA_READ && !inline) {
             // hfi1_setup_wqe: a qualifying READ on a QP that negotiated TID RDMA is carried as TID READ
-            TidRdmaParams remote = TidReadRequester.qualifies(qp, total, w.sgeAddr,
-                    w.sgeLength, w.numSge);
+            TidRdmaParams remote = qp.opfn.tidReadQualifies(total, w.sgeAddr, w.sgeLength, w.numSge);
             if (remote != null) {
-                TidReadRequester.convert(w, remote, qp.pmtu());
+                TidSegment.toTidRead(w, remote, qp.pmtu());
             }
         }
         w.posted(false);

@@ -8,81 +8,81 @@ import io.rxe4j.verbs.WrOpcode;
  * A send queue entry: a copy of the posted {@link SendWr} plus the requester/completer progress.
  * Preallocated per SQ slot and reused; only the device loop reads it after posting.
  */
-final class SendWqe {
-    enum State { POSTED, PROCESSING, PENDING, DONE }
+public final class SendWqe {
+    public enum State { POSTED, PROCESSING, PENDING, DONE }
 
     // --- copied from the WR at post time ---
-    long wrId;
-    WrOpcode opcode;
-    int sendFlags;
-    int numSge;
-    final long[] sgeAddr;
-    final int[] sgeLength;
-    final int[] sgeLkey;
-    int immData;
-    long remoteAddr;
-    int rkey;
-    long compareAdd;
-    long swap;
-    long compareAddMask;
-    long swapMask;
-    long atomicWriteValue;
-    int flushType;
-    int flushLevel;
+    public long wrId;
+    public WrOpcode opcode;
+    public int sendFlags;
+    public int numSge;
+    public final long[] sgeAddr;
+    public final int[] sgeLength;
+    public final int[] sgeLkey;
+    public int immData;
+    public long remoteAddr;
+    public int rkey;
+    public long compareAdd;
+    public long swap;
+    public long compareAddMask;
+    public long swapMask;
+    public long atomicWriteValue;
+    public int flushType;
+    public int flushLevel;
     /** Total message length in bytes (ATOMIC_WRITE 8; FLUSH the flush length). */
-    long length;
+    public long length;
     /** Inline payload (IBV_SEND_INLINE), copied at post time, or null. */
-    byte[] inline;
-    int inlineLength;
+    public byte[] inline;
+    public int inlineLength;
 
     /** The hidden OPFN request in the reserved slot: no credit, no CQE ({@code tid-opfn-facts.md} §1.2). */
-    boolean opfn;
+    public boolean opfn;
 
     // --- TID RDMA READ and WRITE (tid-opfn-facts §5, §6; decided at post time) ---
     /**
      * Carried as TID RDMA: an RDMA_READ as TID READ (one READ_REQ per segment of {@link #segLen}
      * bytes), an RDMA_WRITE as TID WRITE (one WRITE_REQ, one verbs PSN per segment).
      */
-    boolean tid;
+    public boolean tid;
     /** Segment length in bytes (the peer's max_len, at most the message). */
-    int segLen;
+    public int segLen;
     /** Segments of the message. */
-    int totalSegs;
+    public int totalSegs;
     /** Packets (verbs PSNs) per full segment. */
-    int pktsPerSeg;
+    public int pktsPerSeg;
     /** Segments whose READ_REQ went out since the last rewind ({@code cur_seg}). */
-    int curSeg;
+    public int curSeg;
     /** Segments completed ({@code comp_seg}). */
-    int compSeg;
+    public int compSeg;
     /** Segments given flow sequence numbers and TID entries ({@code setup_head}). */
-    int setupHead;
+    public int setupHead;
     /** max_rd_atomic credits held: one per segment sent and not completed. */
-    int segCredits;
+    public int segCredits;
     /** TID WRITE: its WRITE_REQ went out at least once (its PSNs are assigned). */
-    boolean tidStarted;
+    public boolean tidStarted;
     /** TID WRITE: WRITE_RESPs received ({@code comp_seg} at the requester); their segments may send data. */
-    int respSeg;
+    public int respSeg;
     /** TID WRITE: segments whose data went out completely ({@code cur_seg}). */
-    int dataSeg;
+    public int dataSeg;
     /** TID WRITE: segments TID-ACKed ({@code ack_seg}); the WQE completes when all are. */
-    int ackSeg;
+    public int ackSeg;
     /** The software flows, a ring of {@link TidSegment#RING} (allocated the first time the slot carries TID). */
-    TidSegment[] segs;
+    public TidSegment[] segs;
 
     // --- progress ---
-    State state;
+    public State state;
     /** PSN of the first packet (READ: of the current request, after a rewind). */
-    int firstPsn;
+    public int firstPsn;
     /** PSN of the last packet (READ: last expected response). */
-    int lastPsn;
+    public int lastPsn;
     /** Bytes of the message sent so far (SEND/WRITE). */
-    long sentBytes;
+    public long sentBytes;
     /** READ: bytes of response data received and placed so far. */
-    long readBytes;
+    public long readBytes;
     /** Holds a max_rd_atomic credit. */
-    boolean creditHeld;
+    public boolean creditHeld;
     /** A local error found while sending it; its completion status when the QP is flushed. */
-    WcStatus failStatus;
+    public WcStatus failStatus;
 
     SendWqe(int maxSge, int maxInline) {
         sgeAddr = new long[maxSge];
@@ -95,7 +95,7 @@ final class SendWqe {
      * rxe's {@code WR_ATOMIC_OR_READ_MASK}: a WQE only its own response completes (a later ACK
      * means that response was lost), and that IB_SEND_FENCE waits for.
      */
-    boolean isReadOrAtomic() {
+    public boolean isReadOrAtomic() {
         return WrOpcodeInfo.of(opcode).isAny(WrOpcodeInfo.ATOMIC_OR_READ_MASK);
     }
 
@@ -116,7 +116,7 @@ final class SendWqe {
     }
 
     /** @return a TID RDMA WRITE */
-    boolean isTidWrite() {
+    public boolean isTidWrite() {
         return tid && opcode == WrOpcode.RDMA_WRITE;
     }
 
@@ -126,7 +126,7 @@ final class SendWqe {
     }
 
     /** Takes a max_rd_atomic credit: READ, atomics and ATOMIC_WRITE ({@code rxe-facts.md} §5.7). */
-    boolean needsCredit() {
+    public boolean needsCredit() {
         return !opfn && !tid && WrOpcodeInfo.of(opcode).usesRdAtomicCredit(); // TID: per segment
     }
 }

@@ -11,7 +11,7 @@ import io.rxe4j.core.memory.RxePd;
  * is looked up again and checked (same PD, inside the MR, required access), so memory outside an
  * MR, of another PD, or deregistered since posting is never touched.
  */
-final class SgeCopy {
+public final class SgeCopy {
     private SgeCopy() {}
 
     /**
@@ -21,7 +21,7 @@ final class SgeCopy {
      * @param required access bits each MR must grant
      * @return whether all {@code len} bytes were copied (false: a local protection fault)
      */
-    static boolean copy(MrTable mrs, RxePd pd, long[] addr, int[] length, int[] lkey, int numSge,
+    public static boolean copy(MrTable mrs, RxePd pd, long[] addr, int[] length, int[] lkey, int numSge,
             long msgOffset, ByteBuf b, int index, int len, boolean toBuf, int required) {
         long skip = msgOffset;
         int done = 0;

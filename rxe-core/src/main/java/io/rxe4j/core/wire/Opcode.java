@@ -24,50 +24,50 @@ import java.util.Set;
  */
 public enum Opcode {
     // ---- RC ----
-    RC_SEND_FIRST(0x00, Transport.RC, Operation.SEND, Payload.PMTU, F.FIRST | F.RWR),
-    RC_SEND_MIDDLE(0x01, Transport.RC, Operation.SEND, Payload.PMTU, F.MIDDLE),
-    RC_SEND_LAST(0x02, Transport.RC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP),
-    RC_SEND_LAST_WITH_IMMEDIATE(0x03, Transport.RC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP, IMM_DT),
-    RC_SEND_ONLY(0x04, Transport.RC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP),
-    RC_SEND_ONLY_WITH_IMMEDIATE(0x05, Transport.RC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, IMM_DT),
-    RC_RDMA_WRITE_FIRST(0x06, Transport.RC, Operation.WRITE, Payload.PMTU, F.FIRST, RETH),
-    RC_RDMA_WRITE_MIDDLE(0x07, Transport.RC, Operation.WRITE, Payload.PMTU, F.MIDDLE),
-    RC_RDMA_WRITE_LAST(0x08, Transport.RC, Operation.WRITE, Payload.NON_EMPTY, F.LAST),
-    RC_RDMA_WRITE_LAST_WITH_IMMEDIATE(0x09, Transport.RC, Operation.WRITE, Payload.NON_EMPTY, F.LAST | F.RWR | F.COMP, IMM_DT),
-    RC_RDMA_WRITE_ONLY(0x0A, Transport.RC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST, RETH),
-    RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE(0x0B, Transport.RC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, RETH, IMM_DT),
-    RC_RDMA_READ_REQUEST(0x0C, Transport.RC, Operation.READ, Payload.NONE, F.FIRST | F.LAST, RETH),
+    RC_SEND_FIRST(0x00, Transport.RC, Operation.SEND, Payload.PMTU, F.FIRST | F.RWR | F.SEND),
+    RC_SEND_MIDDLE(0x01, Transport.RC, Operation.SEND, Payload.PMTU, F.MIDDLE | F.SEND),
+    RC_SEND_LAST(0x02, Transport.RC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP | F.SEND),
+    RC_SEND_LAST_WITH_IMMEDIATE(0x03, Transport.RC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP | F.SEND, IMM_DT),
+    RC_SEND_ONLY(0x04, Transport.RC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP | F.SEND),
+    RC_SEND_ONLY_WITH_IMMEDIATE(0x05, Transport.RC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP | F.SEND, IMM_DT),
+    RC_RDMA_WRITE_FIRST(0x06, Transport.RC, Operation.WRITE, Payload.PMTU, F.FIRST | F.WRITE, RETH),
+    RC_RDMA_WRITE_MIDDLE(0x07, Transport.RC, Operation.WRITE, Payload.PMTU, F.MIDDLE | F.WRITE),
+    RC_RDMA_WRITE_LAST(0x08, Transport.RC, Operation.WRITE, Payload.NON_EMPTY, F.LAST | F.WRITE),
+    RC_RDMA_WRITE_LAST_WITH_IMMEDIATE(0x09, Transport.RC, Operation.WRITE, Payload.NON_EMPTY, F.LAST | F.RWR | F.COMP | F.WRITE, IMM_DT),
+    RC_RDMA_WRITE_ONLY(0x0A, Transport.RC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST | F.WRITE, RETH),
+    RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE(0x0B, Transport.RC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP | F.WRITE, RETH, IMM_DT),
+    RC_RDMA_READ_REQUEST(0x0C, Transport.RC, Operation.READ, Payload.NONE, F.FIRST | F.LAST | F.READ, RETH),
     RC_RDMA_READ_RESPONSE_FIRST(0x0D, Transport.RC, Operation.READ_RESPONSE, Payload.PMTU, F.FIRST | F.RESPONSE, AETH),
     RC_RDMA_READ_RESPONSE_MIDDLE(0x0E, Transport.RC, Operation.READ_RESPONSE, Payload.PMTU, F.MIDDLE | F.RESPONSE),
     RC_RDMA_READ_RESPONSE_LAST(0x0F, Transport.RC, Operation.READ_RESPONSE, Payload.NON_EMPTY, F.LAST | F.RESPONSE, AETH),
     RC_RDMA_READ_RESPONSE_ONLY(0x10, Transport.RC, Operation.READ_RESPONSE, Payload.ANY, F.FIRST | F.LAST | F.RESPONSE, AETH),
     RC_ACKNOWLEDGE(0x11, Transport.RC, Operation.ACKNOWLEDGE, Payload.NONE, F.FIRST | F.LAST | F.RESPONSE, AETH),
     RC_ATOMIC_ACKNOWLEDGE(0x12, Transport.RC, Operation.ATOMIC_ACKNOWLEDGE, Payload.NONE, F.FIRST | F.LAST | F.RESPONSE, AETH, ATOMIC_ACK_ETH),
-    RC_COMPARE_SWAP(0x13, Transport.RC, Operation.COMPARE_SWAP, Payload.NONE, F.FIRST | F.LAST, ATOMIC_ETH),
-    RC_FETCH_ADD(0x14, Transport.RC, Operation.FETCH_ADD, Payload.NONE, F.FIRST | F.LAST, ATOMIC_ETH),
-    RC_SEND_LAST_WITH_INVALIDATE(0x16, Transport.RC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP, IETH),
-    RC_SEND_ONLY_WITH_INVALIDATE(0x17, Transport.RC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, IETH),
+    RC_COMPARE_SWAP(0x13, Transport.RC, Operation.COMPARE_SWAP, Payload.NONE, F.FIRST | F.LAST | F.ATOMIC, ATOMIC_ETH),
+    RC_FETCH_ADD(0x14, Transport.RC, Operation.FETCH_ADD, Payload.NONE, F.FIRST | F.LAST | F.ATOMIC, ATOMIC_ETH),
+    RC_SEND_LAST_WITH_INVALIDATE(0x16, Transport.RC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP | F.SEND, IETH),
+    RC_SEND_ONLY_WITH_INVALIDATE(0x17, Transport.RC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP | F.SEND, IETH),
     /** RDMA FLUSH: FETH comes before RETH. */
-    RC_FLUSH(0x1C, Transport.RC, Operation.FLUSH, Payload.NONE, F.FIRST | F.LAST, FETH, RETH),
+    RC_FLUSH(0x1C, Transport.RC, Operation.FLUSH, Payload.NONE, F.FIRST | F.LAST | F.FLUSH, FETH, RETH),
     /** ATOMIC WRITE: RETH then exactly 8 payload bytes. */
-    RC_ATOMIC_WRITE(0x1D, Transport.RC, Operation.ATOMIC_WRITE, Payload.EIGHT, F.FIRST | F.LAST, RETH),
+    RC_ATOMIC_WRITE(0x1D, Transport.RC, Operation.ATOMIC_WRITE, Payload.EIGHT, F.FIRST | F.LAST | F.ATOMIC_WRITE, RETH),
     /** rxe4j masked compare-and-swap ({@code extensions.md} §2). */
-    RC_MASKED_COMPARE_SWAP(0xF0, Transport.RC, Operation.MASKED_COMPARE_SWAP, Payload.NONE, F.FIRST | F.LAST, MASKED_CMP_SWAP_ETH),
+    RC_MASKED_COMPARE_SWAP(0xF0, Transport.RC, Operation.MASKED_COMPARE_SWAP, Payload.NONE, F.FIRST | F.LAST | F.ATOMIC, MASKED_CMP_SWAP_ETH),
     /** rxe4j masked fetch-and-add ({@code extensions.md} §2). */
-    RC_MASKED_FETCH_ADD(0xF1, Transport.RC, Operation.MASKED_FETCH_ADD, Payload.NONE, F.FIRST | F.LAST, ATOMIC_ETH),
+    RC_MASKED_FETCH_ADD(0xF1, Transport.RC, Operation.MASKED_FETCH_ADD, Payload.NONE, F.FIRST | F.LAST | F.ATOMIC, ATOMIC_ETH),
     // ---- UC ----
-    UC_SEND_FIRST(0x20, Transport.UC, Operation.SEND, Payload.PMTU, F.FIRST | F.RWR),
-    UC_SEND_MIDDLE(0x21, Transport.UC, Operation.SEND, Payload.PMTU, F.MIDDLE),
-    UC_SEND_LAST(0x22, Transport.UC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP),
-    UC_SEND_LAST_WITH_IMMEDIATE(0x23, Transport.UC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP, IMM_DT),
-    UC_SEND_ONLY(0x24, Transport.UC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP),
-    UC_SEND_ONLY_WITH_IMMEDIATE(0x25, Transport.UC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, IMM_DT),
-    UC_RDMA_WRITE_FIRST(0x26, Transport.UC, Operation.WRITE, Payload.PMTU, F.FIRST, RETH),
-    UC_RDMA_WRITE_MIDDLE(0x27, Transport.UC, Operation.WRITE, Payload.PMTU, F.MIDDLE),
-    UC_RDMA_WRITE_LAST(0x28, Transport.UC, Operation.WRITE, Payload.NON_EMPTY, F.LAST),
-    UC_RDMA_WRITE_LAST_WITH_IMMEDIATE(0x29, Transport.UC, Operation.WRITE, Payload.NON_EMPTY, F.LAST | F.RWR | F.COMP, IMM_DT),
-    UC_RDMA_WRITE_ONLY(0x2A, Transport.UC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST, RETH),
-    UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE(0x2B, Transport.UC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, RETH, IMM_DT),
+    UC_SEND_FIRST(0x20, Transport.UC, Operation.SEND, Payload.PMTU, F.FIRST | F.RWR | F.SEND),
+    UC_SEND_MIDDLE(0x21, Transport.UC, Operation.SEND, Payload.PMTU, F.MIDDLE | F.SEND),
+    UC_SEND_LAST(0x22, Transport.UC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP | F.SEND),
+    UC_SEND_LAST_WITH_IMMEDIATE(0x23, Transport.UC, Operation.SEND, Payload.NON_EMPTY, F.LAST | F.COMP | F.SEND, IMM_DT),
+    UC_SEND_ONLY(0x24, Transport.UC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP | F.SEND),
+    UC_SEND_ONLY_WITH_IMMEDIATE(0x25, Transport.UC, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP | F.SEND, IMM_DT),
+    UC_RDMA_WRITE_FIRST(0x26, Transport.UC, Operation.WRITE, Payload.PMTU, F.FIRST | F.WRITE, RETH),
+    UC_RDMA_WRITE_MIDDLE(0x27, Transport.UC, Operation.WRITE, Payload.PMTU, F.MIDDLE | F.WRITE),
+    UC_RDMA_WRITE_LAST(0x28, Transport.UC, Operation.WRITE, Payload.NON_EMPTY, F.LAST | F.WRITE),
+    UC_RDMA_WRITE_LAST_WITH_IMMEDIATE(0x29, Transport.UC, Operation.WRITE, Payload.NON_EMPTY, F.LAST | F.RWR | F.COMP | F.WRITE, IMM_DT),
+    UC_RDMA_WRITE_ONLY(0x2A, Transport.UC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST | F.WRITE, RETH),
+    UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE(0x2B, Transport.UC, Operation.WRITE, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP | F.WRITE, RETH, IMM_DT),
     // ---- CNP ----
     /**
      * RoCEv2 congestion notification packet (IBTA Annex A17): BTH with BECN set, DestQP = the QP whose
@@ -75,8 +75,8 @@ public enum Opcode {
      */
     CNP(0x81, Transport.CNP, Operation.CNP, Payload.ANY, 0),
     // ---- UD ----
-    UD_SEND_ONLY(0x64, Transport.UD, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, DETH),
-    UD_SEND_ONLY_WITH_IMMEDIATE(0x65, Transport.UD, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP, DETH, IMM_DT),
+    UD_SEND_ONLY(0x64, Transport.UD, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP | F.SEND, DETH),
+    UD_SEND_ONLY_WITH_IMMEDIATE(0x65, Transport.UD, Operation.SEND, Payload.ANY, F.FIRST | F.LAST | F.RWR | F.COMP | F.SEND, DETH, IMM_DT),
     // ---- TID RDMA (hfi1, opcode group 0xE0; tid-opfn-facts.md §3.1) ----
     // Every TID opcode carries the 36-byte KDETH block after the BTH: header length 12 + 36 = 48.
     // BTH DestQP is a KDETH QPN; the verbs QPN is TidHeader.verbsQp (offset 32 of the block).
@@ -84,7 +84,7 @@ public enum Opcode {
     // and WRITE_DATA carry none (a segment's last packet is the one with KDETH SH = 0), and
     // WRITE_DATA_LAST is LAST (the last packet of the whole request). None consumes a receive WQE.
     /** TID RDMA WRITE request: RETH of the remaining range, verbs PSN in BTH; no payload. */
-    TID_RDMA_WRITE_REQ(0xE0, Transport.TID, Operation.TID_WRITE_REQUEST, Payload.NONE, F.FIRST | F.LAST, KDETH),
+    TID_RDMA_WRITE_REQ(0xE0, Transport.TID, Operation.TID_WRITE_REQUEST, Payload.NONE, F.FIRST | F.LAST | F.WRITE, KDETH),
     /** TID RDMA WRITE response, one per segment: AETH, flow PSN/QP, payload = the segment's TID list. */
     TID_RDMA_WRITE_RESP(0xE1, Transport.TID, Operation.TID_WRITE_RESPONSE, Payload.NON_EMPTY,
             F.FIRST | F.LAST | F.RESPONSE | F.TID_LIST, KDETH),
@@ -93,7 +93,7 @@ public enum Opcode {
     /** TID RDMA WRITE data, the last packet of the last segment of the request. */
     TID_RDMA_WRITE_DATA_LAST(0xE3, Transport.TID, Operation.TID_WRITE_DATA, Payload.NON_EMPTY, F.LAST, KDETH),
     /** TID RDMA READ request, one per segment: RETH, flow PSN/QP, payload = the segment's TID list. */
-    TID_RDMA_READ_REQ(0xE4, Transport.TID, Operation.TID_READ_REQUEST, Payload.NON_EMPTY, F.FIRST | F.LAST | F.TID_LIST,
+    TID_RDMA_READ_REQ(0xE4, Transport.TID, Operation.TID_READ_REQUEST, Payload.NON_EMPTY, F.FIRST | F.LAST | F.TID_LIST | F.READ,
             KDETH),
     /** TID RDMA READ response data, flow PSN in BTH, verbs PSN in the block, 1..PMTU bytes. */
     TID_RDMA_READ_RESP(0xE5, Transport.TID, Operation.TID_READ_RESPONSE, Payload.NON_EMPTY, F.RESPONSE, KDETH),
@@ -217,6 +217,18 @@ public enum Opcode {
         static final int RESPONSE = 32;
         /** The payload is a TID list (see {@link Opcode#hasTidList()}). */
         static final int TID_LIST = 64;
+        /** rxe's {@code RXE_SEND_MASK}: a SEND request packet (executed by the responder, no memory access right). */
+        static final int SEND = 128;
+        /** rxe's {@code RXE_WRITE_MASK}: an RDMA WRITE request packet (needs REMOTE_WRITE; TID WRITE_REQ too). */
+        static final int WRITE = 256;
+        /** rxe's {@code RXE_READ_MASK}: an RDMA READ request (needs REMOTE_READ and a responder resource; TID READ_REQ too). */
+        static final int READ = 512;
+        /** rxe's {@code RXE_ATOMIC_MASK}: an atomic request (needs REMOTE_ATOMIC and a responder resource). */
+        static final int ATOMIC = 1024;
+        /** rxe's {@code RXE_ATOMIC_WRITE_MASK}: ATOMIC WRITE (needs REMOTE_WRITE, not REMOTE_ATOMIC, and a resource). */
+        static final int ATOMIC_WRITE = 2048;
+        /** rxe's {@code RXE_FLUSH_MASK}: FLUSH (the access it needs follows from its FETH placement type). */
+        static final int FLUSH = 4096;
 
         private F() {}
     }
@@ -383,6 +395,47 @@ public enum Opcode {
     /** @return a request (requester → responder) packet */
     public boolean isRequest() {
         return (flags & F.RESPONSE) == 0;
+    }
+
+    /**
+     * @return whether the responder executes this request packet (rxe's {@code RXE_REQ_MASK} minus
+     *     the TID data packets, which go to the flow table): SEND, RDMA WRITE, RDMA READ, the
+     *     atomics, ATOMIC WRITE, FLUSH, TID WRITE_REQ and TID READ_REQ
+     */
+    public boolean executedByResponder() {
+        return (flags & (F.SEND | F.WRITE | F.READ | F.ATOMIC | F.ATOMIC_WRITE | F.FLUSH)) != 0;
+    }
+
+    /** @return the request needs IB_ACCESS_REMOTE_READ on the QP and MR ({@code RXE_READ_MASK}; rxe-facts §6.3) */
+    public boolean needsRemoteRead() {
+        return (flags & F.READ) != 0;
+    }
+
+    /**
+     * @return the request needs IB_ACCESS_REMOTE_WRITE ({@code RXE_WRITE_MASK | RXE_ATOMIC_WRITE_MASK}:
+     *     ATOMIC WRITE asks REMOTE_WRITE, not REMOTE_ATOMIC; rxe-facts §6.3)
+     */
+    public boolean needsRemoteWrite() {
+        return (flags & (F.WRITE | F.ATOMIC_WRITE)) != 0;
+    }
+
+    /** @return the request needs IB_ACCESS_REMOTE_ATOMIC ({@code RXE_ATOMIC_MASK}) */
+    public boolean needsRemoteAtomic() {
+        return (flags & F.ATOMIC) != 0;
+    }
+
+    /** @return a FLUSH: the access it needs follows from its FETH placement type (rxe-facts §7.3) */
+    public boolean needsFlushAccess() {
+        return (flags & F.FLUSH) != 0;
+    }
+
+    /**
+     * @return the request takes a responder resource, so max_dest_rd_atomic 0 refuses it
+     *     ({@code RXE_READ_OR_ATOMIC_MASK | RXE_ATOMIC_WRITE_MASK} in rxe's {@code check_resource};
+     *     rxe-facts §9.3): READ, TID READ_REQ, the atomics, ATOMIC WRITE
+     */
+    public boolean needsRdAtomicResource() {
+        return (flags & (F.READ | F.ATOMIC | F.ATOMIC_WRITE)) != 0;
     }
 
     /** @return carries immediate data */

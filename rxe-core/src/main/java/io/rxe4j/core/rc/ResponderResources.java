@@ -1,4 +1,6 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.rc;
+
+import io.rxe4j.core.qp.TidSegment;
 
 import io.rxe4j.core.wire.Psn;
 
@@ -13,35 +15,37 @@ import io.rxe4j.core.wire.Psn;
  * they can never push out the record of an outstanding READ or atomic ({@code extensions.md} §4,
  * {@code tid-opfn-facts.md} §1.2). Loop only.
  */
-final class ResponderResources {
-    enum Type { NONE, READ, ATOMIC, ATOMIC_WRITE, FLUSH, OPFN, TID_READ }
+public final class ResponderResources {
+    /** What a resource records. */
+    public enum Type { NONE, READ, ATOMIC, ATOMIC_WRITE, FLUSH, OPFN, TID_READ }
 
-    static final class Entry {
-        Type type = Type.NONE;
-        int firstPsn;
-        int lastPsn;
-        long va;
-        long length;
-        int rkey;
-        long original;
+    /** One recorded request, with the cursor of its reply. */
+    public static final class Entry {
+        public Type type = Type.NONE;
+        public int firstPsn;
+        public int lastPsn;
+        public long va;
+        public long length;
+        public int rkey;
+        public long original;
         // ---- READ reply cursor (the responder sends a reply in bounded batches from here) ----
         /** The MR being read, looked up when the reply (or replay) started. */
-        io.rxe4j.core.memory.RxeMr mr;
+        public io.rxe4j.core.memory.RxeMr mr;
         /** Next VA to send. */
-        long curVa;
+        public long curVa;
         /** Bytes still to send. */
-        long resid;
+        public long resid;
         /** PSN of the next response packet. */
-        int curPsn;
+        public int curPsn;
         /** PSN of the request being answered (the original or the duplicate), for a NAK. */
-        int requestPsn;
+        public int requestPsn;
         /** The next packet starts a response stream (FIRST or ONLY). */
-        boolean streamStart;
+        public boolean streamStart;
         /**
          * TID READ (tid-opfn-facts §5.3): the requester's TID list, flow and tid_flow_qp for the
          * segment, and the cursor of the next READ_RESP in it; allocated on the entry's first TID READ.
          */
-        TidSegment tid;
+        public TidSegment tid;
     }
 
     private Entry[] ring = newRing(1);
@@ -77,7 +81,7 @@ final class ResponderResources {
     }
 
     /** @return the entry to fill for a new request of {@code type} (overwrites the oldest of its ring) */
-    Entry allocate(Type type) {
+    public Entry allocate(Type type) {
         Entry e;
         if (type == Type.FLUSH || type == Type.OPFN) {
             e = flushRing[flushNext];
@@ -92,7 +96,7 @@ final class ResponderResources {
     }
 
     /** @return the entry of {@code type} whose PSN range holds {@code psn}, or null */
-    Entry find(Type type, int psn) {
+    public Entry find(Type type, int psn) {
         for (Entry e : type == Type.FLUSH || type == Type.OPFN ? flushRing : ring) {
             if (e.type == type && Psn.diff(psn, e.firstPsn) >= 0 && Psn.diff(psn, e.lastPsn) <= 0) {
                 return e;

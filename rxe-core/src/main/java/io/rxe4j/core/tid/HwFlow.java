@@ -1,4 +1,6 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.tid;
+
+import io.rxe4j.core.qp.RxeQp;
 
 import io.rxe4j.core.wire.FlowPsn;
 
@@ -9,7 +11,7 @@ import io.rxe4j.core.wire.FlowPsn;
  * sequence expected, SW PSN mode). One per QP, shared by its TID READ-requester and TID
  * WRITE-responder roles, as in hfi1. Loop only.
  */
-final class HwFlow {
+public final class HwFlow {
     private final RxeQp qp;
     /** Flow index, -1 while none is held. */
     int idx = -1;
@@ -32,7 +34,7 @@ final class HwFlow {
     /** A generation forced by a RESYNC while no flow was held: used by the next allocation, else -1. */
     int pendingGeneration = -1;
 
-    HwFlow(RxeQp qp) {
+    public HwFlow(RxeQp qp) {
         this.qp = qp;
     }
 
@@ -102,7 +104,7 @@ final class HwFlow {
     }
 
     /** Forgets everything (QP to ERR, RESET or destroyed). */
-    void reset() {
+    public void reset() {
         release();
         pendingSegs = 0;
         active = 0;

@@ -1,4 +1,8 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.rc;
+
+import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.core.qp.SendWqe;
+import io.rxe4j.core.qp.SgeCopy;
 
 import io.rxe4j.verbs.Counter;
 
@@ -34,7 +38,7 @@ import java.lang.foreign.ValueLayout;
  * before the rewind but not resent yet first moves the requester forward to it ({@link
  * Requester#fastForward}), then runs the same states. Loop only.
  */
-final class Completer {
+public final class Completer implements CompleterOps {
     /** rxe's {@code enum comp_state}, minus the packet-queue states (packets arrive one call at a time). */
     enum State {
         /** Find the oldest uncompleted WQE the response could belong to. */
@@ -86,13 +90,14 @@ final class Completer {
     /** A valid response was processed: the requester runs again afterwards. */
     private boolean valid;
 
-    Completer(RxeQp qp) {
+    public Completer(RxeQp qp) {
         this.qp = qp;
         this.counters = qp.counters;
     }
 
     /** @return comp.psn, the next response PSN expected */
-    int compPsn() {
+    @Override
+    public int compPsn() {
         return compPsn;
     }
 
@@ -110,22 +115,23 @@ final class Completer {
         }
     }
 
-    void reset() {
+    public void reset() {
         setPsn(qp.requester.psn);
     }
 
     /** @return the oldest uncompleted WQE that the requester has started, or null */
-    SendWqe head() {
+    @Override
+    public SendWqe head() {
         long comp = qp.sqCompleted();
         if (comp == qp.sqProducer()) {
             return null;
         }
         SendWqe w = qp.sqAt(comp);
-        return w.state == SendWqe.State.POSTED && comp == qp.sqReq ? null : w;
+        return w.state == SendWqe.State.POSTED && comp == qp.sqReq() ? null : w;
     }
 
     /** Runs the state machine for one response packet. Loop only. */
-    void onResponse(PacketView p) {
+    public void onResponse(PacketView p) {
         op = p.opcode();
         psn = p.psn();
         if (Psn.diff(psn, qp.requester.psn) >= 0) {
@@ -170,7 +176,7 @@ final class Completer {
             pkt = null;
             wqe = null;
         }
-        if (valid && qp.state != io.rxe4j.verbs.QpState.ERR) {
+        if (valid && qp.state() != io.rxe4j.verbs.QpState.ERR) {
             qp.requester.run();
         }
     }
@@ -435,7 +441,8 @@ final class Completer {
     }
 
     /** Moves comp.psn forward to {@code next} and tells the requester what is acknowledged now. */
-    private void advance(int next) {
+    @Override
+    public void advance(int next) {
         if (Psn.diff(next, compPsn) > 0) {
             compPsn = next;
             qp.requester.onAcknowledged(compPsn);
@@ -458,8 +465,8 @@ final class Completer {
         boolean hidden = w.opfn;
         long comp = qp.sqCompleted() + 1;
         qp.retireSqHead(w, comp);
-        if (qp.sqReq - comp < 0) {
-            qp.sqReq = comp;
+        if (qp.sqReq() - comp < 0) {
+            qp.sqReq(comp);
         }
         if (hidden) {
             return true; // the reserved OPFN WQE never produces a CQE, whatever its status
@@ -471,88 +478,14 @@ final class Completer {
         return true;
     }
 
-    /**
-     * A TID READ segment of {@code w} ended with verbs PSN {@code lastPsn} (its last packet was
-     * placed): like a READ response, it implicitly completes the SEND/WRITE WQEs before {@code w}
-     * and moves comp.psn past the segment ({@code do_rc_ack} in {@code
-     * hfi1_rc_rcv_tid_rdma_read_resp}). An earlier READ or atomic cannot be outstanding (the
-     * requester holds a TID READ behind them); should one be, it is restarted instead.
-     *
-     * @return whether the segment counts (comp.psn moved past it)
-     */
-    boolean onTidSegmentDone(SendWqe w, int lastPsn) {
-        SendWqe h;
-        while ((h = head()) != null && h != w) {
-            if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING) {
-                qp.requester.retry(Requester.RetryCause.LOST_RESPONSE);
-                return false;
-            }
-            advance(Psn.next(h.lastPsn));
-            if (!finish(h, WcStatus.SUCCESS, 0)) {
-                return false;
-            }
-        }
-        if (h == null) {
-            return false;
-        }
+    @Override
+    public void onValidResponse() {
         validResponse();
         compOpcode = null;
-        advance(Psn.next(lastPsn));
-        return true;
     }
 
-    /** The last segment of TID READ {@code w} (the head) completed: an ordinary RDMA_READ completion. */
-    void completeTidRead(SendWqe w) {
-        finish(w, WcStatus.SUCCESS, 0);
-    }
-
-    /**
-     * A WRITE_RESP for TID WRITE {@code w} with verbs PSN {@code psn} arrived ({@code do_rc_ack}):
-     * like a READ response it implicitly completes earlier SEND/WRITE WQEs (a lost earlier
-     * READ/atomic response is retried instead) and moves comp.psn past it; earlier TID WRITEs are
-     * left to their TID ACKs.
-     *
-     * @return whether it counts
-     */
-    boolean onTidWriteResp(SendWqe w, int psn) {
-        for (long i = qp.sqCompleted(); i != qp.sqReq; i++) {
-            SendWqe h = qp.sqAt(i);
-            if (h == w) {
-                break;
-            }
-            if (h.isTidWrite() || h.state == SendWqe.State.DONE) {
-                continue;
-            }
-            if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING || i != qp.sqCompleted()) {
-                qp.requester.retry(Requester.RetryCause.LOST_RESPONSE);
-                return false;
-            }
-            advance(Psn.next(h.lastPsn));
-            if (!finish(h, WcStatus.SUCCESS, 0)) {
-                return false;
-            }
-            i = qp.sqCompleted() - 1;
-        }
-        validResponse();
-        compOpcode = null;
-        advance(Psn.next(psn));
-        return true;
-    }
-
-    /**
-     * Every segment of TID WRITE {@code w} was TID-ACKed: an ordinary RDMA_WRITE completion. TID
-     * ACKs come in order, so {@code w} is the oldest WQE.
-     *
-     * @return false if it was not (the QP enters ERR) or the CQ overflowed
-     */
-    boolean completeTidWrite(SendWqe w) {
-        if (qp.sqAt(qp.sqCompleted()) != w) {
-            qp.moveToError("TID ACK completed a TID WRITE that is not the oldest WQE");
-            return false;
-        }
-        if (Psn.diff(compPsn, w.lastPsn) <= 0) {
-            advance(Psn.next(w.lastPsn)); // (a coalesced ACK can arrive before the last WRITE_RESP is seen)
-        }
+    @Override
+    public boolean complete(SendWqe w) {
         return finish(w, WcStatus.SUCCESS, 0);
     }
 
@@ -573,7 +506,8 @@ final class Completer {
      *
      * @param why what happened, for {@link RxeQp#errorReason()}
      */
-    void failHead(SendWqe w, WcStatus st, int vendorErr, String why) {
+    @Override
+    public void failHead(SendWqe w, WcStatus st, int vendorErr, String why) {
         String reason = "send WQE " + w.wrId + " (" + w.opcode + ") failed: " + st
                 + (vendorErr != 0 ? ", NAK 0x" + Integer.toHexString(vendorErr) : "") + ": " + why;
         if (qp.sqCompleted() == qp.sqProducer() || qp.sqAt(qp.sqCompleted()) != w) {
@@ -588,12 +522,12 @@ final class Completer {
     }
 
     /** A local failure: {@link #failHead(SendWqe, WcStatus, int, String)} without a remote cause. */
-    void failHead(SendWqe w, WcStatus st, int vendorErr) {
+    public void failHead(SendWqe w, WcStatus st, int vendorErr) {
         failHead(w, st, vendorErr, "local error");
     }
 
     /** @return a short description of the completer state, for diagnostics */
-    String debugState() {
+    public String debugState() {
         return "comp{psn=0x" + Integer.toHexString(compPsn) + " opcode=" + compOpcode + "}";
     }
 }

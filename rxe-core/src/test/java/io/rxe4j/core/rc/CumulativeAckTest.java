@@ -1,4 +1,6 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.rc;
+
+import io.rxe4j.core.qp.RxeQp;
 
 import io.rxe4j.verbs.Counter;
 

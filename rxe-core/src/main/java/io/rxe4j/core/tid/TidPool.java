@@ -1,4 +1,6 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.tid;
+
+import io.rxe4j.core.qp.RxeQp;
 
 import io.rxe4j.verbs.Counter;
 
@@ -209,7 +211,7 @@ public final class TidPool {
     }
 
     /** Drops {@code qp} from both wait queues (QP reset, error or destroyed). */
-    void forget(RxeQp qp) {
+    public void forget(RxeQp qp) {
         entryWaiters.remove(qp);
         flowWaiters.remove(qp);
     }

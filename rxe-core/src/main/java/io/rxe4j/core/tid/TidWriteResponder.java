@@ -1,4 +1,11 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.tid;
+
+import io.rxe4j.core.qp.Opfn;
+import io.rxe4j.core.policy.RetransmitTimer;
+import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.core.qp.TidSegment;
+import io.rxe4j.core.rc.ResponderOps;
+import io.rxe4j.core.rc.Requester;
 
 import io.rxe4j.core.policy.RetransmitTimer;
 import io.rxe4j.core.policy.RnrBackoff;
@@ -36,18 +43,18 @@ import io.rxe4j.core.wire.TidHeader;
  * a new request never overwrites an active entry (it is NAKed instead), which is the invariant the
  * hfi1 ack-queue fix is about (§6.5). Loop only.
  */
-final class TidWriteResponder {
+public final class TidWriteResponder {
     /**
      * Slots of the TID WRITE ring: {@code HFI1_TID_RDMA_WRITE_CNT} (8) usable entries and one that
      * stays empty, so that a full ring is told from an empty one (hfi1's ack queue is likewise one
      * longer than its usable entries, §6.5).
      */
-    static final int RING = TidWriteRequester.MAX_REQUESTS + 1;
+    static final int RING = TidLimits.WRITE_CNT + 1;
     /** {@link #onRequest} results. */
-    static final int ACCEPTED = 0;
+    public static final int ACCEPTED = 0;
     static final int NAK_INVALID = 1;
-    static final int NAK_ACCESS = 2;
-    static final int RNR = 3;
+    public static final int NAK_ACCESS = 2;
+    public static final int RNR = 3;
     /** Egress rate assumed by the RNR timer formula, bytes per microsecond (100 Gb/s; §6.4). */
     private static final long EGRESS_BYTES_PER_US = 12_500;
 
@@ -97,7 +104,7 @@ final class TidWriteResponder {
     /** The count of entries ever accepted (for the invariant checks of the tests). */
     long accepted;
 
-    TidWriteResponder(RxeQp qp) {
+    public TidWriteResponder(RxeQp qp) {
         this.qp = qp;
         this.counters = qp.counters;
         this.flow = qp.hwFlow;
@@ -109,12 +116,12 @@ final class TidWriteResponder {
     }
 
     /** @return whether a TID WRITE is being received (READs arriving now wait: §7) */
-    boolean hasActive() {
+    public boolean hasActive() {
         return tail != head;
     }
 
     /** @return a short description for diagnostics */
-    String debugState() {
+    public String debugState() {
         StringBuilder sb = new StringBuilder("tidw-resp{tail=").append(tail).append(" head=").append(head)
                 .append(" allocW=").append(allocW);
         for (int i = tail; i != head; i = (i + 1) % RING) {
@@ -179,7 +186,7 @@ final class TidWriteResponder {
      *     by one), {@link #NAK_INVALID}, {@link #NAK_ACCESS} or {@link #RNR} (then {@link
      *     #rnrTimerIndex()} is the timer to send)
      */
-    int onRequest(PacketView pkt, int p) {
+    public int onRequest(PacketView pkt, int p) {
         TidRdmaParams local = qp.opfn.local();
         ByteBuf b = pkt.buf();
         int at = pkt.index(Header.KDETH);
@@ -236,12 +243,31 @@ final class TidWriteResponder {
     private int rnrIndex;
 
     /** @return the segments (verbs PSNs) of the request just accepted */
-    int lastSegments() {
+    public int lastSegments() {
         return lastAccepted.nsegs;
     }
 
+    /**
+     * TID RDMA WRITE_REQ at the responder, EXECUTE ({@code tid-opfn-facts.md} §6.2, §6.4): accepted
+     * (PSN advances by its segments, one verbs PSN each, MSN by one, and a WRITE_RESP goes for every
+     * segment allocated now); refused with NAK 0x61/0x62; or answered RNR (nothing could be
+     * allocated: the requester asks again after the timer, without counting it against rnr_retry).
+     */
+    void execute(PacketView pkt, int p) {
+        ResponderOps resp = qp.responder;
+        switch (onRequest(pkt, p)) {
+            case ACCEPTED -> {
+                resp.accept(p, lastSegments());
+                allocateAndRespond(); // a WRITE_RESP for every segment allocated now
+            }
+            case NAK_ACCESS -> resp.nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+            case RNR -> resp.rnrNak(rnrTimerIndex(), p);
+            default -> resp.nakError(Aeth.NAK_INVALID_REQUEST, p);
+        }
+    }
+
     /** @return the RNR timer index of the last {@link #RNR} answer */
-    int rnrTimerIndex() {
+    public int rnrTimerIndex() {
         return rnrIndex;
     }
 
@@ -258,7 +284,7 @@ final class TidWriteResponder {
      * A duplicate WRITE_REQ (PSN below the expected one; §6.6): the WRITE_RESPs of its entry from
      * that PSN on are sent again (their segments keep their flows and TID entries).
      */
-    void onDuplicate(PacketView pkt, int p) {
+    public void onDuplicate(PacketView pkt, int p) {
         for (int i = tail; i != head; i = (i + 1) % RING) {
             Entry e = ring[i];
             int k = Psn.diff(p, e.psn);
@@ -276,7 +302,7 @@ final class TidWriteResponder {
     // ------------------------------------------------------------------ allocation and WRITE_RESP
 
     /** Allocates and answers what it can (also when the pool frees resources). */
-    void allocateAndRespond() {
+    public void allocateAndRespond() {
         allocate();
         respond();
         assert checkInvariants();
@@ -393,7 +419,7 @@ final class TidWriteResponder {
      * PSN, then SW PSN mode ignores what is behind and NAKs what is ahead), placement, and the
      * completion of a segment on its last packet.
      */
-    void onData(PacketView pkt) {
+    public void onData(PacketView pkt) {
         ByteBuf b = pkt.buf();
         int at = pkt.index(Header.KDETH);
         Entry e = oldestReceiving();
@@ -510,7 +536,7 @@ final class TidWriteResponder {
      * entries and so leaves such a READ in the old generation, where every response is a generation
      * error (issue 19; docs/tid-rdma.md, RESYNC).
      */
-    void onResync(PacketView pkt) {
+    public void onResync(PacketView pkt) {
         int psn = pkt.psn();
         int newGen = FlowPsn.resyncGeneration(psn);
         counters.inc(Counter.TID_RESYNCS_RCVD);
@@ -638,7 +664,7 @@ final class TidWriteResponder {
     }
 
     /** Frees every TID entry and entry (QP to ERR, RESET or destroyed). */
-    void releaseAll() {
+    public void releaseAll() {
         stopReapTimer();
         TidPool pool = qp.lane.tidPool();
         for (Entry e : ring) {

@@ -1,4 +1,11 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.tid;
+
+import io.rxe4j.core.qp.Opfn;
+import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.core.qp.SendWqe;
+import io.rxe4j.core.qp.TidSegment;
+import io.rxe4j.core.rc.CompleterOps;
+import io.rxe4j.core.rc.Requester;
 
 import io.rxe4j.verbs.Counter;
 
@@ -10,6 +17,10 @@ import io.rxe4j.verbs.WcStatus;
 import io.rxe4j.core.wire.DropReason;
 import io.rxe4j.core.wire.FlowPsn;
 import io.rxe4j.core.wire.Header;
+import io.rxe4j.core.wire.Icrc;
+import io.rxe4j.core.wire.Opcode;
+import io.rxe4j.core.wire.Bth;
+import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.wire.Kdeth;
 import io.rxe4j.core.wire.PacketView;
 import io.rxe4j.core.wire.Psn;
@@ -22,14 +33,14 @@ import io.rxe4j.core.wire.TidHeader;
  * the software copy of the hardware flow table's check (expected generation and sequence, SW PSN
  * mode), segment setup (flow sequence range and TID entries from the device's {@link TidPool}, with
  * sync points), in-order placement of READ_RESP payload by TID entry and KDETH offset, and
- * segment completion. Packets are built by the {@link Requester}; completions go through the
- * {@link Completer}. Loop only.
+ * segment completion. READ_REQs go out through the {@link Requester} ({@link TidSendHook}); completions go through the
+ * completer's {@link CompleterOps}. Loop only.
  */
-final class TidReadRequester {
+public final class TidReadRequester {
     /** A segment's setup had to wait (flow, TID entries, sync point). */
     static final int WAIT = 0;
     /** A segment was set up. */
-    static final int READY = 1;
+    public static final int READY = 1;
 
     private final RxeQp qp;
     private final Counters counters;
@@ -42,14 +53,14 @@ final class TidReadRequester {
      */
     private int restartSeq = -1;
 
-    TidReadRequester(RxeQp qp) {
+    public TidReadRequester(RxeQp qp) {
         this.qp = qp;
         this.counters = qp.counters;
         this.flow = qp.hwFlow;
     }
 
     /** @return a short description for diagnostics */
-    String debugState() {
+    public String debugState() {
         return "tid{" + flow + '}';
     }
 
@@ -60,49 +71,10 @@ final class TidReadRequester {
 
     // ------------------------------------------------------------------ post time
 
-    /**
-     * Whether an RDMA READ qualifies for TID RDMA ({@code setup_tid_rdma_wqe}, §5.1): TID RDMA
-     * negotiated, path MTU 4096, length ≥ 256 KiB, every local SGE 4 KiB aligned and a multiple of
-     * 4 KiB long. Any thread (reads the negotiated parameters once).
-     *
-     * @return the peer's parameters if it qualifies, else null
-     */
-    static TidRdmaParams qualifies(RxeQp qp, long length, long[] sgeAddr, int[] sgeLength, int numSge) {
-        TidRdmaParams remote = qp.opfn.remote();
-        if (remote == null || qp.attr.pathMtu != io.rxe4j.verbs.Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
-                || numSge == 0) {
-            return null;
-        }
-        for (int i = 0; i < numSge; i++) {
-            if ((sgeAddr[i] & (TidEntry.PAGE_SIZE - 1)) != 0 || (sgeLength[i] & (TidEntry.PAGE_SIZE - 1)) != 0) {
-                return null;
-            }
-        }
-        return remote;
-    }
-
-    /** Turns WQE {@code w} (just filled at post time) into a TID READ with the peer's segment size. */
-    static void convert(SendWqe w, TidRdmaParams remote, int pmtu) {
-        w.tid = true;
-        w.segLen = (int) Math.min(remote.maxLen(), w.length);
-        w.totalSegs = (int) ((w.length + w.segLen - 1) / w.segLen);
-        w.pktsPerSeg = (w.segLen + pmtu - 1) / pmtu;
-        w.curSeg = 0;
-        w.compSeg = 0;
-        w.setupHead = 0;
-        w.segCredits = 0;
-        if (w.segs == null) {
-            w.segs = new TidSegment[TidSegment.RING];
-            for (int i = 0; i < w.segs.length; i++) {
-                w.segs[i] = new TidSegment();
-            }
-        }
-    }
-
     // ------------------------------------------------------------------ setup (requester side)
 
     /** A TID READ WQE starts (its first segment is about to be set up). */
-    void onStart(SendWqe w) {
+    public void onStart(SendWqe w) {
         if (w.setupHead == 0 && w.compSeg == 0 && w.curSeg == 0) {
             flow.active++;
             counters.inc(Counter.TID_READ_REQUESTS);
@@ -116,7 +88,7 @@ final class TidReadRequester {
      *
      * @return {@link #READY}, or {@link #WAIT} (the QP is woken when what it waits for is freed)
      */
-    int setup(SendWqe w, int firstPsn) {
+    public int setup(SendWqe w, int firstPsn) {
         int k = w.setupHead;
         TidSegment seg = w.segs[k % TidSegment.RING];
         long offset = (long) k * w.segLen;
@@ -190,10 +162,83 @@ final class TidReadRequester {
     }
 
     /** @return the tid_flow_qp this side sends: its KDETH QP with the flow index (§3.4) */
-    int flowQpn() {
+    public int flowQpn() {
         TidRdmaParams local = qp.opfn.local();
         int kdeth = local != null ? local.qp() : TidHeader.kdethQpn(Opfn.CONTEXT);
         return TidHeader.flowQpn(kdeth, flow.idx);
+    }
+
+    // ------------------------------------------------------------------ send (READ_REQ)
+
+    /**
+     * Sends the READ_REQ of the next segment of TID READ {@code w} ({@code
+     * hfi1_build_tid_rdma_read_req}; {@code tid-opfn-facts.md} §5.2), through the requester (its
+     * PSNs, credits and retransmit timer): at most the peer's max_read segments outstanding, one
+     * max_rd_atomic credit each; the segment's flow and TID entries are set up first (which may
+     * wait). A TID READ starts only when no earlier READ or atomic is outstanding (the
+     * READ-after-READ interlock of §7, applied to atomics and OPFN as well).
+     *
+     * @return null if a READ_REQ went out, else why not ({@link Requester.Stall#QP_ERROR}: the QP entered ERR)
+     */
+    Requester.Stall sendSegment(SendWqe w) {
+        Requester req = qp.requester;
+        int psn = req.psn;
+        if (w.state == SendWqe.State.POSTED) {
+            if (req.readOrAtomicOutstandingBefore(w)) {
+                counters.inc(Counter.TID_INTERLOCK_WAITS);
+                return Requester.Stall.EXTENSION_INTERLOCK; // the completion of that WQE runs the requester again
+            }
+            if (w.compSeg == 0 && w.curSeg == 0) {
+                w.firstPsn = psn;
+                w.lastPsn = Psn.add(psn, (int) ((w.length + qp.pmtu() - 1) / qp.pmtu()) - 1);
+            }
+            w.state = SendWqe.State.PROCESSING;
+            onStart(w);
+        }
+        TidRdmaParams remote = qp.opfn.remote();
+        int window = Math.min(remote != null ? Math.max(1, remote.maxRead()) : 1, TidSegment.RING - 1);
+        if (w.curSeg - w.compSeg >= window || req.credits() <= 0) {
+            return Requester.Stall.EXTENSION_RESOURCES; // a segment completion returns the credit and runs the requester
+        }
+        if (w.curSeg >= w.setupHead) {
+            if (setup(w, w.firstPsn) != READY) {
+                return qp.state() == io.rxe4j.verbs.QpState.ERR
+                        ? Requester.Stall.QP_ERROR : Requester.Stall.EXTENSION_RESOURCES;
+            }
+        }
+        TidSegment seg = w.segs[w.curSeg % TidSegment.RING];
+        if (seg.ibSpsn != psn) {
+            throw new IllegalStateException("TID READ segment " + w.curSeg + " has PSN 0x"
+                    + Integer.toHexString(seg.ibSpsn) + ", the requester is at 0x" + Integer.toHexString(psn));
+        }
+        req.takeCredit();
+        w.segCredits++;
+        Opcode op = Opcode.TID_RDMA_READ_REQ;
+        int list = seg.count * TidEntry.LENGTH;
+        int total = op.headerLength() + list + Icrc.LENGTH;
+        ByteBuf b = qp.lane.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
+        int at = op.offset(Header.KDETH);
+        TidHeader.clear(b, at);
+        Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
+        TidHeader.writeReth(b, at, w.remoteAddr + seg.offset, w.rkey, seg.length);
+        TidHeader.setTidFlowPsn(b, at, FlowPsn.of(seg.generation, seg.spsn));
+        TidHeader.setTidFlowQp(b, at, flowQpn());
+        TidHeader.setVerbsQp(b, at, qp.destQpn());
+        for (int i = 0; i < seg.count; i++) {
+            TidEntry.write(b, op.headerLength(), i, seg.tidList[i]);
+        }
+        int lastPsn = Psn.add(psn, seg.npkts - 1);
+        // the RC timer of a READ_REQ is scaled by the packets of a segment (timeout_shift, §2)
+        int shift = 32 - Integer.numberOfLeadingZeros(Math.max(1, seg.npkts) - 1);
+        req.sendForHook(b, total, lastPsn, 64, shift, Psn.add(psn, seg.npkts));
+        counters.inc(Counter.TID_READ_SEGMENTS);
+        w.curSeg++;
+        if (w.curSeg == w.totalSegs) {
+            w.state = SendWqe.State.PENDING;
+            qp.advanceSqReq();
+        }
+        return null;
     }
 
     // ------------------------------------------------------------------ receive (READ_RESP)
@@ -203,11 +248,11 @@ final class TidReadRequester {
      * packet (KDETH SH = 0) completes the segment ({@code hfi1_rc_rcv_tid_rdma_read_resp},
      * {@code handle_read_kdeth_eflags}).
      */
-    void onResponse(PacketView p) {
+    public void onResponse(PacketView p) {
         int at = p.index(Header.KDETH);
         io.netty.buffer.ByteBuf b = p.buf();
         int verbsPsn = TidHeader.verbsPsn(b, at);
-        Completer comp = qp.completer;
+        CompleterOps comp = qp.completer;
         if (Psn.diff(verbsPsn, comp.compPsn()) < 0 || Psn.diff(verbsPsn, qp.requester.psn) >= 0) {
             counters.inc(Counter.DUPLICATE_RESPONSE); // outside [s_last_psn, s_psn]: stale
             return;
@@ -280,7 +325,7 @@ final class TidReadRequester {
             counters.drop(DropReason.OTHER); // not the segment the flow is at
             return;
         }
-        if (!qp.completer.onTidSegmentDone(w, verbsPsn)) {
+        if (!acknowledgeSegment(w, verbsPsn)) {
             return; // an earlier READ/atomic was restarted instead
         }
         counters.inc(Counter.TID_READ_SEGMENTS_DONE);
@@ -294,15 +339,45 @@ final class TidReadRequester {
         }
         if (w.compSeg == w.totalSegs) {
             flow.active--;
-            qp.completer.completeTidRead(w);
+            qp.completer.complete(w); // an ordinary RDMA_READ completion
         }
         flow.segmentDone();
         if (flow.idx < 0) {
             restartSeq = -1;
         }
-        if (qp.state == io.rxe4j.verbs.QpState.RTS || qp.state == io.rxe4j.verbs.QpState.SQD) {
+        if (qp.state() == io.rxe4j.verbs.QpState.RTS || qp.state() == io.rxe4j.verbs.QpState.SQD) {
             qp.requester.run();
         }
+    }
+
+    /**
+     * A TID READ segment of {@code w} ended with verbs PSN {@code lastPsn} (its last packet was
+     * placed): like a READ response, it implicitly completes the SEND/WRITE WQEs before {@code w}
+     * and moves comp.psn past the segment ({@code do_rc_ack} in {@code
+     * hfi1_rc_rcv_tid_rdma_read_resp}). An earlier READ or atomic cannot be outstanding (the
+     * requester holds a TID READ behind them); should one be, it is restarted instead.
+     *
+     * @return whether the segment counts (comp.psn moved past it)
+     */
+    private boolean acknowledgeSegment(SendWqe w, int lastPsn) {
+        CompleterOps comp = qp.completer;
+        SendWqe h;
+        while ((h = comp.head()) != null && h != w) {
+            if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING) {
+                qp.requester.retry(Requester.RetryCause.LOST_RESPONSE);
+                return false;
+            }
+            comp.advance(Psn.next(h.lastPsn));
+            if (!comp.complete(h)) {
+                return false;
+            }
+        }
+        if (h == null) {
+            return false;
+        }
+        comp.onValidResponse();
+        comp.advance(Psn.next(lastPsn));
+        return true;
     }
 
     private SendWqe findWqe(int verbsPsn) {
@@ -369,7 +444,7 @@ final class TidReadRequester {
     // ------------------------------------------------------------------ rewind, stop
 
     /** A rewind: WQE {@code w} resends from its oldest incomplete segment (same flows, same TID entries). */
-    void onRewind(SendWqe w) {
+    public void onRewind(SendWqe w) {
         w.curSeg = w.compSeg;
         while (w.segCredits > 0) {
             w.segCredits--;
@@ -378,7 +453,7 @@ final class TidReadRequester {
     }
 
     /** Frees every TID entry and the flow (QP to ERR, RESET or destroyed). */
-    void releaseAll() {
+    public void releaseAll() {
         restartSeq = -1;
         TidPool pool = qp.lane.tidPool();
         if (pool == null) {

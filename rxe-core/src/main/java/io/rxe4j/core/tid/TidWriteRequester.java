@@ -1,4 +1,12 @@
-package io.rxe4j.core.qp;
+package io.rxe4j.core.tid;
+
+import io.rxe4j.core.policy.RetransmitTimer;
+import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.core.qp.SendWqe;
+import io.rxe4j.core.qp.SgeCopy;
+import io.rxe4j.core.qp.TidSegment;
+import io.rxe4j.core.rc.CompleterOps;
+import io.rxe4j.core.rc.Requester;
 
 import io.rxe4j.core.policy.RetransmitTimer;
 import io.rxe4j.verbs.Counter;
@@ -30,9 +38,9 @@ import io.rxe4j.core.wire.TidHeader;
  * the TID retry timer, which halts the QP and sends a RESYNC that moves the flow to a new
  * generation. The WRITE_REQ itself is built by the {@link Requester}. Loop only.
  */
-final class TidWriteRequester {
+public final class TidWriteRequester {
     /** Most TID WRITE requests outstanding per QP ({@code HFI1_TID_RDMA_WRITE_CNT}). */
-    static final int MAX_REQUESTS = 8;
+    static final int MAX_REQUESTS = TidLimits.WRITE_CNT;
     /** Most data packets one turn sends before other QPs get the loop. */
     static final int DATA_BATCH = 16;
 
@@ -53,7 +61,7 @@ final class TidWriteRequester {
     /** The last verbs PSN of the requests sent before that RESYNC's ACK: later WRITE_RESPs are never stale. */
     private int resyncVerbsHi;
 
-    TidWriteRequester(RxeQp qp) {
+    public TidWriteRequester(RxeQp qp) {
         this.qp = qp;
         this.counters = qp.counters;
         this.scheduler = qp.scheduler;
@@ -61,7 +69,7 @@ final class TidWriteRequester {
     }
 
     /** @return a short description for diagnostics */
-    String debugState() {
+    public String debugState() {
         StringBuilder sb = new StringBuilder("tidw{").append(halted ? "halted resync=0x"
                 + Integer.toHexString(resyncPsn) : "run").append(retryTimer != null ? " timer" : "");
         SendWqe w = oldestUnacked();
@@ -79,39 +87,14 @@ final class TidWriteRequester {
     }
 
     /** @return whether the first leg must not send new requests (a RESYNC is out) */
-    boolean halted() {
+    public boolean halted() {
         return halted;
     }
 
     // ------------------------------------------------------------------ post time
 
-    /**
-     * Whether an RDMA WRITE qualifies for TID RDMA ({@code setup_tid_rdma_wqe}, §6.1): TID RDMA
-     * negotiated, path MTU 4096, length ≥ 256 KiB and a multiple of 4 KiB, remote address 4 KiB
-     * aligned (local SGEs are not checked: this side is the data source).
-     *
-     * @return the peer's parameters if it qualifies, else null
-     */
-    static TidRdmaParams qualifies(RxeQp qp, long length, long remoteAddr) {
-        TidRdmaParams remote = qp.opfn.remote();
-        if (remote == null || qp.attr.pathMtu != io.rxe4j.verbs.Mtu.MTU_4096 || length < TidRdmaParams.SEGMENT_SIZE
-                || (length & (TidEntry.PAGE_SIZE - 1)) != 0 || (remoteAddr & (TidEntry.PAGE_SIZE - 1)) != 0) {
-            return null;
-        }
-        return remote;
-    }
-
-    /** Turns WQE {@code w} into a TID WRITE: one verbs PSN per segment of the peer's max_len. */
-    static void convert(SendWqe w, TidRdmaParams remote, int pmtu) {
-        TidReadRequester.convert(w, remote, pmtu);
-        w.respSeg = 0;
-        w.dataSeg = 0;
-        w.ackSeg = 0;
-        w.tidStarted = false;
-    }
-
     /** @return how many TID WRITEs before {@code upTo} (SQ index) are started and not complete */
-    int outstandingBefore(long upTo) {
+    public int outstandingBefore(long upTo) {
         int n = 0;
         for (long i = qp.sqCompleted(); i != upTo; i++) {
             SendWqe w = qp.sqAt(i);
@@ -122,14 +105,102 @@ final class TidWriteRequester {
         return n;
     }
 
+    // ------------------------------------------------------------------ WRITE_REQ
+
+    /**
+     * Sends the WRITE_REQ of TID WRITE {@code w} ({@code hfi1_build_tid_rdma_write_req}; §6.2)
+     * through the requester: PSN = the first segment without a WRITE_RESP, RETH = the rest of the
+     * range, no payload; the WQE holds one verbs PSN per segment.
+     */
+    void sendRequest(SendWqe w) {
+        Requester req = qp.requester;
+        int psn = req.psn;
+        if (!w.tidStarted) {
+            w.firstPsn = psn;
+            w.lastPsn = Psn.add(psn, w.totalSegs - 1);
+            w.tidStarted = true;
+            counters.inc(Counter.TID_WRITE_REQUESTS_SENT);
+        }
+        int reqPsn = Psn.add(w.firstPsn, w.respSeg);
+        if (reqPsn != psn) {
+            throw new IllegalStateException("TID WRITE request PSN 0x" + Integer.toHexString(reqPsn)
+                    + ", the requester is at 0x" + Integer.toHexString(psn));
+        }
+        TidRdmaParams remote = qp.opfn.remote();
+        Opcode op = Opcode.TID_RDMA_WRITE_REQ;
+        int total = op.headerLength() + Icrc.LENGTH;
+        ByteBuf b = qp.lane.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
+        int at = op.offset(Header.KDETH);
+        TidHeader.clear(b, at);
+        Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
+        long done = (long) w.respSeg * w.segLen;
+        TidHeader.writeReth(b, at, w.remoteAddr + done, w.rkey, w.length - done);
+        TidHeader.setVerbsQp(b, at, qp.destQpn());
+        req.sendForHook(b, total, w.lastPsn, 64, 0, Psn.next(w.lastPsn));
+        w.state = SendWqe.State.PENDING;
+        qp.advanceSqReq();
+    }
+
     // ------------------------------------------------------------------ WRITE_RESP
+
+    /**
+     * A WRITE_RESP for TID WRITE {@code w} with verbs PSN {@code psn} arrived ({@code do_rc_ack}):
+     * like a READ response it implicitly completes earlier SEND/WRITE WQEs (a lost earlier
+     * READ/atomic response is retried instead) and moves comp.psn past it; earlier TID WRITEs are
+     * left to their TID ACKs.
+     *
+     * @return whether it counts
+     */
+    private boolean acknowledgeWriteResp(SendWqe w, int psn) {
+        CompleterOps comp = qp.completer;
+        for (long i = qp.sqCompleted(); i != qp.sqReq(); i++) {
+            SendWqe h = qp.sqAt(i);
+            if (h == w) {
+                break;
+            }
+            if (h.isTidWrite() || h.state == SendWqe.State.DONE) {
+                continue;
+            }
+            if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING || i != qp.sqCompleted()) {
+                qp.requester.retry(Requester.RetryCause.LOST_RESPONSE);
+                return false;
+            }
+            comp.advance(Psn.next(h.lastPsn));
+            if (!comp.complete(h)) {
+                return false;
+            }
+            i = qp.sqCompleted() - 1;
+        }
+        comp.onValidResponse();
+        comp.advance(Psn.next(psn));
+        return true;
+    }
+
+    /**
+     * Every segment of TID WRITE {@code w} was TID-ACKed: an ordinary RDMA_WRITE completion. TID
+     * ACKs come in order, so {@code w} is the oldest WQE.
+     *
+     * @return false if it was not (the QP enters ERR) or the CQ overflowed
+     */
+    private boolean completeWrite(SendWqe w) {
+        if (qp.sqAt(qp.sqCompleted()) != w) {
+            qp.moveToError("TID ACK completed a TID WRITE that is not the oldest WQE");
+            return false;
+        }
+        CompleterOps comp = qp.completer;
+        if (Psn.diff(comp.compPsn(), w.lastPsn) <= 0) {
+            comp.advance(Psn.next(w.lastPsn)); // (a coalesced ACK can arrive before the last WRITE_RESP is seen)
+        }
+        return comp.complete(w);
+    }
 
     /**
      * A WRITE_RESP ({@code hfi1_rc_rcv_tid_rdma_write_resp}): in the window, for the next segment of
      * a TID WRITE, with room in the flow ring; its flow and TID list are stored, comp.psn moves past
      * it, and the segment's data may go.
      */
-    void onWriteResp(PacketView p) {
+    public void onWriteResp(PacketView p) {
         ByteBuf b = p.buf();
         int at = p.index(Header.KDETH);
         int psn = p.psn();
@@ -182,7 +253,7 @@ final class TidWriteRequester {
             counters.inc(Counter.DUPLICATE_RESPONSE);
             return;
         }
-        if (!qp.completer.onTidWriteResp(w, psn)) {
+        if (!acknowledgeWriteResp(w, psn)) {
             return;
         }
         seg.count = n;
@@ -220,7 +291,7 @@ final class TidWriteRequester {
      *
      * @return whether data is left to send (the caller asks the device for another turn)
      */
-    boolean sendData() {
+    public boolean sendData() {
         if (halted) {
             return false;
         }
@@ -300,7 +371,7 @@ final class TidWriteRequester {
     // ------------------------------------------------------------------ TID ACK / NAK
 
     /** A TID ACK ({@code hfi1_rc_rcv_tid_rdma_ack}): acknowledges segments, a NAK resumes data, a RESYNC ACK renumbers. */
-    void onTidAck(PacketView p) {
+    public void onTidAck(PacketView p) {
         ByteBuf b = p.buf();
         int at = p.index(Header.KDETH);
         int psn = p.psn();
@@ -366,7 +437,7 @@ final class TidWriteRequester {
             progress = true;
             counters.inc(Counter.TID_WRITE_SEGMENTS_ACKED);
             if (w.ackSeg == w.totalSegs) {
-                if (!qp.completer.completeTidWrite(w)) {
+                if (!completeWrite(w)) {
                     return;
                 }
             }
@@ -454,7 +525,7 @@ final class TidWriteRequester {
     // ------------------------------------------------------------------ retry timer and RESYNC
 
     private void armRetryTimer() {
-        long period = qp.attr.timeout == 0 ? 0 : RetransmitTimer.UNIT_NANOS << qp.attr.timeout;
+        long period = qp.attr.timeout() == 0 ? 0 : RetransmitTimer.UNIT_NANOS << qp.attr.timeout();
         if (period == 0 || retryTimer != null) {
             return;
         }
@@ -475,7 +546,7 @@ final class TidWriteRequester {
      */
     private void onRetryTimeout() {
         retryTimer = null;
-        if (qp.state != QpState.RTS && qp.state != QpState.SQD) {
+        if (qp.state() != QpState.RTS && qp.state() != QpState.SQD) {
             return;
         }
         SendWqe w = oldestUnacked();
@@ -485,7 +556,7 @@ final class TidWriteRequester {
         counters.inc(Counter.TID_RETRY_TIMEOUTS);
         if (qp.requester.retryLeft <= 0) {
             counters.inc(Counter.RETRY_EXCEEDED_ERR);
-            qp.completer.failHead(w, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.attr.retryCnt
+            qp.completer.failHead(w, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.attr.retryCnt()
                     + " exhausted: no TID ACK from " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn()));
             return;
         }
@@ -600,7 +671,7 @@ final class TidWriteRequester {
     }
 
     /** Stops the timer and forgets the halt (QP to ERR, RESET or destroyed). */
-    void releaseAll() {
+    public void releaseAll() {
         stopRetryTimer();
         halted = false;
         lastRespGeneration = -1;

@@ -1,0 +1,200 @@
+package io.rxe4j.core.rc;
+
+import io.netty.buffer.ByteBuf;
+import io.rxe4j.core.memory.MemoryCopy;
+import io.rxe4j.core.memory.RxeMr;
+import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.core.stats.Counters;
+import io.rxe4j.core.wire.Aeth;
+import io.rxe4j.core.wire.Bth;
+import io.rxe4j.core.wire.DropReason;
+import io.rxe4j.core.wire.Header;
+import io.rxe4j.core.wire.Icrc;
+import io.rxe4j.core.wire.Opcode;
+import io.rxe4j.core.wire.PacketView;
+import io.rxe4j.core.wire.Psn;
+import io.rxe4j.core.wire.Reth;
+import io.rxe4j.verbs.Access;
+import io.rxe4j.verbs.Counter;
+
+/**
+ * The READ reply under way at the responder (rdma_rxe's {@code qp->resp.res} and {@code
+ * read_reply}; {@code rxe-facts.md} §5.5, {@code extensions.md} §6): a cursor in its responder
+ * resource, sent at most {@link Responder#REPLY_BATCH} packets per turn while the transport is
+ * writable; a duplicate READ replays from memory as a new stream (or, while that very reply is
+ * under way, moves its cursor); memory that becomes unreadable ends the reply with NAK 0x62 and
+ * the request's PSN. A reply of an extension's resource is sent by its {@link ResponderHook}.
+ * Loop only.
+ */
+final class ReadReply {
+    private final Responder resp;
+    private final RxeQp qp;
+    private final Counters counters;
+    /** The reply being sent, or null. */
+    private ResponderResources.Entry entry;
+
+    ReadReply(Responder resp, RxeQp qp) {
+        this.resp = resp;
+        this.qp = qp;
+        this.counters = qp.counters;
+    }
+
+    /**
+     * A duplicate READ for resource {@code e}: it must ask for the original or a subset of it (same
+     * rkey, VA range inside); the MR is looked up again and the data sent again from memory as a
+     * new response stream starting at the duplicate's PSN ({@code extensions.md} §6). If the MR is
+     * gone or no longer covers the range: NAK 0x62 with the duplicate's PSN.
+     */
+    void replay(PacketView pkt, ResponderResources.Entry e, int p, boolean sendNow) {
+        int reth = pkt.index(Header.RETH);
+        long va = Reth.va(pkt.buf(), reth);
+        int rkey = Reth.rkey(pkt.buf(), reth);
+        long len = Reth.dmaLength(pkt.buf(), reth);
+        long off = va - e.va;
+        boolean subset = rkey == e.rkey && Long.compareUnsigned(va, e.va) >= 0
+                && Long.compareUnsigned(off, e.length) <= 0 && len <= e.length - off;
+        if (!subset) {
+            counters.drop(DropReason.OTHER);
+            return;
+        }
+        RxeMr mr = null;
+        if (len > 0) {
+            mr = resp.remoteMr(rkey, va, len, Access.REMOTE_READ); // looked up again (rxe-facts §5.5)
+            if (mr == null) {
+                resp.nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+                return;
+            }
+        }
+        resp.startReply(e, mr, va, len, p, sendNow);
+    }
+
+    /**
+     * While a reply is under way: a duplicate READ of the very resource being answered moves the
+     * cursor to the PSN it asks for (the requester has everything before it), instead of queueing
+     * a second full replay behind the first.
+     *
+     * @return whether {@code pkt} was handled
+     */
+    boolean retarget(PacketView pkt, int ePsn) {
+        if (pkt.opcode() != Opcode.RC_RDMA_READ_REQUEST) {
+            return false;
+        }
+        int p = pkt.psn();
+        if (Psn.diff(p, ePsn) >= 0 || resp.resources().find(ResponderResources.Type.READ, p) != entry) {
+            return false;
+        }
+        counters.inc(Counter.DUPLICATE_REQUEST);
+        replay(pkt, entry, p, false); // no extra output now: the cursor moves, the next turn sends
+        return true;
+    }
+
+
+    /** @return the reply under way, or null */
+    ResponderResources.Entry entry() {
+        return entry;
+    }
+
+    /**
+     * Starts (or restarts) the reply of {@code e} for {@code [va, va+len)} as a new response stream
+     * (FIRST … LAST, or ONLY) from PSN {@code psn}; its packets go out in {@link #sendBatch}.
+     */
+    void start(ResponderResources.Entry e, RxeMr mr, long va, long len, int psn) {
+        e.mr = mr;
+        e.curVa = va;
+        e.resid = len;
+        e.curPsn = psn;
+        e.requestPsn = psn;
+        e.streamStart = true;
+        if (e.tid != null) {
+            e.tid.seek(0, qp.pmtu());
+        }
+        entry = e;
+    }
+
+    /** The reply is complete (or abandoned). */
+    void end() {
+        if (entry != null) {
+            entry.mr = null;
+            entry = null;
+        }
+    }
+
+    /** Sends up to {@link Responder#REPLY_BATCH} packets of the reply under way, while the transport is writable. */
+    void sendBatch() {
+        for (int i = 0; i < Responder.REPLY_BATCH && entry != null; i++) {
+            if (!qp.lane.transportWritable()) {
+                qp.lane.awaitWritable(qp);
+                return;
+            }
+            if (entry.type == ResponderResources.Type.TID_READ) {
+                resp.hook().sendReply(entry); // a TID READ_RESP of the extension's segment
+            } else {
+                sendReadResponse(entry);
+            }
+        }
+    }
+
+    /** Sends the next READ response packet of {@code e}; ends the reply after its last packet or on a memory fault. */
+    private void sendReadResponse(ResponderResources.Entry e) {
+        int pmtu = qp.pmtu();
+        int n = (int) Math.min(e.resid, pmtu);
+        boolean last = e.resid <= pmtu;
+        Opcode op = e.streamStart
+                ? (last ? Opcode.RC_RDMA_READ_RESPONSE_ONLY : Opcode.RC_RDMA_READ_RESPONSE_FIRST)
+                : (last ? Opcode.RC_RDMA_READ_RESPONSE_LAST : Opcode.RC_RDMA_READ_RESPONSE_MIDDLE);
+        RxeMr mr = e.mr;
+        if (n > 0 && (mr == null || !mr.isValid())) {
+            readFault(e);
+            return;
+        }
+        ByteBuf b = qp.lane.allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
+        Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, qp.destQpn(), false, e.curPsn);
+        if (op.has(Header.AETH)) {
+            Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, resp.msn());
+        }
+        if (!transmitPayload(e, b, op.headerLength(), n)) {
+            return;
+        }
+        e.curVa += n;
+        e.resid -= n;
+        e.curPsn = Psn.next(e.curPsn);
+        e.streamStart = false;
+        if (last) {
+            end();
+        }
+    }
+
+    /**
+     * Completes response packet {@code b} of READ reply {@code e} (headers written): copies {@code n}
+     * bytes from the MR at {@code e.curVa} after the {@code hdr}-byte headers, zeroes the pad, leaves
+     * room for the ICRC and transmits it.
+     *
+     * @return false if the MR was released under the copy ({@link #readFault} has run, {@code b} is freed)
+     */
+    boolean transmitPayload(ResponderResources.Entry e, ByteBuf b, int hdr, int n) {
+        if (n > 0) {
+            RxeMr mr = e.mr;
+            try {
+                MemoryCopy.toBuf(mr.segment(), mr.offset(e.curVa), b, hdr, n);
+            } catch (IllegalStateException released) {
+                b.release();
+                readFault(e);
+                return false;
+            }
+        }
+        int pad = -n & 3;
+        for (int i = 0; i < pad; i++) {
+            b.setByte(hdr + n + i, 0);
+        }
+        b.writerIndex(hdr + n + pad + Icrc.LENGTH);
+        qp.lane.transmit(qp, b);
+        return true;
+    }
+
+    /** The memory under a READ reply became unreadable: no more payload, NAK 0x62 with the request's PSN (extensions §6). */
+    void readFault(ResponderResources.Entry e) {
+        int p = e.requestPsn;
+        end();
+        resp.nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, p);
+    }
+}

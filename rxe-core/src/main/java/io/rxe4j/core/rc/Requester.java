@@ -1,0 +1,724 @@
+package io.rxe4j.core.rc;
+
+import io.rxe4j.core.qp.WrOpcodeInfo;
+
+import io.rxe4j.core.policy.RetransmitTimer;
+import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.core.qp.SendWqe;
+import io.rxe4j.core.qp.SgeCopy;
+import io.rxe4j.core.policy.UnackedPackets;
+
+import io.rxe4j.verbs.Counter;
+
+import io.netty.buffer.ByteBuf;
+import io.rxe4j.core.stats.Counters;
+import io.rxe4j.core.policy.PeerBudget;
+import io.rxe4j.core.policy.RetransmitTimer;
+import io.rxe4j.core.policy.RnrBackoff;
+import io.rxe4j.core.policy.UnackedPackets;
+import io.rxe4j.verbs.spi.Scheduler;
+import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.SendFlags;
+import io.rxe4j.verbs.WcStatus;
+import io.rxe4j.verbs.WrOpcode;
+import io.rxe4j.core.wire.AtomicEth;
+import io.rxe4j.core.wire.Bth;
+import io.rxe4j.core.wire.Feth;
+import io.rxe4j.core.wire.MaskedCmpSwapEth;
+import io.rxe4j.core.wire.Header;
+import io.rxe4j.core.wire.Icrc;
+import io.rxe4j.core.wire.ImmDt;
+import io.rxe4j.core.wire.Opcode;
+import io.rxe4j.core.wire.Psn;
+import io.rxe4j.core.wire.Reth;
+
+/**
+ * The requester ({@code rxe_req.c}; {@code rxe-facts.md} §4.2, §5.2–§5.4, §9.1): turns send WQEs
+ * into packets (segmentation by path MTU, PSN assignment, AckReq, padding), honours the 128-PSN
+ * window, the 64-packet output bound ({@link UnackedPackets}, resume below 16), max_rd_atomic
+ * credits, IB_SEND_FENCE, the device's per-peer byte budget and congestion window ({@link
+ * PeerBudget}: turns while other QPs wait, loss signals halve the window) and
+ * the transport's writability, owns the retransmit ({@link RetransmitTimer}) and RNR timers, and
+ * rewinds on a retry. Loop only.
+ */
+public final class Requester {
+    /** {@code RXE_MAX_UNACKED_PSNS}. */
+    static final int MAX_UNACKED_PSNS = 128;
+    /**
+     * AckReq at least on every 8th packet of a long message (rxe: every 65th), so that ACKs keep
+     * coming back while at most {@link UnackedPackets#CAPACITY} packets may be unacknowledged.
+     */
+    static final int ACK_REQ_INTERVAL = 8;
+    /** After the output bound was reached, sending resumes once fewer than 16 packets are unacknowledged. */
+    static final int RESUME_BELOW = 16;
+
+    private final RxeQp qp;
+    private final Scheduler scheduler;
+    private final Counters counters;
+
+    /** Next PSN to send (req.psn). */
+    public int psn;
+    int credits;
+    int noAckPkts;
+    /** The first PSN never sent yet: a packet below it is a retransmission ({@code resent_pkts}). */
+    int sendHighWater;
+    /** The output bound was reached; wait until fewer than {@link #RESUME_BELOW} packets are unacknowledged. */
+    boolean outputStalled;
+    final UnackedPackets unacked = new UnackedPackets();
+    private final RetransmitTimer retransmitTimer;
+    /** The device's budget of bytes in flight to this QP's peer, with the path's congestion window; set with the AV. */
+    io.rxe4j.core.policy.PeerBudget budget;
+    /** Budget bytes sent in the current turn (for the fair quantum while other QPs wait). */
+    private long turnBytes;
+    public int retryLeft;
+    /** The RNR wait and rnr_retry count ({@code rxe-facts.md} §5.3). */
+    private final RnrBackoff rnr;
+    /** A retry sequence is running; NAKs and lost-response signals start no other until progress or a timeout. */
+    boolean retryStarted;
+
+    /** Retries: what starts one, retry_cnt, the rewind to comp.psn and the fast-forward. */
+    private final RequesterRetry retries;
+
+
+    public Requester(RxeQp qp) {
+        this.qp = qp;
+        this.scheduler = qp.scheduler;
+        this.counters = qp.counters;
+        this.retries = new RequesterRetry(this, qp);
+        this.retransmitTimer = new RetransmitTimer(scheduler, unacked,
+                qp.guard("retransmit timer", retries::onRetransmitTimeout));
+        this.rnr = new RnrBackoff(scheduler, qp.guard("RNR timer", this::onRnrTimer));
+    }
+
+    public void setPsn(int p) {
+        psn = p;
+        sendHighWater = p;
+        qp.completer.setPsn(p);
+    }
+
+    /** Sets the local ACK timeout attribute (0..31, 0 = infinite). */
+    public void setTimeout(int timeout) {
+        retransmitTimer.timeout(timeout);
+    }
+
+    public void resetCredits(int n) {
+        credits = n;
+    }
+
+    /** A valid response arrived ({@code rxe-facts.md} §5.3): retry counts start over, a new retry may start. */
+    public void resetRetryCounters() {
+        retryLeft = qp.attr.retryCnt();
+        rnr.resetCount(qp.attr.rnrRetry());
+        retryStarted = false;
+        qp.clearSendFailure();
+    }
+
+    public void reset() {
+        stop();
+        noAckPkts = 0;
+        outputStalled = false;
+        credits = qp.attr.maxRdAtomic();
+    }
+
+    /** Stops the timers and gives back every budget byte (QP to ERR, RESET or destroyed). */
+    public void stop() {
+        retransmitTimer.stop();
+        rnr.stop();
+        releaseBudget(unacked.clear(), false);
+        qp.releaseTid();
+    }
+
+    /** @return the peer budget's state, for diagnostics */
+    public String budgetState() {
+        io.rxe4j.core.policy.PeerBudget b = budget;
+        return (b == null ? "budget{-}" : b.toString()) + " rt{" + retransmitTimer.debugState(scheduler.nanoTime())
+                + (rnr.waiting() ? " rnrWaiting" : "") + (retryStarted ? " retryStarted" : "") + " retryLeft=" + retryLeft
+                + (outputStalled ? " stalled" : "") + '}';
+    }
+
+    /** The peer is {@code peer} (modify_qp AV): its budget is the one this QP's packets count against. */
+    public void setPeer(java.net.InetSocketAddress peer) {
+        releaseBudget(unacked.clear(), false);
+        budget = qp.lane.peerBudget(peer);
+    }
+
+    /** Gives {@code bytes} back to the peer budget, after the unacknowledged packets that held them were forgotten. */
+    void releaseBudget(long bytes, boolean acknowledged) {
+        if (budget != null && bytes > 0) {
+            budget.release(bytes, acknowledged, unacked.heldBytes());
+        }
+    }
+
+    public void returnCredit() {
+        credits++;
+    }
+
+    /** @return whether some sent PSN is not yet acknowledged */
+    boolean outstanding() {
+        return Psn.diff(psn, qp.completer.compPsn()) > 0;
+    }
+
+    /** @return the first PSN never sent yet (PSNs below it were sent at least once) */
+    int sendHighWater() {
+        return sendHighWater;
+    }
+
+    /** @return the number of request packets sent and not yet acknowledged (at most 64) */
+    public int unackedPackets() {
+        return unacked.size();
+    }
+
+    /**
+     * comp.psn moved forward to {@code compPsn} ({@code rxe-facts.md} §9.2 UPDATE_COMP / COMP_WQE):
+     * forgets the acknowledged packets and restarts the retransmit deadline from now.
+     */
+    void onAcknowledged(int compPsn) {
+        releaseBudget(unacked.acknowledgeBefore(compPsn), true);
+        retransmitTimer.onProgress(scheduler.nanoTime());
+    }
+
+    /**
+     * Why the requester stops sending for now ({@code rxe_req.c}'s gates before {@code
+     * get_wqe}/{@code check_init_depth}/{@code rxe_check_psn_window}; {@code rxe-facts.md} §4.2,
+     * §5.2; extensions.md §6). {@link #gate} names the first that holds the WQE at req's position;
+     * each names what runs the requester again.
+     */
+    public enum Stall {
+        /** SQD: a WQE not started yet waits for RTS (modify_qp). */
+        SQD,
+        /** IB_SEND_FENCE: an earlier READ or atomic is not complete (its completion). */
+        FENCE,
+        /** No max_rd_atomic credit left for a READ or atomic (a READ/atomic completion returns one). */
+        CREDITS,
+        /** 128 PSNs unacknowledged ({@code RXE_MAX_UNACKED_PSNS}; an ACK). */
+        PSN_WINDOW,
+        /** The 64-packet output bound ({@link UnackedPackets#CAPACITY}): resume below {@link #RESUME_BELOW}. */
+        UNACKED_BOUND,
+        /** The transport is not writable (the lane runs the QP again when it drains). */
+        NOT_WRITABLE,
+        /** The peer's byte budget is used up or others queue before this QP (a release gives the turn). */
+        PEER_BUDGET,
+        /** This turn's quantum of the budget is used while other QPs wait (to the tail of the queue). */
+        QUANTUM,
+        /** An extension's window is full (TID WRITE: 8 outstanding or a RESYNC out; a WRITE_RESP, TID ACK). */
+        EXTENSION_WINDOW,
+        /** An extension's ordering interlock (TID RDMA §7; the completion of the WQE it waits for). */
+        EXTENSION_INTERLOCK,
+        /** An extension's WQE waits for its own resources (TID READ: peer max_read, flow, TID entries). */
+        EXTENSION_RESOURCES,
+        /** The QP entered ERR while a packet was built: the run ends. */
+        QP_ERROR
+    }
+
+    RequesterHook hook = RequesterHook.NONE;
+    /** Why the last run stopped before the end of the send queue, or null (tests, diagnostics). */
+    private Stall lastStall;
+
+    /** Registers the extension that carries some WQEs (TID RDMA); {@link RequesterHook#NONE} for none. */
+    public void hook(RequesterHook h) {
+        this.hook = h;
+    }
+
+    /** Sends as many packets as the window, the output bound, credits, fences and the transport allow. */
+    public void run() {
+        QpState s = qp.state();
+        if (s != QpState.RTS && s != QpState.SQD) {
+            return;
+        }
+        hook.onRun(); // e.g. TID WRITE data still to send
+        if (rnr.waiting()) {
+            return;
+        }
+        if (outputStalled) {
+            if (unacked.size() >= RESUME_BELOW) {
+                return; // an ACK brings the count down and runs the requester again
+            }
+            outputStalled = false;
+        }
+        turnBytes = 0;
+        long prod = qp.sqProducer();
+        boolean extensionPosted = qp.tidWritesPosted(); // after the acquire of sqProd: covers every WQE before prod
+        lastStall = null;
+        while (qp.sqReq() != prod) {
+            SendWqe w = qp.sqAt(qp.sqReq());
+            Stall stall = gate(w, s, extensionPosted);
+            if (stall != null) {
+                lastStall = stall;
+                onStall(stall);
+                break;
+            }
+            if (hook.carries(w)) {
+                stall = hook.send(w);
+                lastStall = stall;
+                if (stall == Stall.QP_ERROR) {
+                    return;
+                }
+                if (stall != null) {
+                    break;
+                }
+                continue;
+            }
+            if (!sendPacket(w)) {
+                return; // QP went to ERR
+            }
+        }
+        qp.budgetPlace().endTurn(); // a turn lasts one run
+    }
+
+    /**
+     * The send gates, in {@code rxe_req.c}'s order, for {@code w} at req's position: SQD, fence,
+     * the extension's gate, credits (taken here when the WQE needs one and may go), the PSN
+     * window, the output bound, the transport's writability, the peer budget and the quantum.
+     *
+     * @return the first stall that holds {@code w}, or null when its next packet may go
+     */
+    private Stall gate(SendWqe w, QpState s, boolean extensionPosted) {
+        boolean posted = w.state == SendWqe.State.POSTED;
+        if (posted && s == QpState.SQD) {
+            return Stall.SQD;
+        }
+        if (posted && (w.sendFlags & SendFlags.FENCE) != 0 && readOrAtomicPendingBefore()) {
+            return Stall.FENCE;
+        }
+        if (posted) {
+            Stall ext = hook.gate(w, extensionPosted);
+            if (ext != null) {
+                return ext;
+            }
+        }
+        if (w.needsCredit() && !w.creditHeld) {
+            if (credits <= 0) {
+                return Stall.CREDITS;
+            }
+            credits--;
+            w.creditHeld = true;
+        }
+        if (!w.tid && Psn.diff(psn, qp.completer.compPsn()) >= MAX_UNACKED_PSNS) {
+            return Stall.PSN_WINDOW; // (TID READ segments are bounded by the peer's max_read instead)
+        }
+        if (unacked.isFull()) {
+            return Stall.UNACKED_BOUND;
+        }
+        if (!qp.lane.transportWritable()) {
+            return Stall.NOT_WRITABLE;
+        }
+        // TID RDMA is paced by its own receiver-driven flow control (the responder's max_write
+        // allocation and WRITE_RESPs, the peer's max_read and credits), not by the peer budget
+        // a QP within its fair share of the path never waits for the bytes other QPs hold (a lossy
+        // QP's lost packets hold theirs until its own timer fires)
+        if (budget != null && !w.tid && !budget.withinFairShare(unacked.heldBytes(), budgetBytes(w))) {
+            if (budget.mustQueue(qp) || !budget.fits(budgetBytes(w))) {
+                return Stall.PEER_BUDGET; // behind the QPs already waiting; a release gives the turn
+            }
+            if (turnBytes >= io.rxe4j.core.policy.PeerBudget.QUANTUM_BYTES && budget.contended()) {
+                return Stall.QUANTUM; // quantum used while others wait: to the tail
+            }
+        }
+        return null;
+    }
+
+    /** @return why the last run of the send loop stopped short of the queue's end, or null */
+    Stall lastStall() {
+        return lastStall;
+    }
+
+    /** What a stall arranges so that the requester runs again once it is over. */
+    private void onStall(Stall stall) {
+        switch (stall) {
+            case UNACKED_BOUND -> {
+                outputStalled = true;
+                counters.inc(Counter.OUTPUT_STALLS);
+            }
+            case NOT_WRITABLE -> qp.lane.awaitWritable(qp); // the device runs this QP again when the transport drains
+            case PEER_BUDGET, QUANTUM -> budget.await(qp);
+            case EXTENSION_INTERLOCK -> counters.inc(Counter.TID_INTERLOCK_WAITS);
+            default -> { }
+        }
+    }
+
+    /**
+     * @return the bytes the next packet of {@code w} holds of the peer budget: a SEND/WRITE packet
+     *     its payload plus headers; a READ request, an atomic, ATOMIC WRITE or FLUSH 64 bytes. A
+     *     READ's response stream is not counted: it may last far longer than one round trip (a
+     *     1 GiB READ), so holding its bytes would block every other QP of the path until it ends;
+     *     the responder bounds and paces it (batches, writability), and a gap in it still halves the
+     *     path's window
+     */
+    private int budgetBytes(SendWqe w) {
+        return WrOpcodeInfo.of(w.opcode).payloadInBudget()
+                ? (int) Math.min(w.length - (w.state == SendWqe.State.POSTED ? 0 : w.sentBytes), qp.pmtu()) + 64
+                : 64;
+    }
+
+    /** @return whether a READ or atomic (the hidden OPFN request included) before {@code w} is outstanding */
+    public boolean readOrAtomicOutstandingBefore(SendWqe w) {
+        for (long i = qp.sqCompleted(); i != qp.sqReq(); i++) {
+            SendWqe e = qp.sqAt(i);
+            if (e != w && e.isReadOrAtomic() && e.state != SendWqe.State.DONE) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ---------------------------------------------------------------- for the extension's send path
+
+    /** @return the max_rd_atomic credits left (an extension's READ-like segment takes one each) */
+    public int credits() {
+        return credits;
+    }
+
+    /** Takes one max_rd_atomic credit (the caller checked {@link #credits()} first). */
+    public void takeCredit() {
+        credits--;
+    }
+
+    /**
+     * Sends a request packet an extension built with BTH PSN {@code psn}, covering PSNs up to
+     * {@code packetLastPsn} (AckReq set by the builder): records it as unacknowledged with its
+     * retransmit period scaled by 2^{@code timeoutShift}, takes {@code budgetBytes} of the peer
+     * budget, and moves req.psn to {@code nextPsn}.
+     */
+    public void sendForHook(ByteBuf b, int total, int packetLastPsn, int budgetBytes, int timeoutShift, int nextPsn) {
+        noAckPkts = 0;
+        transmit(b, total, packetLastPsn, budgetBytes, timeoutShift);
+        psn = nextPsn;
+    }
+
+    /** A WQE an extension carries could not be set up locally: the WQE fails, the QP enters ERR. */
+    public void failTid(SendWqe w, WcStatus status, String why) {
+        if (qp.completer.head() == w) {
+            qp.completer.failHead(w, status, 0, why);
+        } else {
+            w.failStatus = status;
+            qp.moveToError("send WQE " + w.wrId + " (TID READ) failed locally: " + status + ": " + why);
+        }
+    }
+
+    private boolean readOrAtomicPendingBefore() {
+        for (long i = qp.sqCompleted(); i != qp.sqReq(); i++) {
+            SendWqe w = qp.sqAt(i);
+            if (w.isReadOrAtomic() && !w.opfn && w.state != SendWqe.State.DONE) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Builds and sends the next packet of {@code w}; advances sqReq after its last packet. */
+    private boolean sendPacket(SendWqe w) {
+        return switch (WrOpcodeInfo.of(w.opcode).family()) {
+            case READ -> sendRead(w, qp.pmtu());
+            case ATOMIC -> sendAtomic(w);
+            case ATOMIC_WRITE -> sendAtomicWrite(w);
+            case FLUSH -> sendFlush(w);
+            case SEND, WRITE, LOCAL -> sendSendOrWrite(w, qp.pmtu()); // LOCAL: refused at post time
+        };
+    }
+
+    private boolean sendSendOrWrite(SendWqe w, int pmtu) {
+        if (w.state == SendWqe.State.POSTED) {
+            long npkts = Math.max(1, (w.length + pmtu - 1) / pmtu);
+            w.firstPsn = psn;
+            w.lastPsn = Psn.add(psn, (int) npkts - 1);
+            w.sentBytes = 0;
+            w.state = SendWqe.State.PROCESSING;
+        }
+        long remaining = w.length - w.sentBytes;
+        int payload = (int) Math.min(remaining, pmtu);
+        boolean first = w.sentBytes == 0;
+        boolean last = remaining <= pmtu;
+        Opcode op = pickOpcode(w.opcode, first, last);
+        boolean se = last && (w.sendFlags & SendFlags.SOLICITED) != 0
+                && (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
+                    || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM);
+        int pad = -payload & 3;
+        int hdr = op.headerLength();
+        int total = hdr + payload + pad + Icrc.LENGTH;
+        boolean ackReq = ackReq(last);
+        ByteBuf b = qp.lane.allocPacket(total);
+        try {
+            Bth.write(b, 0, op.code(), se, pad, Bth.DEFAULT_PKEY, qp.destQpn(), ackReq, psn);
+            if (op.has(Header.RETH)) {
+                Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, w.length);
+            }
+            if (op.has(Header.IMM_DT)) {
+                ImmDt.write(b, op.offset(Header.IMM_DT), w.immData);
+            }
+            if (!gather(w, w.sentBytes, b, hdr, payload)) {
+                b.release();
+                fail(w, WcStatus.LOC_PROT_ERR);
+                return false;
+            }
+            for (int i = 0; i < pad; i++) {
+                b.setByte(hdr + payload + i, 0);
+            }
+        } catch (RuntimeException e) {
+            b.release();
+            throw e;
+        }
+        transmit(b, total, psn);
+        psn = Psn.next(psn);
+        w.sentBytes += payload;
+        if (last) {
+            w.state = SendWqe.State.PENDING;
+            qp.advanceSqReq();
+        }
+        return true;
+    }
+
+    /**
+     * AckReq on the last packet of a message, on every {@link #ACK_REQ_INTERVAL}-th packet, and on
+     * the packet that reaches the output bound (so the ACK that lets the QP go on is asked for).
+     */
+    private boolean ackReq(boolean last) {
+        boolean ackReq = last || noAckPkts + 1 >= ACK_REQ_INTERVAL || unacked.size() + 1 >= UnackedPackets.CAPACITY
+                || mayStopAfterThis();
+        if (ackReq) {
+            noAckPkts = 0;
+        } else {
+            noAckPkts++;
+        }
+        return ackReq;
+    }
+
+    /**
+     * Whether the peer budget may stop this QP after the packet being built: the next packet would
+     * not fit, or QPs wait and this turn's quantum is nearly used. Then the packet asks for an ACK,
+     * or its bytes (and those before it) would stay held until this QP sends again, which may need
+     * exactly those bytes back.
+     */
+    private boolean mayStopAfterThis() {
+        if (budget == null) {
+            return false;
+        }
+        long packet = qp.pmtu() + 64L;
+        if (budget.withinFairShare(unacked.heldBytes() + packet, packet)) {
+            return false; // the next packet goes within this QP's fair share, whatever the others do
+        }
+        long next = 2 * packet; // this packet and the next, with headers
+        return budget.mustQueue(qp) || !budget.fits(next)
+                || (budget.contended() && turnBytes + next >= PeerBudget.QUANTUM_BYTES);
+    }
+
+    private static Opcode pickOpcode(WrOpcode op, boolean first, boolean last) {
+        WrOpcodeInfo info = WrOpcodeInfo.of(op);
+        WrOpcodeInfo.Family f = info.family();
+        if (f != WrOpcodeInfo.Family.SEND && f != WrOpcodeInfo.Family.WRITE) {
+            throw new IllegalStateException("not a SEND/WRITE opcode: " + op);
+        }
+        return info.packetOpcode(first, last);
+    }
+
+    /** Copies {@code len} message bytes starting at {@code msgOffset} from the WQE's SGEs. */
+    private boolean gather(SendWqe w, long msgOffset, ByteBuf b, int index, int len) {
+        if (len == 0) {
+            return true;
+        }
+        if (w.inlineLength > 0 || w.numSge == 0) {
+            b.setBytes(index, w.inline, (int) msgOffset, len);
+            return true;
+        }
+        return SgeCopy.copy(qp.device.mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, msgOffset, b,
+                index, len, true, 0);
+    }
+
+    private boolean sendRead(SendWqe w, int pmtu) {
+        long remaining = w.length - w.readBytes;
+        int npkts = (int) Math.max(1, (remaining + pmtu - 1) / pmtu);
+        w.firstPsn = psn;
+        w.lastPsn = Psn.add(psn, npkts - 1);
+        Opcode op = Opcode.RC_RDMA_READ_REQUEST;
+        int total = op.headerLength() + Icrc.LENGTH;
+        ByteBuf b = qp.lane.allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), true, psn);
+        Reth.write(b, op.offset(Header.RETH), w.remoteAddr + w.readBytes, w.rkey, remaining);
+        noAckPkts = 0;
+        transmit(b, total, w.lastPsn, budgetBytes(w));
+        psn = Psn.add(psn, npkts);
+        w.state = SendWqe.State.PENDING;
+        qp.advanceSqReq();
+        return true;
+    }
+
+    private boolean sendAtomic(SendWqe w) {
+        Opcode op = WrOpcodeInfo.of(w.opcode).packetOpcode(true, true);
+        ByteBuf b = startSinglePacket(w, op, 0);
+        switch (op.operation()) { // which WR operands go where in the packet opcode's ETH
+            case COMPARE_SWAP ->
+                    AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.swap, w.compareAdd);
+            case FETCH_ADD ->
+                    AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.compareAdd, 0);
+            case MASKED_COMPARE_SWAP -> MaskedCmpSwapEth.write(b, op.offset(Header.MASKED_CMP_SWAP_ETH),
+                    w.remoteAddr, w.rkey, w.swap, w.compareAdd, w.swapMask, w.compareAddMask);
+            default -> // masked FETCH_ADD: add in the swap/add slot, field boundary in the compare slot
+                    AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.compareAdd,
+                            w.compareAddMask);
+        }
+        return finishSinglePacket(w, b, op, 0);
+    }
+
+    /** ATOMIC WRITE: RETH (length 8) and the 8 raw bytes ({@code rxe-facts.md} §7.2). */
+    private boolean sendAtomicWrite(SendWqe w) {
+        Opcode op = Opcode.RC_ATOMIC_WRITE;
+        ByteBuf b = startSinglePacket(w, op, 8);
+        Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, 8);
+        b.setLong(op.headerLength(), NATIVE_LE ? Long.reverseBytes(w.atomicWriteValue) : w.atomicWriteValue);
+        return finishSinglePacket(w, b, op, 8);
+    }
+
+    /** FLUSH: FETH then RETH, no payload ({@code rxe-facts.md} §7.3). */
+    private boolean sendFlush(SendWqe w) {
+        Opcode op = Opcode.RC_FLUSH;
+        ByteBuf b = startSinglePacket(w, op, 0);
+        Feth.write(b, op.offset(Header.FETH), w.flushLevel, w.flushType);
+        Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, w.length);
+        return finishSinglePacket(w, b, op, 0);
+    }
+
+    /** Allocates a one-packet request with its BTH (AckReq set) and assigns the WQE its PSN. */
+    private ByteBuf startSinglePacket(SendWqe w, Opcode op, int payload) {
+        w.firstPsn = psn;
+        w.lastPsn = psn;
+        ByteBuf b = qp.lane.allocPacket(op.headerLength() + payload + Icrc.LENGTH);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), true, psn);
+        return b;
+    }
+
+    private boolean finishSinglePacket(SendWqe w, ByteBuf b, Opcode op, int payload) {
+        noAckPkts = 0;
+        transmit(b, op.headerLength() + payload + Icrc.LENGTH, psn);
+        psn = Psn.next(psn);
+        w.state = SendWqe.State.PENDING;
+        qp.advanceSqReq();
+        return true;
+    }
+
+    /** Whether a native {@code long} is little-endian (then its bytes are reversed for a big-endian put). */
+    private static final boolean NATIVE_LE = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
+
+    /** Sends a built request packet covering PSNs {@code psn..packetLastPsn} and records it as unacknowledged. */
+    private void transmit(ByteBuf b, int total, int packetLastPsn) {
+        transmit(b, total, packetLastPsn, total);
+    }
+
+    /**
+     * Sends a built request packet covering PSNs {@code psn..packetLastPsn}, records it as
+     * unacknowledged and takes {@code budgetBytes} of the peer budget until it is acknowledged.
+     */
+    private void transmit(ByteBuf b, int total, int packetLastPsn, int budgetBytes) {
+        transmit(b, total, packetLastPsn, budgetBytes, 0);
+    }
+
+    /**
+     * As {@link #transmit(ByteBuf, int, int, int)}, with the packet's retransmit period scaled by
+     * 2^{@code timeoutShift} (a TID READ_REQ waits for a whole segment of responses).
+     */
+    private void transmit(ByteBuf b, int total, int packetLastPsn, int budgetBytes, int timeoutShift) {
+        b.writerIndex(total);
+        if (Psn.diff(psn, sendHighWater) < 0) {
+            counters.inc(Counter.RESENT_PKTS);
+        }
+        if (Psn.diff(packetLastPsn, sendHighWater) >= 0) {
+            sendHighWater = Psn.next(packetLastPsn);
+        }
+        qp.lane.transmit(qp, b);
+        if (budget != null) {
+            budget.take(budgetBytes, unacked.heldBytes());
+        }
+        unacked.add(packetLastPsn, scheduler.nanoTime(), budgetBytes, timeoutShift);
+        turnBytes += budgetBytes;
+        retransmitTimer.onSend();
+    }
+
+    /** A local failure while building a packet: the WQE completes in error and the QP enters ERR. */
+    private void fail(SendWqe w, WcStatus status) {
+        if (qp.completer.head() == w) {
+            qp.completer.failHead(w, status, 0);
+        } else {
+            w.failStatus = status; // earlier WQEs are flushed first, then this one with its status
+            qp.moveToError("send WQE " + w.wrId + " (" + w.opcode + ") failed locally: " + status);
+        }
+    }
+
+    // ---------------------------------------------------------------- timers and retry
+
+    /** Why a retry starts ({@code rxe-facts.md} §5.3; {@code extensions.md} §6). */
+    public enum RetryCause {
+        /** The local ACK timeout expired with packets unacknowledged. */
+        TIMEOUT,
+        /** A PSN-sequence-error NAK arrived. */
+        SEQUENCE_NAK,
+        /** An ACK beyond a pending READ/atomic: its response was lost. */
+        LOST_RESPONSE,
+        /** A READ response arrived beyond the expected PSN: re-request the missing tail at once. */
+        READ_GAP,
+        /** A TID READ_RESP broke the flow sequence: restart at the oldest incomplete segment (§5.5). */
+        TID_SEQUENCE
+    }
+
+    /** Starts a retry from comp.psn, charging retry_cnt ({@link RequesterRetry#retry}). */
+    public void retry(RetryCause cause) {
+        retries.retry(cause);
+    }
+
+    /** A RESYNC renumbered TID READ segments being asked for: send again from comp.psn ({@link RequesterRetry#restartAfterResync}). */
+    public void restartAfterResync() {
+        retries.restartAfterResync();
+    }
+
+    /** Goes back to comp.psn and the oldest uncompleted WQE ({@link RequesterRetry#rewind}). */
+    void rewind() {
+        retries.rewind();
+    }
+
+    /**
+     * A response names PSN {@code upTo}, sent before a rewind and not sent again yet: moves forward
+     * as if it had been resent ({@link RequesterRetry#fastForward}).
+     *
+     * @return false if a WQE an extension carries lies in the way or the send queue ends first
+     */
+    boolean fastForward(int upTo) {
+        return retries.fastForward(upTo);
+    }
+
+    /**
+     * A congestion notification (CNP) from the peer: the window shrinks as on a loss signal (once
+     * per loss episode); nothing is resent.
+     */
+    public void onCnp() {
+        if (budget != null && budget.onLoss()) {
+            counters.inc(Counter.CC_WINDOW_REDUCTIONS);
+        }
+    }
+
+    /** RNR NAK received: wait the responder's RNR time, then retry ({@code rxe-facts.md} §5.3; 7 = infinite). */
+    void onRnrNak(int timerCode, boolean ignoreCount) {
+        counters.inc(Counter.RCVD_RNR_ERR);
+        // a TID WRITE's RNR does not count (IGN_RNR_CNT, §6.4)
+        if (rnr.onRnrNak(timerCode, qp.attr.rnrRetry(), ignoreCount) == RnrBackoff.Verdict.EXHAUSTED) {
+            counters.inc(Counter.RETRY_RNR_EXCEEDED_ERR);
+            SendWqe head = qp.completer.head();
+            if (head != null) {
+                qp.completer.failHead(head, WcStatus.RNR_RETRY_EXC_ERR, 0, "rnr_retry " + qp.attr.rnrRetry()
+                        + " exhausted: " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn())
+                        + " had no receive WQE for PSN 0x" + Integer.toHexString(qp.completer.compPsn()));
+            }
+        }
+    }
+
+    /** The RNR wait ended ({@link RnrBackoff} cleared its flag): retry from comp.psn. */
+    /** @return whether the requester waits for its RNR timer */
+    boolean rnrWaiting() {
+        return rnr.waiting();
+    }
+
+    private void onRnrTimer() {
+        if (qp.state() != QpState.RTS && qp.state() != QpState.SQD) {
+            return;
+        }
+        rewind();
+        run();
+        qp.lane.flushTransport();
+    }
+}
