@@ -632,7 +632,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     public String debugState() {
         long comp = sqCompleted();
         StringBuilder sb = new StringBuilder("QP 0x").append(Integer.toHexString(qpn)).append(' ').append(state)
-                .append(" req.psn=0x").append(Integer.toHexString(requester.psn))
+                .append(" req.psn=0x").append(Integer.toHexString(requester.psn()))
                 .append(' ').append(completer.debugState())
                 .append(" unacked=").append(requester.unackedPackets()).append(' ').append(requester.budgetState())
                 .append(" sq[comp=").append(comp).append(" req=").append(sqReq).append(" prod=").append(sqProducer())

@@ -57,7 +57,7 @@ public final class Requester {
     private final Counters counters;
 
     /** Next PSN to send (req.psn). */
-    public int psn;
+    int psn;
     int credits;
     int noAckPkts;
     /** The first PSN never sent yet: a packet below it is a retransmission ({@code resent_pkts}). */
@@ -70,7 +70,7 @@ public final class Requester {
     io.rxe4j.core.policy.PeerBudget budget;
     /** Budget bytes sent in the current turn (for the fair quantum while other QPs wait). */
     private long turnBytes;
-    public int retryLeft;
+    int retryLeft;
     /** The RNR wait and rnr_retry count ({@code rxe-facts.md} §5.3). */
     private final RnrBackoff rnr;
     /** A retry sequence is running; NAKs and lost-response signals start no other until progress or a timeout. */
@@ -111,6 +111,21 @@ public final class Requester {
         rnr.resetCount(qp.attr.rnrRetry());
         retryStarted = false;
         qp.clearSendFailure();
+    }
+
+    /** @return the next PSN the requester sends (loop only) */
+    public int psn() {
+        return psn;
+    }
+
+    /** @return the retries retry_cnt still allows (loop only) */
+    public int retryLeft() {
+        return retryLeft;
+    }
+
+    /** Uses one retry of retry_cnt (an extension's retry, e.g. a TID RESYNC; loop only). */
+    public void chargeRetry() {
+        retryLeft--;
     }
 
     public void reset() {

@@ -182,7 +182,7 @@ public final class TidReadRequester {
      */
     Requester.Stall sendSegment(SendWqe w) {
         Requester req = qp.requester;
-        int psn = req.psn;
+        int psn = req.psn();
         if (w.state == SendWqe.State.POSTED) {
             if (req.readOrAtomicOutstandingBefore(w)) {
                 counters.inc(Counter.TID_INTERLOCK_WAITS);
@@ -253,7 +253,7 @@ public final class TidReadRequester {
         io.netty.buffer.ByteBuf b = p.buf();
         int verbsPsn = TidHeader.verbsPsn(b, at);
         CompleterOps comp = qp.completer;
-        if (Psn.diff(verbsPsn, comp.compPsn()) < 0 || Psn.diff(verbsPsn, qp.requester.psn) >= 0) {
+        if (Psn.diff(verbsPsn, comp.compPsn()) < 0 || Psn.diff(verbsPsn, qp.requester.psn()) >= 0) {
             counters.inc(Counter.DUPLICATE_RESPONSE); // outside [s_last_psn, s_psn]: stale
             return;
         }

@@ -114,7 +114,7 @@ public final class TidWriteRequester {
      */
     void sendRequest(SendWqe w) {
         Requester req = qp.requester;
-        int psn = req.psn;
+        int psn = req.psn();
         if (!w.tidStarted) {
             w.firstPsn = psn;
             w.lastPsn = Psn.add(psn, w.totalSegs - 1);
@@ -204,7 +204,7 @@ public final class TidWriteRequester {
         ByteBuf b = p.buf();
         int at = p.index(Header.KDETH);
         int psn = p.psn();
-        if (Psn.diff(psn, qp.completer.compPsn()) < 0 || Psn.diff(psn, qp.requester.psn) >= 0) {
+        if (Psn.diff(psn, qp.completer.compPsn()) < 0 || Psn.diff(psn, qp.requester.psn()) >= 0) {
             counters.inc(Counter.DUPLICATE_RESPONSE);
             return;
         }
@@ -554,13 +554,13 @@ public final class TidWriteRequester {
             return;
         }
         counters.inc(Counter.TID_RETRY_TIMEOUTS);
-        if (qp.requester.retryLeft <= 0) {
+        if (qp.requester.retryLeft() <= 0) {
             counters.inc(Counter.RETRY_EXCEEDED_ERR);
             qp.completer.failHead(w, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.attr.retryCnt()
                     + " exhausted: no TID ACK from " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn()));
             return;
         }
-        qp.requester.retryLeft--;
+        qp.requester.chargeRetry();
         halted = true;
         // the generation the data in flight uses: that of the oldest unacknowledged segment (after a
         // RESYNC every known segment was renumbered into it); hfi1 takes the last WRITE_RESP's flow,
@@ -649,7 +649,7 @@ public final class TidWriteRequester {
         // generation is a copy from before this RESYNC (the responder held the flow throughout)
         resyncFlowIdx = w.ackSeg < w.respSeg ? TidHeader.flowIndex(w.segs[w.ackSeg % TidSegment.RING].tidQpn) : -1;
         resyncGeneration = newGen;
-        resyncVerbsHi = Psn.add(qp.requester.psn, -1);
+        resyncVerbsHi = Psn.add(qp.requester.psn(), -1);
         if (resumeSeg >= 0) {
             resumeFrom(w, resumeSeg, resumePkt);
         } else {
