@@ -5,6 +5,8 @@ import io.rxe4j.verbs.Counter;
 
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.policy.PeerBudget;
+import io.rxe4j.core.memory.MrTable;
+import io.rxe4j.core.qp.QpHost;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.tid.TidPool;
 import io.rxe4j.core.wire.Bth;
@@ -35,10 +37,13 @@ import java.util.concurrent.ExecutionException;
  * (packets that arrived on this lane for another lane's QP), {@link ServiceQueue} (round-robin
  * output turns); QPs are found in the device's {@link QpTable}.
  *
+ * <p>It is the {@link QpHost} of each of its QPs: what the QP and its engines need of the loop and
+ * of the device (the device-wide parts delegate to {@link RxeDevice}).
+ *
  * <p>Threading: everything here runs on the lane's loop, except {@link #callOnLoop} and the
  * counters' stale reads.
  */
-public final class RxeLane implements PacketReceiver {
+public final class RxeLane implements PacketReceiver, QpHost {
     private final RxeDevice device;
     private final int index;
     private final Transport transport;
@@ -95,6 +100,35 @@ public final class RxeLane implements PacketReceiver {
     /** @return the device */
     public RxeDevice device() {
         return device;
+    }
+
+    /** @return the lane of {@code qp}, a QP of an {@link RxeDevice} (its {@link RxeQp#host()}) */
+    public static RxeLane of(RxeQp qp) {
+        return (RxeLane) qp.host();
+    }
+
+    /** @return the device's MR key table ({@link RxeDevice#mrs()}). Any thread. */
+    @Override
+    public MrTable mrs() {
+        return device.mrs();
+    }
+
+    /** @return the device's configuration. Any thread. */
+    @Override
+    public DeviceConfig config() {
+        return config;
+    }
+
+    /** @return the port's active MTU ({@link RxeDevice#activeMtu()}). Any thread. */
+    @Override
+    public io.rxe4j.verbs.Mtu activeMtu() {
+        return device.activeMtu();
+    }
+
+    /** {@code qp} enters ERR for a reason of its own ({@link RxeDevice#onQpError}). Loop only. */
+    @Override
+    public void onQpError(RxeQp qp, String reason) {
+        device.onQpError(qp, reason);
     }
 
     /** @return the loop the lane (and each of its QPs) runs on */
