@@ -132,6 +132,7 @@ public final class RxeLane implements PacketReceiver, QpHost {
     }
 
     /** @return the loop the lane (and each of its QPs) runs on */
+    @Override
     public Scheduler scheduler() {
         return scheduler;
     }
@@ -155,6 +156,7 @@ public final class RxeLane implements PacketReceiver, QpHost {
      * Runs {@code task} on the lane's loop and returns its result; runs it directly when called on
      * the loop. Exceptions of the task are rethrown as they are (unchecked) or wrapped.
      */
+    @Override
     public <T> T callOnLoop(Callable<T> task) {
         if (scheduler.inLoop()) {
             try {
@@ -192,6 +194,7 @@ public final class RxeLane implements PacketReceiver, QpHost {
     // ------------------------------------------------------------------ output
 
     /** @return a pooled buffer for an outgoing packet of {@code length} bytes (ICRC included). Loop only. */
+    @Override
     public ByteBuf allocPacket(int length) {
         return transport.allocator().directBuffer(length, length);
     }
@@ -200,6 +203,7 @@ public final class RxeLane implements PacketReceiver, QpHost {
      * Writes the ICRC of a built packet ({@code writerIndex} = length including the ICRC) and
      * hands it to the lane's transport, addressed to the QP's peer. Loop only.
      */
+    @Override
     public void transmit(RxeQp qp, ByteBuf packet) {
         InetSocketAddress peer = qp.av();
         if (config.opfn() && packet.getUnsignedByte(0) != Opcode.CNP.code()) {
@@ -221,6 +225,7 @@ public final class RxeLane implements PacketReceiver, QpHost {
      *     {@link Transport#inFlightBudgetHint()} divided by the number of lanes: the peer may have one
      *     receive buffer for all of them). Loop only.
      */
+    @Override
     public PeerBudget peerBudget(InetSocketAddress peer) {
         PeerBudget b = budgets.get(peer);
         if (b == null) {
@@ -236,6 +241,7 @@ public final class RxeLane implements PacketReceiver, QpHost {
     }
 
     /** @return whether the lane's transport takes more packets now ({@link Transport#isWritable()}). Loop only. */
+    @Override
     public boolean transportWritable() {
         return transport.isWritable();
     }
@@ -244,6 +250,7 @@ public final class RxeLane implements PacketReceiver, QpHost {
      * {@code qp} stopped producing because the transport is not writable: it gets a turn (see
      * {@link #requestService}) once the transport calls {@link #onWritable()}. Loop only.
      */
+    @Override
     public void awaitWritable(RxeQp qp) {
         counters.inc(Counter.TX_NOT_WRITABLE);
         qp.counters().inc(Counter.TX_NOT_WRITABLE);
@@ -257,6 +264,7 @@ public final class RxeLane implements PacketReceiver, QpHost {
      * scheduled when the current loop task ends ({@link #flushTransport()}), after the packets
      * already received, and only while the transport is writable. Loop only.
      */
+    @Override
     public void requestService(RxeQp qp) {
         service.request(qp);
     }
@@ -345,6 +353,7 @@ public final class RxeLane implements PacketReceiver, QpHost {
      * An unexpected exception in the engine while working for {@code qp}: see {@link
      * RxeDevice#reportInternalError}. Loop only.
      */
+    @Override
     public void internalError(RxeQp qp, String what, RuntimeException e) {
         counters.drop(DropReason.INTERNAL_ERROR);
         device.reportInternalError(qp, what, e);
@@ -356,6 +365,7 @@ public final class RxeLane implements PacketReceiver, QpHost {
      * this lane handed packets to, and schedules the turns of the QPs that asked for one ({@link
      * #requestService}). Loop only.
      */
+    @Override
     public void flushTransport() {
         if (needFlush) {
             needFlush = false;
