@@ -1,7 +1,5 @@
 package io.rxe4j.core;
 
-import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
-import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.fields;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
@@ -64,35 +62,15 @@ class ArchitectureTest {
                 .whereLayer("memory").mayOnlyBeAccessedByLayers("wire", "qp", "rc", "tid", "device");
     }
 
-    /**
-     * The dependencies the last cut of the redesign still has to remove: the QP object holds its
-     * engines and its lane ({@code qp → rc, tid, device}), and the engines reach the lane through the
-     * QP ({@code rc, tid → device}). The cut is a {@code qp.QpHost} interface the lane implements and
-     * a {@code device.QpRunner} that owns the engines; each entry goes when it is made. Nothing else
-     * may be added here.
-     */
-    static com.tngtech.archunit.library.Architectures.LayeredArchitecture floorsWithKnownExceptions() {
-        return floors()
-                .ignoreDependency(resideInAPackage("io.rxe4j.core.qp.."),
-                        resideInAnyPackage("io.rxe4j.core.rc..", "io.rxe4j.core.tid..", "io.rxe4j.core.device.."))
-                .ignoreDependency(resideInAnyPackage("io.rxe4j.core.rc..", "io.rxe4j.core.tid.."),
-                        resideInAPackage("io.rxe4j.core.device.."));
-    }
-
     @Test
     void enginePackagesImportOneWay() {
-        floorsWithKnownExceptions().because("the engine's packages import one way (docs/architecture.md)").check(engine);
+        floors().because("the engine's packages import one way (docs/architecture.md)").check(engine);
     }
 
     @Test
     void noPackageCycleInTheEngine() {
         slices().matching("io.rxe4j.core.(*)..").should().beFreeOfCycles()
                 .because("a cycle makes neither package testable or replaceable alone")
-                // the same known exceptions as floorsWithKnownExceptions(): the cycles qp ⇄ rc, tid, device
-                .ignoreDependency(resideInAPackage("io.rxe4j.core.qp.."),
-                        resideInAnyPackage("io.rxe4j.core.rc..", "io.rxe4j.core.tid..", "io.rxe4j.core.device.."))
-                .ignoreDependency(resideInAnyPackage("io.rxe4j.core.rc..", "io.rxe4j.core.tid.."),
-                        resideInAPackage("io.rxe4j.core.device.."))
                 .check(engine);
     }
 

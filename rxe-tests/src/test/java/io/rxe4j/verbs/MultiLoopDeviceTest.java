@@ -85,7 +85,7 @@ class MultiLoopDeviceTest {
     }
 
     private static RxeLane laneOf(QueuePair qp) {
-        return ((io.rxe4j.core.qp.RxeQp) qp.core).lane();
+        return RxeLane.of((io.rxe4j.core.qp.RxeQp) qp.core);
     }
 
     @Test

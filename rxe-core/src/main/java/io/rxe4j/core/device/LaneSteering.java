@@ -114,7 +114,7 @@ final class LaneSteering {
         if (qp == null || closed.getAsBoolean()) {
             return false; // dropped here (no QP, or the device is closing)
         }
-        int owner = qp.lane().index();
+        int owner = RxeLane.of(qp).index();
         if (owner == index) {
             return false;
         }

@@ -61,7 +61,7 @@ final class QpTable {
     RxeQp sendingTo(InetSocketAddress peer, int destQpn, RxeLane lane) {
         for (int i = 0; i < slots.length(); i++) {
             RxeQp qp = slots.get(i);
-            if (qp != null && qp.lane() == lane && !qp.isDestroyed() && qp.destQpn() == destQpn
+            if (qp != null && qp.host() == lane && !qp.isDestroyed() && qp.destQpn() == destQpn
                     && peer.equals(qp.av())) {
                 return qp;
             }

@@ -120,7 +120,7 @@ final class ReceiveChecks {
             return;
         }
         RxeQp qp = qps.get(verbsQpn(packet, at, op, view));
-        if (qp == null || qp.isDestroyed() || qp.lane() != lane) {
+        if (qp == null || qp.isDestroyed() || qp.host() != lane) {
             counters.drop(DropReason.NO_QP);
             return;
         }

@@ -23,6 +23,7 @@ import io.rxe4j.verbs.QpState;
 import io.rxe4j.core.wire.Bth;
 import io.rxe4j.core.wire.Header;
 import io.rxe4j.core.wire.Kdeth;
+import io.rxe4j.core.tid.TidPool;
 import io.rxe4j.core.wire.TidHeader;
 import io.rxe4j.core.wire.DropReason;
 import io.rxe4j.core.wire.Icrc;
@@ -344,7 +345,9 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
         for (int i = 0; i < n; i++) {
             int idx = (nextQpIndex + i) % n;
             if (idx % lanes.length == lane.index() && qps.isFree(idx)) {
-                RxeQp qp = new RxeQp(lane, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll);
+                TidPool pool = lane.tidPool();
+                RxeQp qp = new RxeQp(lane, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll,
+                        q -> new QpRunner(q, pool));
                 qps.put(idx, qp);
                 nextQpIndex = (idx + 1) % n;
                 return qp;
@@ -363,7 +366,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
     /** {@link #destroyQp(QpOps)} of one of this device's QPs. */
     public void destroyQp(RxeQp qp) {
         if (!closed) {
-            qp.lane().callOnLoop(() -> {
+            qp.host().callOnLoop(() -> {
                 qp.destroyOnLoop();
                 return null;
             });
@@ -384,7 +387,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
 
     /**
      * Runs {@code task} on the first lane's loop and returns its result ({@link RxeLane#callOnLoop});
-     * work for a QP runs on {@code qp.lane()}.
+     * work for a QP runs on {@code qp.host()}, its lane.
      */
     public <T> T callOnLoop(Callable<T> task) {
         return lanes[0].callOnLoop(task);
@@ -406,7 +409,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
      * doing. Called by {@link RxeLane#internalError}, which counts {@code drop_internal_error}. Loop only.
      */
     void reportInternalError(RxeQp qp, String what, RuntimeException e) {
-        qpFailureLog.warn(qp.lane().scheduler().nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on "
+        qpFailureLog.warn(qp.scheduler.nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on "
                 + address + ": internal error in " + what + ": " + e + "; the QP enters ERR", e);
         try {
             qp.moveToErrorOnInternalError("internal error in " + what + ": " + e);
@@ -432,7 +435,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
         if (reason.startsWith("modify_qp")) {
             return;
         }
-        qpFailureLog.warn(qp.lane().scheduler().nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on "
+        qpFailureLog.warn(qp.scheduler.nanoTime(), "QP 0x" + Integer.toHexString(qp.qpn()) + " on "
                 + address + " enters ERR: " + reason, null);
         QpFatalListener e = qpFatal;
         if (e != null) {
@@ -506,7 +509,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
                 lane.callOnLoop(() -> {
                     for (int i = 0; i < qps.capacity(); i++) {
                         RxeQp qp = qps.at(i);
-                        if (qp != null && qp.lane() == lane) {
+                        if (qp != null && qp.host() == lane) {
                             qp.destroyOnLoop();
                         }
                     }

@@ -5,6 +5,8 @@ import io.rxe4j.verbs.Counter;
 
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.policy.PeerBudget;
+import io.rxe4j.core.memory.MrTable;
+import io.rxe4j.core.qp.QpHost;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.tid.TidPool;
 import io.rxe4j.core.wire.Bth;
@@ -35,10 +37,13 @@ import java.util.concurrent.ExecutionException;
  * (packets that arrived on this lane for another lane's QP), {@link ServiceQueue} (round-robin
  * output turns); QPs are found in the device's {@link QpTable}.
  *
+ * <p>It is the {@link QpHost} of each of its QPs: what the QP and its engines need of the loop and
+ * of the device (the device-wide parts delegate to {@link RxeDevice}).
+ *
  * <p>Threading: everything here runs on the lane's loop, except {@link #callOnLoop} and the
  * counters' stale reads.
  */
-public final class RxeLane implements PacketReceiver {
+public final class RxeLane implements PacketReceiver, QpHost {
     private final RxeDevice device;
     private final int index;
     private final Transport transport;
@@ -97,7 +102,37 @@ public final class RxeLane implements PacketReceiver {
         return device;
     }
 
+    /** @return the lane of {@code qp}, a QP of an {@link RxeDevice} (its {@link RxeQp#host()}) */
+    public static RxeLane of(RxeQp qp) {
+        return (RxeLane) qp.host();
+    }
+
+    /** @return the device's MR key table ({@link RxeDevice#mrs()}). Any thread. */
+    @Override
+    public MrTable mrs() {
+        return device.mrs();
+    }
+
+    /** @return the device's configuration. Any thread. */
+    @Override
+    public DeviceConfig config() {
+        return config;
+    }
+
+    /** @return the port's active MTU ({@link RxeDevice#activeMtu()}). Any thread. */
+    @Override
+    public io.rxe4j.verbs.Mtu activeMtu() {
+        return device.activeMtu();
+    }
+
+    /** {@code qp} enters ERR for a reason of its own ({@link RxeDevice#onQpError}). Loop only. */
+    @Override
+    public void onQpError(RxeQp qp, String reason) {
+        device.onQpError(qp, reason);
+    }
+
     /** @return the loop the lane (and each of its QPs) runs on */
+    @Override
     public Scheduler scheduler() {
         return scheduler;
     }
@@ -121,6 +156,7 @@ public final class RxeLane implements PacketReceiver {
      * Runs {@code task} on the lane's loop and returns its result; runs it directly when called on
      * the loop. Exceptions of the task are rethrown as they are (unchecked) or wrapped.
      */
+    @Override
     public <T> T callOnLoop(Callable<T> task) {
         if (scheduler.inLoop()) {
             try {
@@ -158,6 +194,7 @@ public final class RxeLane implements PacketReceiver {
     // ------------------------------------------------------------------ output
 
     /** @return a pooled buffer for an outgoing packet of {@code length} bytes (ICRC included). Loop only. */
+    @Override
     public ByteBuf allocPacket(int length) {
         return transport.allocator().directBuffer(length, length);
     }
@@ -166,6 +203,7 @@ public final class RxeLane implements PacketReceiver {
      * Writes the ICRC of a built packet ({@code writerIndex} = length including the ICRC) and
      * hands it to the lane's transport, addressed to the QP's peer. Loop only.
      */
+    @Override
     public void transmit(RxeQp qp, ByteBuf packet) {
         InetSocketAddress peer = qp.av();
         if (config.opfn() && packet.getUnsignedByte(0) != Opcode.CNP.code()) {
@@ -187,6 +225,7 @@ public final class RxeLane implements PacketReceiver {
      *     {@link Transport#inFlightBudgetHint()} divided by the number of lanes: the peer may have one
      *     receive buffer for all of them). Loop only.
      */
+    @Override
     public PeerBudget peerBudget(InetSocketAddress peer) {
         PeerBudget b = budgets.get(peer);
         if (b == null) {
@@ -202,6 +241,7 @@ public final class RxeLane implements PacketReceiver {
     }
 
     /** @return whether the lane's transport takes more packets now ({@link Transport#isWritable()}). Loop only. */
+    @Override
     public boolean transportWritable() {
         return transport.isWritable();
     }
@@ -210,6 +250,7 @@ public final class RxeLane implements PacketReceiver {
      * {@code qp} stopped producing because the transport is not writable: it gets a turn (see
      * {@link #requestService}) once the transport calls {@link #onWritable()}. Loop only.
      */
+    @Override
     public void awaitWritable(RxeQp qp) {
         counters.inc(Counter.TX_NOT_WRITABLE);
         qp.counters().inc(Counter.TX_NOT_WRITABLE);
@@ -223,6 +264,7 @@ public final class RxeLane implements PacketReceiver {
      * scheduled when the current loop task ends ({@link #flushTransport()}), after the packets
      * already received, and only while the transport is writable. Loop only.
      */
+    @Override
     public void requestService(RxeQp qp) {
         service.request(qp);
     }
@@ -311,6 +353,7 @@ public final class RxeLane implements PacketReceiver {
      * An unexpected exception in the engine while working for {@code qp}: see {@link
      * RxeDevice#reportInternalError}. Loop only.
      */
+    @Override
     public void internalError(RxeQp qp, String what, RuntimeException e) {
         counters.drop(DropReason.INTERNAL_ERROR);
         device.reportInternalError(qp, what, e);
@@ -322,6 +365,7 @@ public final class RxeLane implements PacketReceiver {
      * this lane handed packets to, and schedules the turns of the QPs that asked for one ({@link
      * #requestService}). Loop only.
      */
+    @Override
     public void flushTransport() {
         if (needFlush) {
             needFlush = false;

@@ -53,8 +53,8 @@ public final class Opfn {
 
     Opfn(RxeQp qp) {
         this.qp = qp;
-        this.enabled = qp.device.config().opfn();
-        this.tid = qp.device.config().tid();
+        this.enabled = qp.host().config().opfn();
+        this.tid = qp.host().config().tid();
     }
 
     /** @return whether the device sends and acts on OPFN (BTH DW1 bit 24) */
@@ -101,7 +101,7 @@ public final class Opfn {
         int mask = 0;
         // TID RDMA needs 4096-byte packets: not on a path MTU 4096 over a link that cannot carry them
         // (e.g. 4096 asked for on a 1500-byte Ethernet, whose active MTU is 1024)
-        if (qp.attr.pathMtu == Mtu.MTU_4096 && qp.device.activeMtu() == Mtu.MTU_4096) {
+        if (qp.attr.pathMtu == Mtu.MTU_4096 && qp.host().activeMtu() == Mtu.MTU_4096) {
             local = new TidRdmaParams(TidRdmaParams.KDETH_QP_PREFIX << 16 | CONTEXT, TidRdmaParams.SEGMENT_SIZE,
                     TidRdmaParams.DEFAULT_JKEY, tid.maxRead(), tid.maxWrite(), qp.attr.timeout, false);
             if (toRts) {

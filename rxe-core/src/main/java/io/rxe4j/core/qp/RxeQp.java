@@ -1,20 +1,6 @@
 package io.rxe4j.core.qp;
 
-import io.rxe4j.core.rc.Completer;
-import io.rxe4j.core.rc.Requester;
-import io.rxe4j.core.rc.Responder;
-import io.rxe4j.core.tid.HwFlow;
-import io.rxe4j.core.tid.TidPool;
-import io.rxe4j.core.tid.TidReadRequester;
-import io.rxe4j.core.tid.TidReadResponder;
-import io.rxe4j.core.tid.TidResponderHook;
-import io.rxe4j.core.tid.TidSendHook;
-import io.rxe4j.core.tid.TidWriteRequester;
-import io.rxe4j.core.tid.TidWriteResponder;
-
 import io.rxe4j.core.cq.RxeCq;
-import io.rxe4j.core.device.RxeDevice;
-import io.rxe4j.core.device.RxeLane;
 import io.rxe4j.core.memory.RxePd;
 import io.rxe4j.core.stats.Counters;
 import io.rxe4j.core.wire.PacketView;
@@ -37,9 +23,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * An RC queue pair: its identity, its state, and the wiring of its parts: the attributes
  * ({@link QpAttributes}), the send and receive queues ({@link SendQueue}, {@link RecvQueue}), the
  * post-time checks ({@link WrValidator}), the completions and the ERR flush ({@link
- * Completions}), and its engines ({@link Requester}, {@link Completer}, {@link Responder}, the
- * OPFN and TID RDMA halves). The verbs API reaches it through {@link
- * io.rxe4j.verbs.provider.QpOps}; the device delivers packets through the {@code on*} entry points.
+ * Completions}), OPFN ({@link Opfn}), and its engines (requester, completer, responder and the TID
+ * RDMA halves, behind one {@link QpEngine}). It reaches its lane and device only through {@link
+ * QpHost}. The verbs API reaches it through {@link io.rxe4j.verbs.provider.QpOps}; the device
+ * delivers packets through the {@code on*} entry points.
  *
  * <p>Threading: the QP is owned by its device's event loop. {@link #postSend}, {@link #postRecv}
  * and {@link #modify} may be called from any thread: posts copy the WR into a preallocated slot
@@ -48,9 +35,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * on the loop and needs no locks.
  */
 public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter {
-    public final RxeDevice device;
-    /** The device lane (event loop) this QP belongs to for its whole life. */
-    public final RxeLane lane;
+    /** The lane (event loop) and device this QP belongs to for its whole life. */
+    private final QpHost host;
     public final Scheduler scheduler;
     final int qpn;
     public final RxePd pd;
@@ -88,19 +74,10 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
 
     /** This QP's counters (the device's are their sum plus the device's own receive-path drops). */
     public final Counters counters = new Counters();
-    public final Requester requester;
-    public final Completer completer;
-    public final Responder responder;
     /** OPFN feature negotiation (TID RDMA parameters). */
     public final Opfn opfn;
-    /** The hardware flow of this QP's data-destination roles (TID READ requester, TID WRITE responder). */
-    public final HwFlow hwFlow;
-    /** TID RDMA READ, data-destination half (flow, segments, placement). */
-    public final TidReadRequester tidRead;
-    /** TID RDMA WRITE, data-source half (WRITE_RESP, data, TID ACK, RESYNC). */
-    public final TidWriteRequester tidWrite;
-    /** TID RDMA WRITE, data-destination half (entries, allocation, WRITE_RESP, placement, TID ACK). */
-    public final TidWriteResponder tidWriteResp;
+    /** The engines (requester, completer, responder, TID RDMA halves), built by the device for this QP. */
+    private final QpEngine engine;
     private final AtomicBoolean tidKickScheduled = new AtomicBoolean();
     private final Runnable tidKickTask = guard("TID resources", this::onTidKick);
 
@@ -115,13 +92,16 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RxeQp.class);
 
     /**
-     * Creates a QP in RESET. Called by {@link RxeDevice#createQp}.
+     * Creates a QP in RESET, then its engines ({@code engines}, called once, with this QP). Called by
+     * {@code io.rxe4j.core.device.RxeDevice#createQp}.
+     *
+     * @param host the lane (and through it the device) the QP runs on for its whole life
+     * @param engines builds the QP's engines ({@code io.rxe4j.core.device.QpRunner})
      */
-    public RxeQp(RxeLane lane, int qpn, RxePd pd, RxeCq sendCq, RxeCq recvCq,
-            QpCaps caps, boolean sqSigAll) {
-        this.device = lane.device();
-        this.lane = lane;
-        this.scheduler = lane.scheduler();
+    public RxeQp(QpHost host, int qpn, RxePd pd, RxeCq sendCq, RxeCq recvCq,
+            QpCaps caps, boolean sqSigAll, java.util.function.Function<RxeQp, QpEngine> engines) {
+        this.host = host;
+        this.scheduler = host.scheduler();
         this.qpn = qpn;
         this.pd = pd;
         this.sendCq = sendCq;
@@ -130,18 +110,10 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         this.sqSigAll = sqSigAll;
         this.sendQueue = new SendQueue(this, caps);
         this.recvQueue = new RecvQueue(caps.maxRecvWr(), caps.maxRecvSge());
-        this.validator = new WrValidator(qpn, caps, pd, device.mrs());
+        this.validator = new WrValidator(qpn, caps, pd, host.mrs());
         this.completions = new Completions(this, sendQueue, recvQueue);
-        this.requester = new Requester(this);
-        this.completer = new Completer(this);
-        this.responder = new Responder(this);
         this.opfn = new Opfn(this);
-        this.hwFlow = new HwFlow(this);
-        this.tidRead = new TidReadRequester(this);
-        this.tidWrite = new TidWriteRequester(this);
-        this.tidWriteResp = new TidWriteResponder(this);
-        requester.hook(new TidSendHook(this, tidRead, tidWrite));
-        responder.hook(new TidResponderHook(this, new TidReadResponder(this), tidWriteResp));
+        this.engine = engines.apply(this);
     }
 
     /** @return this QP's counters, named like the device's ({@code rdma statistic qp} in rdma-core) */
@@ -175,7 +147,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     /** The peer budget gave this QP a turn: it runs on the lane's service queue, after the QPs already there. */
     @Override
     public void onBudgetTurn() {
-        lane.requestService(this);
+        host.requestService(this);
     }
 
     @Override
@@ -183,9 +155,14 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         return counters.snapshot();
     }
 
-    /** @return the lane (event loop) of the device this QP runs on */
-    public RxeLane lane() {
-        return lane;
+    /** @return the lane (event loop) and device this QP runs on ({@link QpHost}) */
+    public QpHost host() {
+        return host;
+    }
+
+    /** @return this QP's engines (built by the device; {@code io.rxe4j.core.device.QpRunner}) */
+    public QpEngine engine() {
+        return engine;
     }
 
     /** @return the 24-bit QPN */
@@ -275,7 +252,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         if (destroyed) {
             throw new IllegalStateException("QP 0x" + Integer.toHexString(qpn) + " was destroyed");
         }
-        lane.callOnLoop(() -> {
+        host.callOnLoop(() -> {
             applyModify(attr, mask);
             return null;
         });
@@ -286,27 +263,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         QpState from = state;
         QpState to = QpAttributes.check(a, mask, from);
         attr.apply(a, mask);
-        if ((mask & QpAttrMask.AV) != 0) {
-            requester.setPeer(attr.av);
-        }
-        if ((mask & QpAttrMask.TIMEOUT) != 0) {
-            requester.setTimeout(attr.timeout);
-        }
-        if ((mask & (QpAttrMask.RETRY_CNT | QpAttrMask.RNR_RETRY)) != 0) {
-            requester.resetRetryCounters();
-        }
-        if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0) {
-            requester.resetCredits(attr.maxRdAtomic);
-        }
-        if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0) {
-            responder.resizeResources(attr.maxDestRdAtomic);
-        }
-        if ((mask & QpAttrMask.SQ_PSN) != 0) {
-            requester.setPsn(attr.sqPsn);
-        }
-        if ((mask & QpAttrMask.RQ_PSN) != 0) {
-            responder.setExpectedPsn(attr.rqPsn);
-        }
+        engine.applyAttributes(attr, mask);
         if (to != from) {
             enterState(to);
         }
@@ -335,16 +292,14 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
      * @return {@code out}
      */
     public QpAttr query(QpAttr out) {
-        return lane.callOnLoop(() -> attr.copyTo(out, state));
+        return host.callOnLoop(() -> attr.copyTo(out, state));
     }
 
     /** Drains everything without completions and returns to RESET ({@code rxe-facts.md} §6.8). */
     private void reset() {
         state = QpState.RESET;
         opfn.reset();
-        requester.reset();
-        completer.reset();
-        responder.reset();
+        engine.reset();
         sqReq = sendQueue.reset();
         recvQueue.reset();
     }
@@ -476,7 +431,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
             try {
                 task.run();
             } catch (RuntimeException e) {
-                lane.internalError(this, what, e);
+                host.internalError(this, what, e);
             }
         };
     }
@@ -490,8 +445,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         if (destroyed || state == QpState.RESET || state == QpState.ERR) {
             return;
         }
-        responder.onService();
-        requester.run();
+        engine.onService();
     }
 
     private void onKick() {
@@ -502,9 +456,9 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         if (state == QpState.ERR) {
             flushQueues();
         } else {
-            requester.run();
+            engine.run();
         }
-        lane.flushTransport();
+        host.flushTransport();
     }
 
     /** @return the SQ producer index (acquire: every WQE before it is fully written). Loop. */
@@ -593,17 +547,16 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
             LOG.debug("QP 0x{} enters ERR: {}", Integer.toHexString(qpn), reason);
         }
         if (own) {
-            device.onQpError(this, reason);
+            host.onQpError(this, reason);
         }
         state = QpState.ERR;
-        requester.stop();
-        responder.abortMessage();
+        engine.stop();
         flushQueues();
     }
 
     /**
      * Moves the QP to ERR after an unexpected exception in the engine (see {@link
-     * io.rxe4j.core.device.RxeLane#internalError}): the WQE being worked on completes with its real status if one was
+     * QpHost#internalError}): the WQE being worked on completes with its real status if one was
      * set, every other one with WR_FLUSH_ERR. Loop only.
      */
     public void moveToErrorOnInternalError(String reason) {
@@ -631,13 +584,11 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
      */
     public String debugState() {
         long comp = sqCompleted();
-        StringBuilder sb = new StringBuilder("QP 0x").append(Integer.toHexString(qpn)).append(' ').append(state)
-                .append(" req.psn=0x").append(Integer.toHexString(requester.psn()))
-                .append(' ').append(completer.debugState())
-                .append(" unacked=").append(requester.unackedPackets()).append(' ').append(requester.budgetState())
-                .append(" sq[comp=").append(comp).append(" req=").append(sqReq).append(" prod=").append(sqProducer())
-                .append(']').append(' ').append(responder.debugState()).append(' ').append(tidRead.debugState())
-                .append(' ').append(tidWrite.debugState()).append(' ').append(tidWriteResp.debugState());
+        StringBuilder sb = new StringBuilder("QP 0x").append(Integer.toHexString(qpn)).append(' ').append(state);
+        engine.appendSenderState(sb);
+        sb.append(" sq[comp=").append(comp).append(" req=").append(sqReq).append(" prod=").append(sqProducer())
+                .append(']').append(' ');
+        engine.appendReceiverState(sb);
         if (comp != sqProducer()) {
             SendWqe w = sqAt(comp);
             sb.append(" head{").append(w.opcode).append(' ').append(w.state).append(" psn=0x")
@@ -692,7 +643,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
             return false;
         }
         try {
-            return lane.callOnLoop(() -> {
+            return host.callOnLoop(() -> {
                 if (destroyed || state == QpState.RESET || state == QpState.ERR) {
                     return false;
                 }
@@ -736,12 +687,8 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         }
         if (response) {
             noteErrorReason(why);
-            responder.sendAck(io.rxe4j.core.wire.Aeth.NAK_REMOTE_OP_ERROR, psn);
         }
-        SendWqe w = completer.head();
-        if (w != null) {
-            completer.failHead(w, io.rxe4j.verbs.WcStatus.LOC_QP_OP_ERR, 0, why);
-        }
+        engine.failOnSendRefused(response, psn, why);
         moveToError(why);
     }
 
@@ -768,8 +715,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     /** Marks the QP destroyed; it handles nothing afterwards. Loop only (called by the device). */
     public void destroyOnLoop() {
         destroyed = true;
-        requester.stop();
-        responder.abortMessage();
+        engine.stop();
         state = QpState.RESET;
     }
 
@@ -780,47 +726,39 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
 
     /** Entry point for a request packet addressed to this QP. Loop only. */
     public void onRequest(PacketView pkt) {
-        responder.onRequest(pkt);
+        engine.onRequest(pkt);
     }
 
     /** A request to this QP arrived marked CE (ECN on): the responder may send a CNP. Loop only. */
     public void onCongestionExperienced() {
         if (state == QpState.RTR || state == QpState.RTS || state == QpState.SQD || state == QpState.SQE) {
-            responder.onCongestionExperienced();
+            engine.onCongestionExperienced();
         }
     }
 
     /** A CNP for this QP's requester arrived (ECN on): its congestion window shrinks. Loop only. */
     public void onCnp() {
-        requester.onCnp();
+        engine.onCnp();
     }
 
     /** Entry point for a response packet addressed to this QP. Loop only. */
     public void onResponse(PacketView pkt) {
-        completer.onResponse(pkt);
+        engine.onResponse(pkt);
     }
 
     /** Entry point for a TID READ_RESP addressed (by verbs_qp) to this QP. Loop only. */
     public void onTidReadResponse(PacketView pkt) {
-        tidRead.onResponse(pkt);
+        engine.onTidReadResponse(pkt);
     }
 
     /** Entry point for TID WRITE_DATA(_LAST) and RESYNC (they bypass the RC request queue). Loop only. */
     public void onTidWriteData(PacketView pkt) {
-        if (pkt.opcode() == io.rxe4j.core.wire.Opcode.TID_RDMA_RESYNC) {
-            tidWriteResp.onResync(pkt);
-        } else {
-            tidWriteResp.onData(pkt);
-        }
+        engine.onTidWriteData(pkt);
     }
 
     /** Entry point for a TID WRITE_RESP or TID ACK addressed to this QP. Loop only. */
     public void onTidWriteResponse(PacketView pkt) {
-        if (pkt.opcode() == io.rxe4j.core.wire.Opcode.TID_RDMA_WRITE_RESP) {
-            tidWrite.onWriteResp(pkt);
-        } else {
-            tidWrite.onTidAck(pkt);
-        }
+        engine.onTidWriteResponse(pkt);
     }
 
     /** TID resources may be free again: the TID WRITE responder allocates, the requester runs (coalesced). */
@@ -835,21 +773,13 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         if (destroyed || (state != QpState.RTS && state != QpState.SQD && state != QpState.RTR)) {
             return;
         }
-        tidWriteResp.allocateAndRespond();
-        requester.run();
-        lane.flushTransport();
+        engine.onTidKick();
+        host.flushTransport();
     }
 
     /** Frees every TID entry, flow and timer of this QP (ERR, RESET, destroy). Loop only. */
     public void releaseTid() {
-        tidRead.releaseAll();
-        tidWrite.releaseAll();
-        tidWriteResp.releaseAll();
-        hwFlow.reset();
-        TidPool pool = lane.tidPool();
-        if (pool != null) {
-            pool.forget(this);
-        }
+        engine.releaseTid();
     }
 
     @Override

@@ -235,7 +235,7 @@ final class SendQueue {
             Sge sge = wr.sgList[i];
             if (inline) {
                 if (sge.length > 0) {
-                    RxeMr mr = qp.device.mrs().lookup(sge.lkey); // checked by validateSend
+                    RxeMr mr = qp.host().mrs().lookup(sge.lkey); // checked by validateSend
                     MemorySegment.copy(mr.segment(), ValueLayout.JAVA_BYTE, mr.offset(sge.addr),
                             w.inline, w.inlineLength, sge.length);
                 }

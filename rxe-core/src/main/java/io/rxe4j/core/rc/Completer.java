@@ -90,8 +90,12 @@ public final class Completer implements CompleterOps {
     /** A valid response was processed: the requester runs again afterwards. */
     private boolean valid;
 
-    public Completer(RxeQp qp) {
+    private final RcEngines rc;
+
+    /** The completer of {@code qp}; {@code rc} holds its requester. */
+    public Completer(RxeQp qp, RcEngines rc) {
         this.qp = qp;
+        this.rc = rc;
         this.counters = qp.counters;
     }
 
@@ -116,7 +120,7 @@ public final class Completer implements CompleterOps {
     }
 
     public void reset() {
-        setPsn(qp.requester.psn);
+        setPsn(rc.requester.psn);
     }
 
     /** @return the oldest uncompleted WQE that the requester has started, or null */
@@ -134,8 +138,8 @@ public final class Completer implements CompleterOps {
     public void onResponse(PacketView p) {
         op = p.opcode();
         psn = p.psn();
-        if (Psn.diff(psn, qp.requester.psn) >= 0) {
-            if (Psn.diff(psn, qp.requester.sendHighWater()) >= 0) {
+        if (Psn.diff(psn, rc.requester.psn) >= 0) {
+            if (Psn.diff(psn, rc.requester.sendHighWater()) >= 0) {
                 counters.drop(DropReason.OTHER); // a response to a PSN never sent
                 return;
             }
@@ -143,7 +147,7 @@ public final class Completer implements CompleterOps {
             // cumulative, so the requester moves up to what the response covers (a sequence NAK
             // covers the PSNs before its own) and the response is processed as any other
             int upTo = isSequenceNak(p) ? Psn.add(psn, -1) : psn;
-            if (Psn.diff(upTo, qp.requester.psn) >= 0 && !qp.requester.fastForward(upTo)) {
+            if (Psn.diff(upTo, rc.requester.psn) >= 0 && !rc.requester.fastForward(upTo)) {
                 counters.inc(Counter.DUPLICATE_RESPONSE);
                 return;
             }
@@ -177,7 +181,7 @@ public final class Completer implements CompleterOps {
             wqe = null;
         }
         if (valid && qp.state() != io.rxe4j.verbs.QpState.ERR) {
-            qp.requester.run();
+            rc.requester.run();
         }
     }
 
@@ -342,7 +346,7 @@ public final class Completer implements CompleterOps {
             counters.drop(DropReason.OTHER); // a length the request did not ask for: ignore it
             return State.DONE;
         }
-        if (n > 0 && !SgeCopy.copy(qp.device.mrs(), qp.pd, wqe.sgeAddr, wqe.sgeLength, wqe.sgeLkey, wqe.numSge,
+        if (n > 0 && !SgeCopy.copy(qp.host().mrs(), qp.pd, wqe.sgeAddr, wqe.sgeLength, wqe.sgeLkey, wqe.numSge,
                 wqe.readBytes, pkt.buf(), pkt.payloadIndex(), n, false, Access.LOCAL_WRITE)) {
             status = WcStatus.LOC_PROT_ERR;
             return State.ERROR;
@@ -361,7 +365,7 @@ public final class Completer implements CompleterOps {
             qp.opfn.onReply(original); // the peer's negotiation word: nothing goes to user memory
             return State.COMP_ACK;
         }
-        RxeMr mr = qp.device.mrs().lookup(wqe.sgeLkey[0]);
+        RxeMr mr = qp.host().mrs().lookup(wqe.sgeLkey[0]);
         if (mr == null || mr.pd() != qp.pd || !mr.allows(wqe.sgeAddr[0], 8, Access.LOCAL_WRITE)) {
             status = WcStatus.LOC_PROT_ERR;
             return State.ERROR;
@@ -414,14 +418,14 @@ public final class Completer implements CompleterOps {
 
     /** ERROR_RETRY: sequence NAK, lost response or READ gap ({@code rxe-facts.md} §5.3–§5.4). */
     private State errorRetry() {
-        qp.requester.retry(retryCause);
+        rc.requester.retry(retryCause);
         return State.DONE;
     }
 
     /** RNR_RETRY: the responder had no receive WQE; wait its RNR time, then retry. */
     private State rnrRetry() {
         advance(psn); // a NAK implicitly acknowledges every PSN before its own
-        qp.requester.onRnrNak(syndrome & 0x1F, wqe.isTidWrite());
+        rc.requester.onRnrNak(syndrome & 0x1F, wqe.isTidWrite());
         return State.DONE;
     }
 
@@ -437,7 +441,7 @@ public final class Completer implements CompleterOps {
     /** A valid ACK, READ response or ATOMIC ACKNOWLEDGE: retry counts start over (rxe-facts §5.3). */
     private void validResponse() {
         valid = true;
-        qp.requester.resetRetryCounters();
+        rc.requester.resetRetryCounters();
     }
 
     /** Moves comp.psn forward to {@code next} and tells the requester what is acknowledged now. */
@@ -445,7 +449,7 @@ public final class Completer implements CompleterOps {
     public void advance(int next) {
         if (Psn.diff(next, compPsn) > 0) {
             compPsn = next;
-            qp.requester.onAcknowledged(compPsn);
+            rc.requester.onAcknowledged(compPsn);
         }
     }
 
@@ -453,7 +457,7 @@ public final class Completer implements CompleterOps {
     private boolean finish(SendWqe w, WcStatus st, int vendorErr) {
         if (w.creditHeld) {
             w.creditHeld = false;
-            qp.requester.returnCredit();
+            rc.requester.returnCredit();
         }
         w.state = SendWqe.State.DONE;
         // copy what the CQE needs, free the slot, then publish the CQE (see RxeQp.completeSend)

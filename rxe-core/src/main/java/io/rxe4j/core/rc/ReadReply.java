@@ -122,8 +122,8 @@ final class ReadReply {
     /** Sends up to {@link Responder#REPLY_BATCH} packets of the reply under way, while the transport is writable. */
     void sendBatch() {
         for (int i = 0; i < Responder.REPLY_BATCH && entry != null; i++) {
-            if (!qp.lane.transportWritable()) {
-                qp.lane.awaitWritable(qp);
+            if (!qp.host().transportWritable()) {
+                qp.host().awaitWritable(qp);
                 return;
             }
             if (entry.type == ResponderResources.Type.TID_READ) {
@@ -147,7 +147,7 @@ final class ReadReply {
             readFault(e);
             return;
         }
-        ByteBuf b = qp.lane.allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
+        ByteBuf b = qp.host().allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
         Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, qp.destQpn(), false, e.curPsn);
         if (op.has(Header.AETH)) {
             Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, resp.msn());
@@ -187,7 +187,7 @@ final class ReadReply {
             b.setByte(hdr + n + i, 0);
         }
         b.writerIndex(hdr + n + pad + Icrc.LENGTH);
-        qp.lane.transmit(qp, b);
+        qp.host().transmit(qp, b);
         return true;
     }
 

@@ -53,6 +53,8 @@ public final class Requester {
     static final int RESUME_BELOW = 16;
 
     private final RxeQp qp;
+    /** The QP's RC engines (its completer). */
+    private final RcEngines rc;
     private final Scheduler scheduler;
     private final Counters counters;
 
@@ -80,11 +82,13 @@ public final class Requester {
     private final RequesterRetry retries;
 
 
-    public Requester(RxeQp qp) {
+    /** The requester of {@code qp}; {@code rc} holds its completer (built right after it). */
+    public Requester(RxeQp qp, RcEngines rc) {
         this.qp = qp;
+        this.rc = rc;
         this.scheduler = qp.scheduler;
         this.counters = qp.counters;
-        this.retries = new RequesterRetry(this, qp);
+        this.retries = new RequesterRetry(this, qp, rc);
         this.retransmitTimer = new RetransmitTimer(scheduler, unacked,
                 qp.guard("retransmit timer", retries::onRetransmitTimeout));
         this.rnr = new RnrBackoff(scheduler, qp.guard("RNR timer", this::onRnrTimer));
@@ -93,7 +97,7 @@ public final class Requester {
     public void setPsn(int p) {
         psn = p;
         sendHighWater = p;
-        qp.completer.setPsn(p);
+        rc.completer.setPsn(p);
     }
 
     /** Sets the local ACK timeout attribute (0..31, 0 = infinite). */
@@ -154,7 +158,7 @@ public final class Requester {
     /** The peer is {@code peer} (modify_qp AV): its budget is the one this QP's packets count against. */
     public void setPeer(java.net.InetSocketAddress peer) {
         releaseBudget(unacked.clear(), false);
-        budget = qp.lane.peerBudget(peer);
+        budget = qp.host().peerBudget(peer);
     }
 
     /** Gives {@code bytes} back to the peer budget, after the unacknowledged packets that held them were forgotten. */
@@ -170,7 +174,7 @@ public final class Requester {
 
     /** @return whether some sent PSN is not yet acknowledged */
     boolean outstanding() {
-        return Psn.diff(psn, qp.completer.compPsn()) > 0;
+        return Psn.diff(psn, rc.completer.compPsn()) > 0;
     }
 
     /** @return the first PSN never sent yet (PSNs below it were sent at least once) */
@@ -308,13 +312,13 @@ public final class Requester {
             credits--;
             w.creditHeld = true;
         }
-        if (!w.tid && Psn.diff(psn, qp.completer.compPsn()) >= MAX_UNACKED_PSNS) {
+        if (!w.tid && Psn.diff(psn, rc.completer.compPsn()) >= MAX_UNACKED_PSNS) {
             return Stall.PSN_WINDOW; // (TID READ segments are bounded by the peer's max_read instead)
         }
         if (unacked.isFull()) {
             return Stall.UNACKED_BOUND;
         }
-        if (!qp.lane.transportWritable()) {
+        if (!qp.host().transportWritable()) {
             return Stall.NOT_WRITABLE;
         }
         // TID RDMA is paced by its own receiver-driven flow control (the responder's max_write
@@ -344,7 +348,7 @@ public final class Requester {
                 outputStalled = true;
                 counters.inc(Counter.OUTPUT_STALLS);
             }
-            case NOT_WRITABLE -> qp.lane.awaitWritable(qp); // the device runs this QP again when the transport drains
+            case NOT_WRITABLE -> qp.host().awaitWritable(qp); // the device runs this QP again when the transport drains
             case PEER_BUDGET, QUANTUM -> budget.await(qp);
             case EXTENSION_INTERLOCK -> counters.inc(Counter.TID_INTERLOCK_WAITS);
             default -> { }
@@ -402,8 +406,8 @@ public final class Requester {
 
     /** A WQE an extension carries could not be set up locally: the WQE fails, the QP enters ERR. */
     public void failTid(SendWqe w, WcStatus status, String why) {
-        if (qp.completer.head() == w) {
-            qp.completer.failHead(w, status, 0, why);
+        if (rc.completer.head() == w) {
+            rc.completer.failHead(w, status, 0, why);
         } else {
             w.failStatus = status;
             qp.moveToError("send WQE " + w.wrId + " (TID READ) failed locally: " + status + ": " + why);
@@ -451,7 +455,7 @@ public final class Requester {
         int hdr = op.headerLength();
         int total = hdr + payload + pad + Icrc.LENGTH;
         boolean ackReq = ackReq(last);
-        ByteBuf b = qp.lane.allocPacket(total);
+        ByteBuf b = qp.host().allocPacket(total);
         try {
             Bth.write(b, 0, op.code(), se, pad, Bth.DEFAULT_PKEY, qp.destQpn(), ackReq, psn);
             if (op.has(Header.RETH)) {
@@ -534,7 +538,7 @@ public final class Requester {
             b.setBytes(index, w.inline, (int) msgOffset, len);
             return true;
         }
-        return SgeCopy.copy(qp.device.mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, msgOffset, b,
+        return SgeCopy.copy(qp.host().mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, msgOffset, b,
                 index, len, true, 0);
     }
 
@@ -545,7 +549,7 @@ public final class Requester {
         w.lastPsn = Psn.add(psn, npkts - 1);
         Opcode op = Opcode.RC_RDMA_READ_REQUEST;
         int total = op.headerLength() + Icrc.LENGTH;
-        ByteBuf b = qp.lane.allocPacket(total);
+        ByteBuf b = qp.host().allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), true, psn);
         Reth.write(b, op.offset(Header.RETH), w.remoteAddr + w.readBytes, w.rkey, remaining);
         noAckPkts = 0;
@@ -595,7 +599,7 @@ public final class Requester {
     private ByteBuf startSinglePacket(SendWqe w, Opcode op, int payload) {
         w.firstPsn = psn;
         w.lastPsn = psn;
-        ByteBuf b = qp.lane.allocPacket(op.headerLength() + payload + Icrc.LENGTH);
+        ByteBuf b = qp.host().allocPacket(op.headerLength() + payload + Icrc.LENGTH);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), true, psn);
         return b;
     }
@@ -637,7 +641,7 @@ public final class Requester {
         if (Psn.diff(packetLastPsn, sendHighWater) >= 0) {
             sendHighWater = Psn.next(packetLastPsn);
         }
-        qp.lane.transmit(qp, b);
+        qp.host().transmit(qp, b);
         if (budget != null) {
             budget.take(budgetBytes, unacked.heldBytes());
         }
@@ -648,8 +652,8 @@ public final class Requester {
 
     /** A local failure while building a packet: the WQE completes in error and the QP enters ERR. */
     private void fail(SendWqe w, WcStatus status) {
-        if (qp.completer.head() == w) {
-            qp.completer.failHead(w, status, 0);
+        if (rc.completer.head() == w) {
+            rc.completer.failHead(w, status, 0);
         } else {
             w.failStatus = status; // earlier WQEs are flushed first, then this one with its status
             qp.moveToError("send WQE " + w.wrId + " (" + w.opcode + ") failed locally: " + status);
@@ -713,11 +717,11 @@ public final class Requester {
         // a TID WRITE's RNR does not count (IGN_RNR_CNT, §6.4)
         if (rnr.onRnrNak(timerCode, qp.attr.rnrRetry(), ignoreCount) == RnrBackoff.Verdict.EXHAUSTED) {
             counters.inc(Counter.RETRY_RNR_EXCEEDED_ERR);
-            SendWqe head = qp.completer.head();
+            SendWqe head = rc.completer.head();
             if (head != null) {
-                qp.completer.failHead(head, WcStatus.RNR_RETRY_EXC_ERR, 0, "rnr_retry " + qp.attr.rnrRetry()
+                rc.completer.failHead(head, WcStatus.RNR_RETRY_EXC_ERR, 0, "rnr_retry " + qp.attr.rnrRetry()
                         + " exhausted: " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn())
-                        + " had no receive WQE for PSN 0x" + Integer.toHexString(qp.completer.compPsn()));
+                        + " had no receive WQE for PSN 0x" + Integer.toHexString(rc.completer.compPsn()));
             }
         }
     }
@@ -734,6 +738,6 @@ public final class Requester {
         }
         rewind();
         run();
-        qp.lane.flushTransport();
+        qp.host().flushTransport();
     }
 }

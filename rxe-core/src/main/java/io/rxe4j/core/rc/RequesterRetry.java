@@ -23,8 +23,11 @@ final class RequesterRetry {
     private final RxeQp qp;
     private final Counters counters;
 
-    RequesterRetry(Requester r, RxeQp qp) {
+    private final RcEngines rc;
+
+    RequesterRetry(Requester r, RxeQp qp, RcEngines rc) {
         this.r = r;
+        this.rc = rc;
         this.qp = qp;
         this.counters = qp.counters;
     }
@@ -109,7 +112,7 @@ final class RequesterRetry {
         }
         counters.inc(Counter.RETRANSMIT_TIMEOUTS);
         retry(Requester.RetryCause.TIMEOUT);
-        qp.lane.flushTransport();
+        qp.host().flushTransport();
     }
 
     /**
@@ -119,7 +122,7 @@ final class RequesterRetry {
      * retry while another one is under way (rxe's {@code started_retry}).
      */
     void retry(Requester.RetryCause cause) {
-        SendWqe head = qp.completer.head();
+        SendWqe head = rc.completer.head();
         if (head == null) {
             return; // nothing was sent that a retry could resend
         }
@@ -128,7 +131,7 @@ final class RequesterRetry {
         }
         if (r.retryLeft <= 0 && head.opfn) {
             // hfi1_restart_rc: an OPFN request out of retries ends silently, TID RDMA off, QP up
-            qp.completer.closeOutOpfn(head);
+            rc.completer.closeOutOpfn(head);
             r.resetRetryCounters();
             if (r.outstanding()) {
                 rewind();
@@ -139,9 +142,9 @@ final class RequesterRetry {
         if (r.retryLeft <= 0) {
             counters.inc(Counter.RETRY_EXCEEDED_ERR);
             String local = qp.lastSendFailure();
-            qp.completer.failHead(head, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.attr.retryCnt()
+            rc.completer.failHead(head, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.attr.retryCnt()
                     + " exhausted (" + cause + "): no acknowledgement from " + qp.av() + " QPN 0x"
-                    + Integer.toHexString(qp.destQpn()) + " for PSN 0x" + Integer.toHexString(qp.completer.compPsn())
+                    + Integer.toHexString(qp.destQpn()) + " for PSN 0x" + Integer.toHexString(rc.completer.compPsn())
                     + (local != null ? "; this side could not send either, the last refusal: " + local : ""));
             return;
         }
@@ -188,10 +191,10 @@ final class RequesterRetry {
             // or the responder would see every later request shifted
             SendWqe head = qp.sqAt(from);
             if (head.state != SendWqe.State.POSTED) {
-                qp.completer.advanceTo(head.firstPsn);
+                rc.completer.advanceTo(head.firstPsn);
             }
         }
-        int compPsn = qp.completer.compPsn();
+        int compPsn = rc.completer.compPsn();
         long prod = qp.sqProducer();
         long resendFrom = from;
         for (long i = from; i != prod; i++) {

@@ -149,7 +149,8 @@ public final class Responder implements ResponderOps {
     /** A READ waits for the TID WRITEs being received (the responder half of READ-after-WRITE, §7). */
     private boolean interlocked;
 
-    public Responder(RxeQp qp) {
+    /** The responder of {@code qp} ({@code rc}: its fellow engines; the responder needs neither today). */
+    public Responder(RxeQp qp, RcEngines rc) {
         this.qp = qp;
         this.counters = qp.counters;
         this.checks = new ResponderChecks(this, qp);
@@ -274,7 +275,7 @@ public final class Responder implements ResponderOps {
             }
         }
         if (busy() && qp.state() != QpState.ERR) {
-            qp.lane.requestService(qp);
+            qp.host().requestService(qp);
         }
     }
 
@@ -310,7 +311,7 @@ public final class Responder implements ResponderOps {
     public void releaseInterlock() {
         if (interlocked) {
             interlocked = false;
-            qp.lane.requestService(qp);
+            qp.host().requestService(qp);
         }
     }
 
@@ -658,7 +659,7 @@ public final class Responder implements ResponderOps {
 
     @Override
     public RxeMr remoteMr(int rkey, long va, long len, int access) {
-        RxeMr mr = qp.device.mrs().lookup(rkey);
+        RxeMr mr = qp.host().mrs().lookup(rkey);
         return mr != null && mr.pd() == qp.pd && mr.allows(va, len, access) ? mr : null;
     }
 
@@ -695,7 +696,7 @@ public final class Responder implements ResponderOps {
     // ------------------------------------------------------------------ packets out
 
     private boolean scatterToRecv(RecvWqe r, long msgOffset, ByteBuf b, int index, int len) {
-        return SgeCopy.copy(qp.device.mrs(), qp.pd, r.sgeAddr, r.sgeLength, r.sgeLkey, r.numSge, msgOffset, b, index,
+        return SgeCopy.copy(qp.host().mrs(), qp.pd, r.sgeAddr, r.sgeLength, r.sgeLkey, r.numSge, msgOffset, b, index,
                 len, false, Access.LOCAL_WRITE);
     }
 
@@ -727,7 +728,7 @@ public final class Responder implements ResponderOps {
             reply.sendBatch();
         }
         if (busy()) {
-            qp.lane.requestService(qp);
+            qp.host().requestService(qp);
         }
     }
 

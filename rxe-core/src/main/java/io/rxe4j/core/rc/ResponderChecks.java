@@ -284,7 +284,7 @@ final class ResponderChecks {
         va = Reth.va(pkt.buf(), reth);
         length = Reth.dmaLength(pkt.buf(), reth);
         rkey = Reth.rkey(pkt.buf(), reth);
-        RxeMr m = qp.device.mrs().lookup(rkey);
+        RxeMr m = qp.host().mrs().lookup(rkey);
         if (m == null || m.pd() != qp.pd || (m.access() & need) != need) {
             return State.ERR_RKEY_VIOLATION;
         }

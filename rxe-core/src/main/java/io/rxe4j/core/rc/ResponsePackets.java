@@ -35,7 +35,7 @@ final class ResponsePackets {
 
     /** Sends an ACK or NAK: AETH {@code syndrome}, PSN {@code psn}. */
     void sendAck(int syndrome, int psn) {
-        qp.lane.transmit(qp, headerOnlyResponse(Opcode.RC_ACKNOWLEDGE, psn, syndrome));
+        qp.host().transmit(qp, headerOnlyResponse(Opcode.RC_ACKNOWLEDGE, psn, syndrome));
     }
 
     /** Answers an atomic: ATOMIC ACKNOWLEDGE with the original value. */
@@ -43,12 +43,12 @@ final class ResponsePackets {
         Opcode op = Opcode.RC_ATOMIC_ACKNOWLEDGE;
         ByteBuf b = headerOnlyResponse(op, psn, Aeth.ACK_UNLIMITED);
         AtomicAckEth.write(b, op.offset(Header.ATOMIC_ACK_ETH), original);
-        qp.lane.transmit(qp, b);
+        qp.host().transmit(qp, b);
     }
 
     /** Answers ATOMIC WRITE and FLUSH: one zero-length READ RESPONSE ONLY with PSN {@code psn}. */
     void sendEmptyReadResponse(int psn) {
-        qp.lane.transmit(qp, headerOnlyResponse(Opcode.RC_RDMA_READ_RESPONSE_ONLY, psn, Aeth.ACK_UNLIMITED));
+        qp.host().transmit(qp, headerOnlyResponse(Opcode.RC_RDMA_READ_RESPONSE_ONLY, psn, Aeth.ACK_UNLIMITED));
     }
 
     /**
@@ -58,7 +58,7 @@ final class ResponsePackets {
      */
     private ByteBuf headerOnlyResponse(Opcode op, int psn, int syndrome) {
         int total = op.headerLength() + Icrc.LENGTH;
-        ByteBuf b = qp.lane.allocPacket(total);
+        ByteBuf b = qp.host().allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), false, psn);
         Aeth.write(b, op.offset(Header.AETH), syndrome, resp.msn());
         b.writerIndex(total);
@@ -78,12 +78,12 @@ final class ResponsePackets {
         Opcode op = Opcode.CNP;
         int reserved = 16;
         int total = op.headerLength() + reserved + Icrc.LENGTH;
-        ByteBuf b = qp.lane.allocPacket(total);
+        ByteBuf b = qp.host().allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), false, 0);
         b.setInt(Bth.DEST_QP_WORD_OFFSET, b.getInt(Bth.DEST_QP_WORD_OFFSET) | Bth.BECN_BIT);
         b.setZero(op.headerLength(), reserved);
         b.writerIndex(total);
         counters.inc(Counter.CNP_SENT);
-        qp.lane.transmit(qp, b);
+        qp.host().transmit(qp, b);
     }
 }

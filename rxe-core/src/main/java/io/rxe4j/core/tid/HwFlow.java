@@ -34,8 +34,12 @@ public final class HwFlow {
     /** A generation forced by a RESYNC while no flow was held: used by the next allocation, else -1. */
     int pendingGeneration = -1;
 
-    public HwFlow(RxeQp qp) {
+    private final TidPool pool;
+
+    /** The hardware flow of {@code qp}, taken from {@code pool} (the lane's receive context; null without TID RDMA). */
+    public HwFlow(RxeQp qp, TidPool pool) {
         this.qp = qp;
+        this.pool = pool;
     }
 
     /**
@@ -53,7 +57,6 @@ public final class HwFlow {
             release();
         }
         if (idx < 0) {
-            TidPool pool = qp.lane.tidPool();
             int i = pool.allocFlow(qp, lastIdx);
             if (i < 0) {
                 return false;
@@ -96,7 +99,7 @@ public final class HwFlow {
     /** Releases the flow (its generation advances); SW PSN mode and the sync point end. */
     void release() {
         if (idx >= 0) {
-            qp.lane.tidPool().releaseFlow(idx);
+            pool.releaseFlow(idx);
             idx = -1;
         }
         swPsn = false;

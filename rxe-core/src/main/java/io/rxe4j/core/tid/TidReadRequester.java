@@ -5,6 +5,7 @@ import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.SendWqe;
 import io.rxe4j.core.qp.TidSegment;
 import io.rxe4j.core.rc.CompleterOps;
+import io.rxe4j.core.rc.RcEngines;
 import io.rxe4j.core.rc.Requester;
 
 import io.rxe4j.verbs.Counter;
@@ -53,10 +54,16 @@ public final class TidReadRequester {
      */
     private int restartSeq = -1;
 
-    public TidReadRequester(RxeQp qp) {
+    private final RcEngines rc;
+    private final TidPool pool;
+
+    /** The TID READ requester of {@code qp}; {@code tid}: its fellow halves, the RC engines, the pool. */
+    public TidReadRequester(RxeQp qp, TidEngines tid) {
         this.qp = qp;
         this.counters = qp.counters;
-        this.flow = qp.hwFlow;
+        this.rc = tid.rc;
+        this.pool = tid.pool;
+        this.flow = tid.hwFlow;
     }
 
     /** @return a short description for diagnostics */
@@ -94,7 +101,6 @@ public final class TidReadRequester {
         long offset = (long) k * w.segLen;
         int length = (int) Math.min(w.segLen, w.length - offset);
         int npkts = (length + qp.pmtu() - 1) / qp.pmtu();
-        TidPool pool = qp.lane.tidPool();
         boolean had = flow.idx >= 0;
         if (!flow.prepare(npkts)) {
             return WAIT; // a freed flow or a completed segment runs the requester again
@@ -118,7 +124,7 @@ public final class TidReadRequester {
             skip = 0;
         }
         if (pieces > TidEntry.MAX_ENTRIES) {
-            qp.requester.failTid(w, WcStatus.LOC_LEN_ERR, "segment " + k + " needs " + pieces
+            rc.requester.failTid(w, WcStatus.LOC_LEN_ERR, "segment " + k + " needs " + pieces
                     + " TID entries (at most 64)");
             return WAIT;
         }
@@ -136,7 +142,7 @@ public final class TidReadRequester {
             }
             long addr = w.sgeAddr[i] + skip;
             long n = Math.min(sl - skip, left);
-            RxeMr mr = qp.device.mrs().lookup(w.sgeLkey[i]);
+            RxeMr mr = qp.host().mrs().lookup(w.sgeLkey[i]);
             while (n > 0) {
                 int piece = (int) Math.min(n, TidPool.MAX_ENTRY_BYTES);
                 int handle = seg.handles[h];
@@ -181,7 +187,7 @@ public final class TidReadRequester {
      * @return null if a READ_REQ went out, else why not ({@link Requester.Stall#QP_ERROR}: the QP entered ERR)
      */
     Requester.Stall sendSegment(SendWqe w) {
-        Requester req = qp.requester;
+        Requester req = rc.requester;
         int psn = req.psn();
         if (w.state == SendWqe.State.POSTED) {
             if (req.readOrAtomicOutstandingBefore(w)) {
@@ -216,7 +222,7 @@ public final class TidReadRequester {
         Opcode op = Opcode.TID_RDMA_READ_REQ;
         int list = seg.count * TidEntry.LENGTH;
         int total = op.headerLength() + list + Icrc.LENGTH;
-        ByteBuf b = qp.lane.allocPacket(total);
+        ByteBuf b = qp.host().allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
         int at = op.offset(Header.KDETH);
         TidHeader.clear(b, at);
@@ -252,8 +258,8 @@ public final class TidReadRequester {
         int at = p.index(Header.KDETH);
         io.netty.buffer.ByteBuf b = p.buf();
         int verbsPsn = TidHeader.verbsPsn(b, at);
-        CompleterOps comp = qp.completer;
-        if (Psn.diff(verbsPsn, comp.compPsn()) < 0 || Psn.diff(verbsPsn, qp.requester.psn()) >= 0) {
+        CompleterOps comp = rc.completer;
+        if (Psn.diff(verbsPsn, comp.compPsn()) < 0 || Psn.diff(verbsPsn, rc.requester.psn()) >= 0) {
             counters.inc(Counter.DUPLICATE_RESPONSE); // outside [s_last_psn, s_psn]: stale
             return;
         }
@@ -280,11 +286,11 @@ public final class TidReadRequester {
             } else if (restartSeq != flow.expectedSeq) {
                 restartSeq = flow.expectedSeq;
                 counters.inc(Counter.TID_RESTARTS);
-                qp.requester.retry(Requester.RetryCause.TID_SEQUENCE);
+                rc.requester.retry(Requester.RetryCause.TID_SEQUENCE);
             }
             return;
         }
-        switch (qp.lane.tidPool().place(qp, p, at, Access.LOCAL_WRITE)) {
+        switch (pool.place(qp, p, at, Access.LOCAL_WRITE)) {
             case TidPool.NOT_MINE -> {
                 counters.drop(DropReason.OTHER); // not a TID entry of this QP, or outside it
                 return;
@@ -298,16 +304,16 @@ public final class TidReadRequester {
         flow.expectedSeq++;
         // a response that advanced the flow is progress: retry_cnt starts over, as for every valid
         // response of an ordinary READ (hfi1's driver sees only a segment's last packet; docs/tid-rdma.md)
-        qp.requester.resetRetryCounters();
+        rc.requester.resetRetryCounters();
         if (!Kdeth.sh(b, at)) {
             segmentDone(verbsPsn);
         }
     }
 
     private void failHead(WcStatus st, String why) {
-        SendWqe head = qp.completer.head();
+        SendWqe head = rc.completer.head();
         if (head != null) {
-            qp.completer.failHead(head, st, 0, why);
+            rc.completer.failHead(head, st, 0, why);
         }
     }
 
@@ -329,24 +335,24 @@ public final class TidReadRequester {
             return; // an earlier READ/atomic was restarted instead
         }
         counters.inc(Counter.TID_READ_SEGMENTS_DONE);
-        qp.lane.tidPool().releaseEntries(seg.handles, seg.count);
+        pool.releaseEntries(seg.handles, seg.count);
         seg.count = 0;
         w.compSeg++;
         w.readBytes += seg.length;
         if (w.segCredits > 0) {
             w.segCredits--;
-            qp.requester.returnCredit();
+            rc.requester.returnCredit();
         }
         if (w.compSeg == w.totalSegs) {
             flow.active--;
-            qp.completer.complete(w); // an ordinary RDMA_READ completion
+            rc.completer.complete(w); // an ordinary RDMA_READ completion
         }
         flow.segmentDone();
         if (flow.idx < 0) {
             restartSeq = -1;
         }
         if (qp.state() == io.rxe4j.verbs.QpState.RTS || qp.state() == io.rxe4j.verbs.QpState.SQD) {
-            qp.requester.run();
+            rc.requester.run();
         }
     }
 
@@ -360,11 +366,11 @@ public final class TidReadRequester {
      * @return whether the segment counts (comp.psn moved past it)
      */
     private boolean acknowledgeSegment(SendWqe w, int lastPsn) {
-        CompleterOps comp = qp.completer;
+        CompleterOps comp = rc.completer;
         SendWqe h;
         while ((h = comp.head()) != null && h != w) {
             if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING) {
-                qp.requester.retry(Requester.RetryCause.LOST_RESPONSE);
+                rc.requester.retry(Requester.RetryCause.LOST_RESPONSE);
                 return false;
             }
             comp.advance(Psn.next(h.lastPsn));
@@ -435,7 +441,7 @@ public final class TidReadRequester {
         for (long i = qp.sqCompleted(); i != qp.sqProducer(); i++) {
             SendWqe w = qp.sqAt(i);
             if (w.tid && w.segs != null && w.curSeg > w.compSeg) {
-                qp.requester.restartAfterResync();
+                rc.requester.restartAfterResync();
                 return;
             }
         }
@@ -448,14 +454,13 @@ public final class TidReadRequester {
         w.curSeg = w.compSeg;
         while (w.segCredits > 0) {
             w.segCredits--;
-            qp.requester.returnCredit();
+            rc.requester.returnCredit();
         }
     }
 
     /** Frees every TID entry and the flow (QP to ERR, RESET or destroyed). */
     public void releaseAll() {
         restartSeq = -1;
-        TidPool pool = qp.lane.tidPool();
         if (pool == null) {
             return;
         }

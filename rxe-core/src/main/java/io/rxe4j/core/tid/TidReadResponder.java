@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.memory.RxeMr;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.TidSegment;
+import io.rxe4j.core.rc.RcEngines;
 import io.rxe4j.core.rc.ResponderOps;
 import io.rxe4j.core.rc.ResponderResources;
 import io.rxe4j.core.stats.Counters;
@@ -34,9 +35,12 @@ public final class TidReadResponder {
     private final RxeQp qp;
     private final Counters counters;
 
-    /** The TID READ responder of {@code qp}. */
-    public TidReadResponder(RxeQp qp) {
+    private final RcEngines rc;
+
+    /** The TID READ responder of {@code qp}; {@code tid}: its fellow halves and the RC engines. */
+    public TidReadResponder(RxeQp qp, TidEngines tid) {
         this.qp = qp;
+        this.rc = tid.rc;
         this.counters = qp.counters;
     }
 
@@ -48,7 +52,7 @@ public final class TidReadResponder {
      * goes out as READ_RESP packets by TID entry and offset ({@link #sendResponse}).
      */
     void execute(PacketView pkt, int p) {
-        ResponderOps resp = qp.responder;
+        ResponderOps resp = rc.responder;
         int pmtu = qp.pmtu();
         ResponderResources resources = resp.resources();
         ResponderResources.Entry e = resources.allocate(ResponderResources.Type.TID_READ);
@@ -125,7 +129,7 @@ public final class TidReadResponder {
      * sent again (the data destination drops what it already placed).
      */
     void duplicate(PacketView pkt, int p) {
-        ResponderOps resp = qp.responder;
+        ResponderOps resp = rc.responder;
         ResponderResources.Entry e = resp.resources().find(ResponderResources.Type.TID_READ, p);
         if (e == null || e.firstPsn != p || TidHeader.dmaLength(pkt.buf(), pkt.index(Header.KDETH)) != e.length) {
             counters.drop(DropReason.OTHER);
@@ -151,7 +155,7 @@ public final class TidReadResponder {
      * every packet but the segment's last, the peer's J_KEY; AETH; verbs_psn and verbs_qp.
      */
     void sendResponse(ResponderResources.Entry e) {
-        ResponderOps resp = qp.responder;
+        ResponderOps resp = rc.responder;
         TidSegment seg = e.tid;
         int entry = seg.tidList[seg.tidIdx];
         int n = seg.packetBytes(qp.pmtu());
@@ -162,7 +166,7 @@ public final class TidReadResponder {
             return;
         }
         Opcode op = Opcode.TID_RDMA_READ_RESP;
-        ByteBuf b = qp.lane.allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
+        ByteBuf b = qp.host().allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
         TidRdmaParams remote = qp.opfn.remote();
         Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, seg.tidQpn, false,
                 FlowPsn.of(seg.generation, seg.spsn + seg.pkt));

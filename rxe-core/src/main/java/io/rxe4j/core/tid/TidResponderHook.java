@@ -1,6 +1,7 @@
 package io.rxe4j.core.tid;
 
 import io.rxe4j.core.qp.RxeQp;
+import io.rxe4j.core.rc.RcEngines;
 import io.rxe4j.core.rc.ResponderHook;
 import io.rxe4j.core.rc.ResponderResources;
 import io.rxe4j.core.wire.DropReason;
@@ -21,8 +22,11 @@ public final class TidResponderHook implements ResponderHook {
     private final TidWriteResponder write;
 
     /** Hooks the TID responder halves {@code read} and {@code write} of {@code qp} into its responder. */
-    public TidResponderHook(RxeQp qp, TidReadResponder read, TidWriteResponder write) {
+    private final RcEngines rc;
+
+    public TidResponderHook(RxeQp qp, RcEngines rc, TidReadResponder read, TidWriteResponder write) {
         this.qp = qp;
+        this.rc = rc;
         this.read = read;
         this.write = write;
     }
@@ -44,7 +48,7 @@ public final class TidResponderHook implements ResponderHook {
         switch (pkt.opcode().operation()) {
             case TID_READ_REQUEST -> read.execute(pkt, psn);
             case TID_WRITE_REQUEST -> write.execute(pkt, psn);
-            default -> qp.responder.nakError(io.rxe4j.core.wire.Aeth.NAK_INVALID_REQUEST, psn);
+            default -> rc.responder.nakError(io.rxe4j.core.wire.Aeth.NAK_INVALID_REQUEST, psn);
         }
     }
 

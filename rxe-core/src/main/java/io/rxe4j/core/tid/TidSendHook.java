@@ -2,6 +2,7 @@ package io.rxe4j.core.tid;
 
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.SendWqe;
+import io.rxe4j.core.rc.RcEngines;
 import io.rxe4j.core.rc.Requester;
 import io.rxe4j.core.rc.RequesterHook;
 
@@ -17,8 +18,11 @@ public final class TidSendHook implements RequesterHook {
     private final TidWriteRequester write;
 
     /** Hooks the TID halves {@code read} and {@code write} of {@code qp} into its requester. */
-    public TidSendHook(RxeQp qp, TidReadRequester read, TidWriteRequester write) {
+    private final RcEngines rc;
+
+    public TidSendHook(RxeQp qp, RcEngines rc, TidReadRequester read, TidWriteRequester write) {
         this.qp = qp;
+        this.rc = rc;
         this.read = read;
         this.write = write;
     }
@@ -28,7 +32,7 @@ public final class TidSendHook implements RequesterHook {
         // a TID WRITE in progress was seen by an earlier run of the requester, after which the sticky
         // flag reads true; the interlock of gate() reads it again after the acquire load of sqProd
         if (qp.tidWritesPosted() && write.sendData()) {
-            qp.lane.requestService(qp); // TID WRITE data left: another turn after the other QPs
+            qp.host().requestService(qp); // TID WRITE data left: another turn after the other QPs
         }
     }
 
@@ -41,7 +45,7 @@ public final class TidSendHook implements RequesterHook {
             if (write.halted() || write.outstandingBefore(qp.sqReq()) >= TidLimits.WRITE_CNT) {
                 return Requester.Stall.EXTENSION_WINDOW;
             }
-            if (qp.requester.readOrAtomicOutstandingBefore(w)) {
+            if (rc.requester.readOrAtomicOutstandingBefore(w)) {
                 return Requester.Stall.EXTENSION_INTERLOCK;
             }
         } else if (tidWritesPosted && write.outstandingBefore(qp.sqReq()) > 0) {

@@ -6,6 +6,7 @@ import io.rxe4j.core.qp.SendWqe;
 import io.rxe4j.core.qp.SgeCopy;
 import io.rxe4j.core.qp.TidSegment;
 import io.rxe4j.core.rc.CompleterOps;
+import io.rxe4j.core.rc.RcEngines;
 import io.rxe4j.core.rc.Requester;
 
 import io.rxe4j.core.policy.RetransmitTimer;
@@ -61,8 +62,12 @@ public final class TidWriteRequester {
     /** The last verbs PSN of the requests sent before that RESYNC's ACK: later WRITE_RESPs are never stale. */
     private int resyncVerbsHi;
 
-    public TidWriteRequester(RxeQp qp) {
+    private final RcEngines rc;
+
+    /** The TID WRITE requester of {@code qp}; {@code tid}: its fellow halves and the RC engines. */
+    public TidWriteRequester(RxeQp qp, TidEngines tid) {
         this.qp = qp;
+        this.rc = tid.rc;
         this.counters = qp.counters;
         this.scheduler = qp.scheduler;
         this.timerTask = qp.guard("TID retry timer", this::onRetryTimeout);
@@ -113,7 +118,7 @@ public final class TidWriteRequester {
      * range, no payload; the WQE holds one verbs PSN per segment.
      */
     void sendRequest(SendWqe w) {
-        Requester req = qp.requester;
+        Requester req = rc.requester;
         int psn = req.psn();
         if (!w.tidStarted) {
             w.firstPsn = psn;
@@ -129,7 +134,7 @@ public final class TidWriteRequester {
         TidRdmaParams remote = qp.opfn.remote();
         Opcode op = Opcode.TID_RDMA_WRITE_REQ;
         int total = op.headerLength() + Icrc.LENGTH;
-        ByteBuf b = qp.lane.allocPacket(total);
+        ByteBuf b = qp.host().allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, psn);
         int at = op.offset(Header.KDETH);
         TidHeader.clear(b, at);
@@ -153,7 +158,7 @@ public final class TidWriteRequester {
      * @return whether it counts
      */
     private boolean acknowledgeWriteResp(SendWqe w, int psn) {
-        CompleterOps comp = qp.completer;
+        CompleterOps comp = rc.completer;
         for (long i = qp.sqCompleted(); i != qp.sqReq(); i++) {
             SendWqe h = qp.sqAt(i);
             if (h == w) {
@@ -163,7 +168,7 @@ public final class TidWriteRequester {
                 continue;
             }
             if (h.isReadOrAtomic() || h.state != SendWqe.State.PENDING || i != qp.sqCompleted()) {
-                qp.requester.retry(Requester.RetryCause.LOST_RESPONSE);
+                rc.requester.retry(Requester.RetryCause.LOST_RESPONSE);
                 return false;
             }
             comp.advance(Psn.next(h.lastPsn));
@@ -188,7 +193,7 @@ public final class TidWriteRequester {
             qp.moveToError("TID ACK completed a TID WRITE that is not the oldest WQE");
             return false;
         }
-        CompleterOps comp = qp.completer;
+        CompleterOps comp = rc.completer;
         if (Psn.diff(comp.compPsn(), w.lastPsn) <= 0) {
             comp.advance(Psn.next(w.lastPsn)); // (a coalesced ACK can arrive before the last WRITE_RESP is seen)
         }
@@ -204,7 +209,7 @@ public final class TidWriteRequester {
         ByteBuf b = p.buf();
         int at = p.index(Header.KDETH);
         int psn = p.psn();
-        if (Psn.diff(psn, qp.completer.compPsn()) < 0 || Psn.diff(psn, qp.requester.psn()) >= 0) {
+        if (Psn.diff(psn, rc.completer.compPsn()) < 0 || Psn.diff(psn, rc.requester.psn()) >= 0) {
             counters.inc(Counter.DUPLICATE_RESPONSE);
             return;
         }
@@ -240,7 +245,7 @@ public final class TidWriteRequester {
             }
         }
         if (covered < length) {
-            qp.completer.failHead(w, WcStatus.LOC_LEN_ERR, 0, "WRITE_RESP PSN 0x" + Integer.toHexString(psn)
+            rc.completer.failHead(w, WcStatus.LOC_LEN_ERR, 0, "WRITE_RESP PSN 0x" + Integer.toHexString(psn)
                     + " carries a TID list that does not cover segment " + k);
             return;
         }
@@ -269,7 +274,7 @@ public final class TidWriteRequester {
         seg.seek(0, qp.pmtu());
         lastRespGeneration = seg.generation;
         w.respSeg++;
-        qp.requester.run();
+        rc.requester.run();
     }
 
     /** @return the oldest started TID WRITE still waiting for WRITE_RESPs ({@code s_tid_cur}), or null */
@@ -307,8 +312,8 @@ public final class TidWriteRequester {
                     w.dataSeg++; // every packet of it went (a resume may start at its very end)
                     continue;
                 }
-                if (!qp.lane.transportWritable()) {
-                    qp.lane.awaitWritable(qp); // a turn when the transport drains
+                if (!qp.host().transportWritable()) {
+                    qp.host().awaitWritable(qp); // a turn when the transport drains
                     return false;
                 }
                 if (sent >= DATA_BATCH) {
@@ -333,7 +338,7 @@ public final class TidWriteRequester {
         int hdr = op.headerLength();
         int total = hdr + n + pad + Icrc.LENGTH;
         TidRdmaParams remote = qp.opfn.remote();
-        ByteBuf b = qp.lane.allocPacket(total);
+        ByteBuf b = qp.host().allocPacket(total);
         try {
             Bth.write(b, 0, op.code(), false, pad, Bth.DEFAULT_PKEY, seg.tidQpn, segLast,
                     FlowPsn.of(seg.generation, seg.spsn + seg.pkt));
@@ -344,10 +349,10 @@ public final class TidWriteRequester {
                     TidEntry.ctrl(entry), !segLast && remote != null && remote.urg(), !segLast);
             Kdeth.writeKdeth1(b, at, remote != null ? remote.jkey() : 0);
             TidHeader.setVerbsQp(b, at, qp.destQpn());
-            if (!SgeCopy.copy(qp.device.mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge,
+            if (!SgeCopy.copy(qp.host().mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge,
                     seg.offset + seg.byteOffset, b, hdr, n, true, 0)) {
                 b.release();
-                qp.requester.failTid(w, WcStatus.LOC_PROT_ERR, "local SGE of TID WRITE no longer readable");
+                rc.requester.failTid(w, WcStatus.LOC_PROT_ERR, "local SGE of TID WRITE no longer readable");
                 return false;
             }
             for (int i = 0; i < pad; i++) {
@@ -358,7 +363,7 @@ public final class TidWriteRequester {
             throw e;
         }
         b.writerIndex(total);
-        qp.lane.transmit(qp, b);
+        qp.host().transmit(qp, b);
         counters.inc(Counter.TID_WRITE_DATA_PKTS);
         seg.advance(n);
         if (segLast) {
@@ -395,7 +400,7 @@ public final class TidWriteRequester {
             return;
         }
         if (Aeth.type(syndrome) != Aeth.TYPE_ACK) {
-            qp.completer.failHead(w, WcStatus.REM_OP_ERR, syndrome, "TID ACK with syndrome 0x"
+            rc.completer.failHead(w, WcStatus.REM_OP_ERR, syndrome, "TID ACK with syndrome 0x"
                     + Integer.toHexString(syndrome));
             return;
         }
@@ -448,14 +453,14 @@ public final class TidWriteRequester {
             }
             return;
         }
-        qp.requester.resetRetryCounters();
+        rc.requester.resetRetryCounters();
         stopRetryTimer();
         if (anySentUnacked()) {
             armRetryTimer();
         } else if (oldestUnacked() == null) {
             resyncFlowIdx = -1; // every renumbered segment is acknowledged
         }
-        qp.requester.run();
+        rc.requester.run();
     }
 
     /**
@@ -487,7 +492,7 @@ public final class TidWriteRequester {
     /** Data resumes with packet {@code pkt} of segment {@code k} of {@code w}; later segments and WQEs from their start. */
     private void resumeFrom(SendWqe w, int k, int pkt) {
         stopRetryTimer();
-        qp.requester.resetRetryCounters();
+        rc.requester.resetRetryCounters();
         boolean found = false;
         for (long i = qp.sqCompleted(); i != qp.sqProducer(); i++) {
             SendWqe x = qp.sqAt(i);
@@ -509,7 +514,7 @@ public final class TidWriteRequester {
             }
         }
         counters.inc(Counter.RESENT_PKTS);
-        qp.requester.run();
+        rc.requester.run();
     }
 
     private boolean anySentUnacked() {
@@ -554,13 +559,13 @@ public final class TidWriteRequester {
             return;
         }
         counters.inc(Counter.TID_RETRY_TIMEOUTS);
-        if (qp.requester.retryLeft() <= 0) {
+        if (rc.requester.retryLeft() <= 0) {
             counters.inc(Counter.RETRY_EXCEEDED_ERR);
-            qp.completer.failHead(w, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.attr.retryCnt()
+            rc.completer.failHead(w, WcStatus.RETRY_EXC_ERR, 0, "retry_cnt " + qp.attr.retryCnt()
                     + " exhausted: no TID ACK from " + qp.av() + " QPN 0x" + Integer.toHexString(qp.destQpn()));
             return;
         }
-        qp.requester.chargeRetry();
+        rc.requester.chargeRetry();
         halted = true;
         // the generation the data in flight uses: that of the oldest unacknowledged segment (after a
         // RESYNC every known segment was renumbered into it); hfi1 takes the last WRITE_RESP's flow,
@@ -573,21 +578,21 @@ public final class TidWriteRequester {
         resyncPsn = FlowPsn.resyncPsn(gen);
         sendResync();
         armRetryTimer();
-        qp.lane.flushTransport();
+        qp.host().flushTransport();
     }
 
     private void sendResync() {
         Opcode op = Opcode.TID_RDMA_RESYNC;
         int total = op.headerLength() + Icrc.LENGTH;
         TidRdmaParams remote = qp.opfn.remote();
-        ByteBuf b = qp.lane.allocPacket(total);
+        ByteBuf b = qp.host().allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, true, resyncPsn);
         int at = op.offset(Header.KDETH);
         TidHeader.clear(b, at);
         Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
         TidHeader.setVerbsQp(b, at, qp.destQpn());
         b.writerIndex(total);
-        qp.lane.transmit(qp, b);
+        qp.host().transmit(qp, b);
         counters.inc(Counter.TID_RESYNCS_SENT);
     }
 
@@ -606,9 +611,9 @@ public final class TidWriteRequester {
             ackThrough(verbsPsn, false);
         }
         SendWqe w = oldestUnacked();
-        qp.requester.resetRetryCounters();
+        rc.requester.resetRetryCounters();
         if (w == null) {
-            qp.requester.run();
+            rc.requester.run();
             return;
         }
         int next = 0;
@@ -649,11 +654,11 @@ public final class TidWriteRequester {
         // generation is a copy from before this RESYNC (the responder held the flow throughout)
         resyncFlowIdx = w.ackSeg < w.respSeg ? TidHeader.flowIndex(w.segs[w.ackSeg % TidSegment.RING].tidQpn) : -1;
         resyncGeneration = newGen;
-        resyncVerbsHi = Psn.add(qp.requester.psn(), -1);
+        resyncVerbsHi = Psn.add(rc.requester.psn(), -1);
         if (resumeSeg >= 0) {
             resumeFrom(w, resumeSeg, resumePkt);
         } else {
-            qp.requester.run();
+            rc.requester.run();
         }
     }
 

@@ -4,6 +4,7 @@ import io.rxe4j.core.qp.Opfn;
 import io.rxe4j.core.policy.RetransmitTimer;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.TidSegment;
+import io.rxe4j.core.rc.RcEngines;
 import io.rxe4j.core.rc.ResponderOps;
 import io.rxe4j.core.rc.Requester;
 
@@ -104,10 +105,19 @@ public final class TidWriteResponder {
     /** The count of entries ever accepted (for the invariant checks of the tests). */
     long accepted;
 
-    public TidWriteResponder(RxeQp qp) {
+    private final RcEngines rc;
+    private final TidPool pool;
+    /** The QP's TID halves (its TID READ requester, for the READ-after-WRITE interlock). */
+    private final TidEngines tidEngines;
+
+    /** The TID WRITE responder of {@code qp}; {@code tid}: its fellow halves, the RC engines, the pool. */
+    public TidWriteResponder(RxeQp qp, TidEngines tid) {
         this.qp = qp;
         this.counters = qp.counters;
-        this.flow = qp.hwFlow;
+        this.rc = tid.rc;
+        this.pool = tid.pool;
+        this.tidEngines = tid;
+        this.flow = tid.hwFlow;
         this.scheduler = qp.scheduler;
         for (int i = 0; i < RING; i++) {
             ring[i] = new Entry();
@@ -196,7 +206,7 @@ public final class TidWriteResponder {
         }
         long va = TidHeader.va(b, at);
         int rkey = TidHeader.rkey(b, at);
-        RxeMr mr = qp.device.mrs().lookup(rkey);
+        RxeMr mr = qp.host().mrs().lookup(rkey);
         if (mr == null || mr.pd() != qp.pd || !mr.allows(va, len, Access.REMOTE_WRITE)) {
             return NAK_ACCESS;
         }
@@ -227,7 +237,7 @@ public final class TidWriteResponder {
             e.mr = null;
             flow.active--;
             flow.releaseIfIdle();
-            qp.lane.tidPool().forget(qp); // the requester asks again after the RNR timer
+            pool.forget(qp); // the requester asks again after the RNR timer
             qp.kickTid(); // (a TID READ of this QP that waited too tries again)
             rnrIndex = rnrTimerIndex(e.nsegs);
             counters.inc(Counter.TID_WRITE_RNR);
@@ -254,7 +264,7 @@ public final class TidWriteResponder {
      * allocated: the requester asks again after the timer, without counting it against rnr_retry).
      */
     void execute(PacketView pkt, int p) {
-        ResponderOps resp = qp.responder;
+        ResponderOps resp = rc.responder;
         switch (onRequest(pkt, p)) {
             case ACCEPTED -> {
                 resp.accept(p, lastSegments());
@@ -318,7 +328,6 @@ public final class TidWriteResponder {
         if (local == null) {
             return;
         }
-        TidPool pool = qp.lane.tidPool();
         for (int i = tail; i != head; i = (i + 1) % RING) {
             Entry e = ring[i];
             while (e.allocSeg < e.nsegs) {
@@ -392,13 +401,13 @@ public final class TidWriteResponder {
         int total = op.headerLength() + list + Icrc.LENGTH;
         TidRdmaParams remote = qp.opfn.remote();
         TidRdmaParams local = qp.opfn.local();
-        ByteBuf b = qp.lane.allocPacket(total);
+        ByteBuf b = qp.host().allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, false,
                 seg.respIbPsn);
         int at = op.offset(Header.KDETH);
         TidHeader.clear(b, at);
         Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
-        TidHeader.writeAeth(b, at, Aeth.ACK_UNLIMITED, qp.responder.msn());
+        TidHeader.writeAeth(b, at, Aeth.ACK_UNLIMITED, rc.responder.msn());
         TidHeader.setTidFlowPsn(b, at, FlowPsn.of(seg.generation, seg.spsn));
         TidHeader.setTidFlowQp(b, at, TidHeader.flowQpn(local != null ? local.qp()
                 : TidHeader.kdethQpn(Opfn.CONTEXT), flow.idx));
@@ -407,7 +416,7 @@ public final class TidWriteResponder {
             TidEntry.write(b, op.headerLength(), i, seg.tidList[i]);
         }
         b.writerIndex(total);
-        qp.lane.transmit(qp, b);
+        qp.host().transmit(qp, b);
         counters.inc(Counter.TID_WRITE_RESPS);
     }
 
@@ -450,7 +459,7 @@ public final class TidWriteResponder {
             counters.drop(DropReason.OTHER);
             return;
         }
-        switch (qp.lane.tidPool().place(qp, pkt, at, Access.REMOTE_WRITE)) {
+        switch (pool.place(qp, pkt, at, Access.REMOTE_WRITE)) {
             case TidPool.NOT_MINE -> {
                 counters.drop(DropReason.OTHER); // not a TID entry of this QP, or outside it
                 return;
@@ -488,7 +497,7 @@ public final class TidWriteResponder {
 
     /** The last packet of a segment was placed: free its TIDs, ACK it, retire the entry after its last. */
     private void segmentDone(Entry e, TidSegment seg) {
-        qp.lane.tidPool().releaseEntries(seg.handles, seg.count);
+        pool.releaseEntries(seg.handles, seg.count);
         seg.count = 0;
         e.compSeg++;
         allocW--;
@@ -503,7 +512,7 @@ public final class TidWriteResponder {
             flow.active--;
             flow.releaseIfIdle();
             if (!hasActive()) {
-                qp.responder.releaseInterlock();
+                rc.responder.releaseInterlock();
             }
         }
         if (allocW == 0) {
@@ -559,7 +568,7 @@ public final class TidWriteResponder {
         lastResyncGood = lastGood;
         placedSinceResync = false;
         if (flow.idx >= 0) {
-            qp.lane.tidPool().setGeneration(flow.idx, newGen);
+            pool.setGeneration(flow.idx, newGen);
             flow.generation = newGen;
         } else {
             flow.pendingGeneration = newGen;
@@ -577,10 +586,10 @@ public final class TidWriteResponder {
                 next += seg.npkts - seg.received;
             }
         }
-        next = qp.tidRead.renumber(newGen, next); // the same QP's TID READ segments, after the WRITE's
+        next = tidEngines.read.renumber(newGen, next); // the same QP's TID READ segments, after the WRITE's
         flow.nextSeq = next;
         sendTidAck(psn, receivedThroughPsn(), lastGood, Aeth.ACK_UNLIMITED);
-        qp.tidRead.requestRenumbered();
+        tidEngines.read.requestRenumbered();
         assert checkInvariants();
     }
 
@@ -596,7 +605,7 @@ public final class TidWriteResponder {
                 return Psn.add(e.psn, e.compSeg - 1);
             }
         }
-        return lastDoneRespPsn >= 0 ? lastDoneRespPsn : Psn.add(qp.responder.expectedPsn(), -1);
+        return lastDoneRespPsn >= 0 ? lastDoneRespPsn : Psn.add(rc.responder.expectedPsn(), -1);
     }
 
     /**
@@ -609,19 +618,19 @@ public final class TidWriteResponder {
         int total = op.headerLength() + Icrc.LENGTH;
         TidRdmaParams remote = qp.opfn.remote();
         TidRdmaParams local = qp.opfn.local();
-        ByteBuf b = qp.lane.allocPacket(total);
+        ByteBuf b = qp.host().allocPacket(total);
         Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, remote != null ? remote.qp() : 0, false, bthPsn);
         int at = op.offset(Header.KDETH);
         TidHeader.clear(b, at);
         Kdeth.writeControl(b, at, remote != null ? remote.jkey() : 0);
-        TidHeader.writeAeth(b, at, syndrome, qp.responder.msn());
+        TidHeader.writeAeth(b, at, syndrome, rc.responder.msn());
         TidHeader.setAckTidFlowPsn(b, at, tidFlowPsn);
         TidHeader.setAckVerbsPsn(b, at, verbsPsn & Bth.MASK_24);
         TidHeader.setTidFlowQp(b, at, TidHeader.flowQpn(local != null ? local.qp()
                 : TidHeader.kdethQpn(Opfn.CONTEXT), Math.max(flow.idx, 0)));
         TidHeader.setVerbsQp(b, at, qp.destQpn());
         b.writerIndex(total);
-        qp.lane.transmit(qp, b);
+        qp.host().transmit(qp, b);
         counters.inc(Counter.TID_ACKS_SENT);
     }
 
@@ -666,7 +675,6 @@ public final class TidWriteResponder {
     /** Frees every TID entry and entry (QP to ERR, RESET or destroyed). */
     public void releaseAll() {
         stopReapTimer();
-        TidPool pool = qp.lane.tidPool();
         for (Entry e : ring) {
             if (e.active && pool != null) {
                 for (int k = e.compSeg; k < e.allocSeg; k++) {

@@ -1,5 +1,6 @@
 package io.rxe4j.core.rc;
 
+import io.rxe4j.core.device.QpRunner;
 import io.rxe4j.core.qp.RxeQp;
 
 import io.rxe4j.verbs.Counter;
@@ -228,8 +229,8 @@ class CumulativeAckTest {
                 .containsExactly("1:SUCCESS:RDMA_WRITE", "2:SUCCESS:RDMA_WRITE");
         assertThat(qp.counters().get(Counter.DUPLICATE_RESPONSE)).as("the ACK is not dropped as a duplicate").isZero();
         assertThat(qp.counters().get(Counter.ACK_FAST_FORWARDS)).isEqualTo(1);
-        assertThat(qp.completer.compPsn()).isEqualTo(Psn.add(SQ_PSN, 32));
-        assertThat(qp.requester.psn).isEqualTo(Psn.add(SQ_PSN, 32));
+        assertThat(QpRunner.of(qp).rc.completer.compPsn()).isEqualTo(Psn.add(SQ_PSN, 32));
+        assertThat(QpRunner.of(qp).rc.requester.psn).isEqualTo(Psn.add(SQ_PSN, 32));
 
         // nothing is left to send, and nothing times out again
         net.writableFor = Long.MAX_VALUE;
@@ -257,7 +258,7 @@ class CumulativeAckTest {
         // the peer had received the first 20 packets only
         ack(Psn.add(SQ_PSN, 19), Aeth.ACK_UNLIMITED);
         assertThat(poll()).isEmpty();
-        assertThat(qp.completer.compPsn()).isEqualTo(Psn.add(SQ_PSN, 20));
+        assertThat(QpRunner.of(qp).rc.completer.compPsn()).isEqualTo(Psn.add(SQ_PSN, 20));
 
         // once writable, the requester resends from PSN 20 on, with MIDDLE/LAST opcodes
         net.writableFor = Long.MAX_VALUE;
@@ -284,7 +285,7 @@ class CumulativeAckTest {
         // the peer lost PSN 24 and expects it: NAK PSN-sequence error at 24
         ack(Psn.add(SQ_PSN, 24), Aeth.NAK_PSN_SEQ_ERROR);
         assertThat(poll()).extracting(w -> w.wrId + ":" + w.status).containsExactly("1:SUCCESS");
-        assertThat(qp.completer.compPsn()).isEqualTo(Psn.add(SQ_PSN, 24));
+        assertThat(QpRunner.of(qp).rc.completer.compPsn()).isEqualTo(Psn.add(SQ_PSN, 24));
 
         net.writableFor = Long.MAX_VALUE;
         net.receiver.onWritable();

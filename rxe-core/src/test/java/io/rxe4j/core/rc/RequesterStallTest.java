@@ -9,6 +9,7 @@ import io.rxe4j.core.cq.RxeCq;
 import io.rxe4j.core.device.RxeDevice;
 import io.rxe4j.core.memory.RxeMr;
 import io.rxe4j.core.memory.RxePd;
+import io.rxe4j.core.device.QpRunner;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.policy.UnackedPackets;
 import io.rxe4j.core.rc.Requester.Stall;
@@ -119,7 +120,7 @@ class RequesterStallTest {
         qp.postSend(write(1, 256));
 
         assertThat(drain()).containsExactly(Opcode.RC_RDMA_WRITE_ONLY);
-        assertThat(qp.requester.lastStall()).isNull();
+        assertThat(QpRunner.of(qp).rc.requester.lastStall()).isNull();
     }
 
     @Test
@@ -128,7 +129,7 @@ class RequesterStallTest {
         qp.postSend(read(2));
 
         assertThat(drain()).containsExactly(Opcode.RC_RDMA_READ_REQUEST);
-        assertThat(qp.requester.lastStall()).isEqualTo(Stall.CREDITS);
+        assertThat(QpRunner.of(qp).rc.requester.lastStall()).isEqualTo(Stall.CREDITS);
     }
 
     @Test
@@ -137,7 +138,7 @@ class RequesterStallTest {
         qp.postSend(read(2).fence());
 
         assertThat(drain()).containsExactly(Opcode.RC_RDMA_READ_REQUEST);
-        assertThat(qp.requester.lastStall()).as("the fence is checked before credits").isEqualTo(Stall.FENCE);
+        assertThat(QpRunner.of(qp).rc.requester.lastStall()).as("the fence is checked before credits").isEqualTo(Stall.FENCE);
     }
 
     @Test
@@ -145,7 +146,7 @@ class RequesterStallTest {
         qp.postSend(write(1, (UnackedPackets.CAPACITY + 4) * 256));
 
         assertThat(drain()).hasSize(UnackedPackets.CAPACITY);
-        assertThat(qp.requester.lastStall()).isEqualTo(Stall.UNACKED_BOUND);
+        assertThat(QpRunner.of(qp).rc.requester.lastStall()).isEqualTo(Stall.UNACKED_BOUND);
         assertThat(qp.counters().get(Counter.OUTPUT_STALLS)).isEqualTo(1);
     }
 
@@ -155,6 +156,6 @@ class RequesterStallTest {
         qp.postSend(write(1, 8 * 256));
 
         assertThat(drain()).hasSize(3);
-        assertThat(qp.requester.lastStall()).isEqualTo(Stall.NOT_WRITABLE);
+        assertThat(QpRunner.of(qp).rc.requester.lastStall()).isEqualTo(Stall.NOT_WRITABLE);
     }
 }

@@ -10,6 +10,7 @@ import io.rxe4j.core.cq.RxeCq;
 import io.rxe4j.core.device.RxeDevice;
 import io.rxe4j.core.memory.RxeMr;
 import io.rxe4j.core.memory.RxePd;
+import io.rxe4j.core.device.QpRunner;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.rc.Responder.State;
 import io.rxe4j.core.wire.Aeth;
@@ -144,7 +145,7 @@ class ResponderStateTest {
     private Set<State> path() {
         Set<State> out = EnumSet.noneOf(State.class);
         for (State s : State.values()) {
-            if (qp.responder.passed(s)) {
+            if (QpRunner.of(qp).rc.responder.passed(s)) {
                 out.add(s);
             }
         }
@@ -173,7 +174,7 @@ class ResponderStateTest {
                 State.CHK_RESOURCE, State.CHK_LENGTH, State.CHK_RKEY, State.EXECUTE, State.READ_REPLY);
         assertThat(answers()).containsExactly("RC_RDMA_READ_RESPONSE_FIRST@fffffe",
                 "RC_RDMA_READ_RESPONSE_LAST@ffffff");
-        assertThat(qp.responder.expectedPsn()).isEqualTo(Psn.add(RQ_PSN, 2));
+        assertThat(QpRunner.of(qp).rc.responder.expectedPsn()).isEqualTo(Psn.add(RQ_PSN, 2));
     }
 
     @Test
@@ -240,7 +241,7 @@ class ResponderStateTest {
         assertThat(answers()).containsExactly(
                 "RC_ACKNOWLEDGE@fffffe:0x" + Integer.toHexString(Aeth.TYPE_RNR_NAK | MIN_RNR_TIMER));
         assertThat(qp.state()).isEqualTo(QpState.RTS);
-        assertThat(qp.responder.expectedPsn()).as("not accepted").isEqualTo(RQ_PSN);
+        assertThat(QpRunner.of(qp).rc.responder.expectedPsn()).as("not accepted").isEqualTo(RQ_PSN);
     }
 
     @Test
@@ -286,6 +287,6 @@ class ResponderStateTest {
         // stored byte for byte: the wire's big-endian bytes in memory order
         assertThat(seg.get(ValueLayout.JAVA_BYTE, 8)).isEqualTo((byte) 0x11);
         assertThat(seg.get(ValueLayout.JAVA_BYTE, 15)).isEqualTo((byte) 0x88);
-        assertThat(qp.responder.expectedPsn()).isEqualTo(RQ_PSN + 1);
+        assertThat(QpRunner.of(qp).rc.responder.expectedPsn()).isEqualTo(RQ_PSN + 1);
     }
 }
