@@ -3,6 +3,7 @@ package io.rxe4j.core.memory;
 import io.netty.buffer.ByteBuf;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import org.slf4j.LoggerFactory;
 
 /**
  * Allocation-free access to the native memory behind direct {@link ByteBuf}s, by address.
@@ -22,7 +23,13 @@ public final class NativeMemory {
     private NativeMemory() {}
 
     private static MemorySegment init() {
-        if (!NativeMemory.class.getModule().isNativeAccessEnabled()) {
+        Module m = NativeMemory.class.getModule();
+        if (!m.isNativeAccessEnabled()) {
+            LoggerFactory.getLogger(NativeMemory.class).info("native access is not enabled for {}: packet"
+                    + " payloads are copied through a ByteBuffer view per packet instead of by address (add"
+                    + " --enable-native-access={} to the java command line)",
+                    m.isNamed() ? "module " + m.getName() : "the class path",
+                    m.isNamed() ? m.getName() + ",io.netty.common" : "ALL-UNNAMED");
             return null;
         }
         try {
@@ -34,7 +41,7 @@ public final class NativeMemory {
 
     /**
      * @return a segment of the whole address space (offset = native address), or null if native
-     *     access is not enabled for rxe-verbs
+     *     access is not enabled for rxe-core
      */
     public static MemorySegment everything() {
         return EVERYTHING;

@@ -39,7 +39,10 @@ import io.rxe4j.core.wire.Reth;
  * credits, IB_SEND_FENCE, the device's per-peer byte budget and congestion window ({@link
  * PeerBudget}: turns while other QPs wait, loss signals halve the window) and
  * the transport's writability, owns the retransmit ({@link RetransmitTimer}) and RNR timers, and
- * rewinds on a retry. Loop only.
+ * rewinds on a retry. Size (about 740 lines): the send gate ({@link Stall}), the packet builders
+ * of each WR family and the output accounting share the requester's PSN and window state; retries
+ * and rewinds are in {@link RequesterRetry}, TID in the {@link RequesterHook}.
+ * Loop only.
  */
 public final class Requester {
     /** {@code RXE_MAX_UNACKED_PSNS}. */

@@ -37,6 +37,12 @@ import java.lang.invoke.VarHandle;
  * ({@code extensions.md} §6). Requests of an extension (TID RDMA) pass the checks and are executed
  * by its {@link ResponderHook}.
  *
+ * <p>Size (about 740 lines): one method per state of {@link State}, as {@code rxe_resp.c}; the
+ * checks ({@link ResponderChecks}), READ replies ({@link ReadReply}), duplicates ({@link
+ * DuplicateRequests}) and packet building ({@link ResponsePackets}) are apart already. What is left
+ * writes the responder's own sequence state (ePsn, MSN, the receive WQE in use), which splitting
+ * further would spread over several classes.
+ *
  * <p>Bounded output ({@code extensions.md} §6): a READ reply (or its replay) is sent from a
  * cursor in its responder resource, at most {@link #REPLY_BATCH} packets per turn, and only while
  * the transport is writable; between turns the device serves its other QPs. Requests that arrive

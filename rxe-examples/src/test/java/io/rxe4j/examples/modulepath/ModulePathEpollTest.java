@@ -41,6 +41,8 @@ class ModulePathEpollTest {
                     // the provider (module io.rxe4j.core) is found through ServiceLoader on the module path
                     try (RdmaDevice dev = RdmaDevice.open(t)) {
                         System.out.println("device=" + dev + " activeMtu=" + dev.queryPort(1).activeMtu());
+                        Module core = ModuleLayer.boot().findModule("io.rxe4j.core").orElseThrow();
+                        System.out.println("coreNativeAccess=" + core.isNativeAccessEnabled());
                     }
                 }
             }
@@ -65,7 +67,7 @@ class ModulePathEpollTest {
         assertThat(rc).as(javac.toString(StandardCharsets.UTF_8)).isZero();
 
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=io.rxe4j.net,io.netty.common", "-Xmx128m",
+                "--enable-native-access=io.rxe4j.net,io.rxe4j.core,io.netty.common", "-Xmx128m",
                 "--module-path", mp + File.pathSeparator + out, "-m", "rxe4j.modapp/rxe4j.modapp.Main"));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         p.getOutputStream().close();
@@ -75,6 +77,7 @@ class ModulePathEpollTest {
         assertThat(p.exitValue()).as(output).isZero();
         assertThat(output).as(output).contains("module=io.rxe4j.net io=EPOLL");
         assertThat(output).as("RdmaDevice.open finds the provider of module io.rxe4j.core").contains("activeMtu=MTU_4096");
+        assertThat(output).as("the README's flag gives the engine native access").contains("coreNativeAccess=true");
     }
 
     /**

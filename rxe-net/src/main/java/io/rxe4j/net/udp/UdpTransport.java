@@ -697,7 +697,7 @@ public final class UdpTransport implements Transport {
         }
         return " (on the module path: netty-transport-native-epoll-<version>-linux-x86_64.jar, module"
                 + " io.netty.transport.epoll.linux.x86_64, must be on it, and the JVM needs"
-                + " --enable-native-access=io.netty.common; see docs/architecture.md, \"The module path\")";
+                + " --enable-native-access=io.rxe4j.core,io.netty.common; see docs/architecture.md, \"The module path\")";
     }
 
     /**
