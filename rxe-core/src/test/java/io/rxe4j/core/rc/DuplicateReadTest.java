@@ -51,34 +51,16 @@ class DuplicateReadTest {
     private static final int PEER_QPN = 0x77;
     private static final int RQ_PSN = 0xFFFFFE; // the 4 responses cross the 24-bit wrap
 
-    /** Runs every task inline and keeps what the device sends. */
-    private static final class Capture implements Transport, Scheduler {
-        final List<ByteBuf> sent = new ArrayList<>();
-        PacketReceiver receiver;
-
-        @Override public InetSocketAddress localAddress() { return LOCAL; }
-        @Override public Scheduler scheduler() { return this; }
-        @Override public ByteBufAllocator allocator() { return UnpooledByteBufAllocator.DEFAULT; }
-        @Override public void start(PacketReceiver r) { receiver = r; }
-        @Override public void send(ByteBuf packet, InetSocketAddress peer) { sent.add(packet); }
-        @Override public void flush() { }
-        @Override public void close() { sent.forEach(ByteBuf::release); }
-        @Override public long nanoTime() { return 0; }
-        @Override public boolean inLoop() { return true; }
-        @Override public void execute(Runnable task) { task.run(); }
-        @Override public Cancellable schedule(Runnable task, long delayNanos) { return () -> { }; }
-    }
-
     private final Icrc icrc = new Icrc();
     private final Arena arena = Arena.ofShared();
-    private Capture net;
+    private InlineLoop net;
     private RxeDevice dev;
     private RxeQp qp;
     private RxeMr mr;
 
     @BeforeEach
     void setUp() {
-        net = new Capture();
+        net = new InlineLoop(LOCAL);
         dev = new RxeDevice(net, DeviceConfig.defaults());
         RxePd pd = dev.allocPd();
         RxeCq cq = dev.createCq(64);
@@ -108,8 +90,7 @@ class DuplicateReadTest {
         Reth.write(b, Bth.LENGTH, va, rkey, len);
         b.writerIndex(total);
         icrc.write(b, 0, total, PEER, LOCAL);
-        net.sent.forEach(ByteBuf::release); // the fixture owns what the device sent
-        net.sent.clear();
+        net.releaseSent(); // the fixture owns what the device sent
         net.receiver.onPacket(b, PEER, LOCAL);
         b.release();
     }

@@ -45,38 +45,15 @@ class RequesterStallTest {
     private static final InetSocketAddress LOCAL = new InetSocketAddress("10.0.0.1", 4791);
     private static final InetSocketAddress PEER = new InetSocketAddress("10.0.0.2", 4791);
 
-    /** Runs every task inline, keeps what the device sends, and is writable for {@link #writableFor} sends. */
-    private static final class Capture implements Transport, Scheduler {
-        final List<ByteBuf> sent = new ArrayList<>();
-        long writableFor = Long.MAX_VALUE;
-        PacketReceiver receiver;
-
-        @Override public InetSocketAddress localAddress() { return LOCAL; }
-        @Override public Scheduler scheduler() { return this; }
-        @Override public ByteBufAllocator allocator() { return UnpooledByteBufAllocator.DEFAULT; }
-        @Override public void start(PacketReceiver r) { receiver = r; }
-        @Override public void send(ByteBuf packet, InetSocketAddress peer) {
-            sent.add(packet);
-            writableFor--;
-        }
-        @Override public boolean isWritable() { return writableFor > 0; }
-        @Override public void flush() { }
-        @Override public void close() { sent.forEach(ByteBuf::release); sent.clear(); }
-        @Override public long nanoTime() { return 0; }
-        @Override public boolean inLoop() { return true; }
-        @Override public void execute(Runnable task) { task.run(); }
-        @Override public Cancellable schedule(Runnable task, long delayNanos) { return () -> { }; }
-    }
-
     private final Arena arena = Arena.ofShared();
-    private Capture net;
+    private InlineLoop net;
     private RxeDevice dev;
     private RxeQp qp;
     private RxeMr mr;
 
     @BeforeEach
     void setUp() {
-        net = new Capture();
+        net = new InlineLoop(LOCAL);
         dev = new RxeDevice(net, DeviceConfig.defaults());
         RxePd pd = dev.allocPd();
         RxeCq cq = dev.createCq(64);

@@ -57,24 +57,6 @@ class ResponderStateTest {
     private static final int RQ_PSN = 0xFFFFFE; // the expected PSN crosses the 24-bit wrap
     private static final int MIN_RNR_TIMER = 3;
 
-    /** Runs every task inline and keeps what the device sends. */
-    private static final class Capture implements Transport, Scheduler {
-        final List<ByteBuf> sent = new ArrayList<>();
-        PacketReceiver receiver;
-
-        @Override public InetSocketAddress localAddress() { return LOCAL; }
-        @Override public Scheduler scheduler() { return this; }
-        @Override public ByteBufAllocator allocator() { return UnpooledByteBufAllocator.DEFAULT; }
-        @Override public void start(PacketReceiver r) { receiver = r; }
-        @Override public void send(ByteBuf packet, InetSocketAddress peer) { sent.add(packet); }
-        @Override public void flush() { }
-        @Override public void close() { sent.forEach(ByteBuf::release); }
-        @Override public long nanoTime() { return 0; }
-        @Override public boolean inLoop() { return true; }
-        @Override public void execute(Runnable task) { task.run(); }
-        @Override public Cancellable schedule(Runnable task, long delayNanos) { return () -> { }; }
-    }
-
     /** Writes the extended headers (and payload) of a request after its BTH. */
     private interface Body {
         void write(ByteBuf b, Opcode op);
@@ -82,7 +64,7 @@ class ResponderStateTest {
 
     private final Icrc icrc = new Icrc();
     private final Arena arena = Arena.ofShared();
-    private Capture net;
+    private InlineLoop net;
     private RxeDevice dev;
     private RxeQp qp;
     private RxeMr mr;
@@ -90,7 +72,7 @@ class ResponderStateTest {
 
     @BeforeEach
     void setUp() {
-        net = new Capture();
+        net = new InlineLoop(LOCAL);
         dev = new RxeDevice(net, DeviceConfig.defaults());
         RxePd pd = dev.allocPd();
         RxeCq cq = dev.createCq(64);
@@ -108,8 +90,7 @@ class ResponderStateTest {
 
     @AfterEach
     void tearDown() {
-        net.sent.forEach(ByteBuf::release);
-        net.sent.clear();
+        net.releaseSent();
         dev.close();
         arena.close();
     }
@@ -123,8 +104,7 @@ class ResponderStateTest {
         b.writerIndex(total);
         body.write(b, op);
         icrc.write(b, 0, total, PEER, LOCAL);
-        net.sent.forEach(ByteBuf::release);
-        net.sent.clear();
+        net.releaseSent();
         net.receiver.onPacket(b, PEER, LOCAL);
         b.release();
     }
