@@ -78,10 +78,12 @@ public final class Opfn {
         return curr;
     }
 
+    /** @return the TID RDMA parameters this side offers (its OPFN word, {@code tid-opfn-facts.md} §2), or null */
     public TidRdmaParams local() {
         return local;
     }
 
+    /** @return the TID RDMA parameters the peer sent, or null while none arrived (TID RDMA off) */
     public TidRdmaParams remote() {
         return remote;
     }

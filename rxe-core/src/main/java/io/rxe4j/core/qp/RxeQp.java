@@ -231,6 +231,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         return tidWritesPosted;
     }
 
+    /** @return the path MTU attribute in bytes (256..4096) */
     public int pmtu() {
         return attr.pathMtu.bytes();
     }

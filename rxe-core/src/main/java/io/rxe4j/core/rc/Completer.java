@@ -119,6 +119,7 @@ public final class Completer implements CompleterOps {
         }
     }
 
+    /** Back to the state of a new QP (RESET): expects the requester's PSN next. */
     public void reset() {
         setPsn(rc.requester.psn);
     }

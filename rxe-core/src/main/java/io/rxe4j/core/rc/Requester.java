@@ -97,6 +97,7 @@ public final class Requester {
         this.rnr = new RnrBackoff(scheduler, qp.guard("RNR timer", this::onRnrTimer));
     }
 
+    /** Sets the next PSN to send (modify_qp sq_psn, 24 bits), and the completer's expected PSN with it. */
     public void setPsn(int p) {
         psn = p;
         sendHighWater = p;
@@ -108,6 +109,7 @@ public final class Requester {
         retransmitTimer.timeout(timeout);
     }
 
+    /** Sets the max_rd_atomic credits for READs and atomics ({@code rxe-facts.md} §5.7). */
     public void resetCredits(int n) {
         credits = n;
     }
@@ -135,6 +137,7 @@ public final class Requester {
         retryLeft--;
     }
 
+    /** Back to the state of a new QP (RESET): timers stopped, budget returned, counts cleared. */
     public void reset() {
         stop();
         noAckPkts = 0;
@@ -171,6 +174,7 @@ public final class Requester {
         }
     }
 
+    /** Gives back one max_rd_atomic credit (its READ or atomic completed). */
     public void returnCredit() {
         credits++;
     }

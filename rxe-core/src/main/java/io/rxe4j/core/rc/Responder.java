@@ -187,14 +187,17 @@ public final class Responder implements ResponderOps {
         return reply.entry() != null || !waiting.isEmpty() || interlocked;
     }
 
+    /** Sets the next request PSN expected (modify_qp rq_psn, 24 bits). */
     public void setExpectedPsn(int p) {
         ePsn = p;
     }
 
+    /** Sizes the READ/atomic responder resources to max_dest_rd_atomic ({@code n}, at least 1 kept). */
     public void resizeResources(int n) {
         resources.resize(n);
     }
 
+    /** Back to the state of a new QP (RESET): ePsn = rq_psn, MSN 0, the message in progress and the resources cleared. */
     public void reset() {
         ePsn = qp.attr.rqPsn();
         msn = 0;

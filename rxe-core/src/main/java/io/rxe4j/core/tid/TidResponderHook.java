@@ -21,9 +21,9 @@ public final class TidResponderHook implements ResponderHook {
     private final TidReadResponder read;
     private final TidWriteResponder write;
 
-    /** Hooks the TID responder halves {@code read} and {@code write} of {@code qp} into its responder. */
     private final RcEngines rc;
 
+    /** Hooks the TID responder halves {@code read} and {@code write} of {@code qp} into its responder. */
     public TidResponderHook(RxeQp qp, RcEngines rc, TidReadResponder read, TidWriteResponder write) {
         this.qp = qp;
         this.rc = rc;

@@ -17,9 +17,9 @@ public final class TidSendHook implements RequesterHook {
     private final TidReadRequester read;
     private final TidWriteRequester write;
 
-    /** Hooks the TID halves {@code read} and {@code write} of {@code qp} into its requester. */
     private final RcEngines rc;
 
+    /** Hooks the TID halves {@code read} and {@code write} of {@code qp} into its requester. */
     public TidSendHook(RxeQp qp, RcEngines rc, TidReadRequester read, TidWriteRequester write) {
         this.qp = qp;
         this.rc = rc;
