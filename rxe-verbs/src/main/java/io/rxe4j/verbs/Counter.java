@@ -67,6 +67,36 @@ public enum Counter {
     CNP_SENT,
     /** Congestion notification packets (CNP) received by requesters. */
     CNP_RCVD,
+    /**
+     * Tail-loss probes (adaptive recovery, {@code docs/reliability.md}): a requester resent its last
+     * unacknowledged packet with AckReq after about two round trips without progress.
+     */
+    TAIL_LOSS_PROBES,
+    /**
+     * RTT-derived retransmit timeouts (adaptive recovery): go-back-N from the oldest unacknowledged
+     * PSN before the IB local ACK timeout, without charging retry_cnt.
+     */
+    RTT_TIMEOUTS,
+    /**
+     * Selective repairs (adaptive recovery): one request packet resent for a PSN-sequence NAK, or one
+     * missing part of a READ re-requested, instead of a go-back-N, towards a peer seen to hold
+     * out-of-order packets.
+     */
+    SELECTIVE_REPAIRS,
+    /** Out-of-order request packets a responder held until their gap filled (adaptive recovery). */
+    REORDER_HELD,
+    /**
+     * PSN-sequence NAKs a responder sent after a gap outlived the reordering window (adaptive
+     * recovery; without it every gap is NAKed at once).
+     */
+    REORDER_NAKS,
+    /**
+     * Sequence NAKs a responder found to be spurious (the missing packet then arrived twice, the late
+     * original and the resend): each widens the path's reordering window.
+     */
+    SPURIOUS_NAKS,
+    /** Out-of-order READ response packets a completer placed by their offset (adaptive recovery). */
+    READ_RESPONSES_PLACED,
     /** OPFN requests (hidden COMPARE_SWAPs) posted by this side ({@code tid-opfn-facts.md} §1). */
     OPFN_REQUESTS,
     /** OPFN requests answered by this side's responder. */

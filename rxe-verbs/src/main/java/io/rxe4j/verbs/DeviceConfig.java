@@ -26,9 +26,20 @@ package io.rxe4j.verbs;
  *     0xFFFFFFFFFFFFFFFF. Off by default; peers that never set the bit (kernel {@code rdma_rxe},
  *     RoCE NICs) never receive an OPFN request
  * @param tid the TID RDMA capability ({@link TidRdmaConfig}); used only with {@code opfn}
+ * @param adaptiveRecovery RC recovery for lossy, reordering and long networks ({@code
+ *     docs/reliability.md}, "Recovery on real networks"; on by default): retransmission driven by the
+ *     measured round-trip time (tail-loss probes and an RTT-derived retransmit timeout, while the
+ *     local ACK timeout × (retry_cnt + 1) stays the failure budget), a responder that holds
+ *     out-of-order requests and sends its PSN-sequence NAK only when a gap outlives the path's
+ *     reordering window, selective repair of a NAKed packet once the peer is seen to hold, READ
+ *     responses placed by offset with at most one re-request of a missing part per round trip, and a
+ *     per-QP window sized by the congestion window instead of 64 packets. Every packet stays RC on
+ *     the wire. Off: {@code rdma_rxe}'s recovery (the fixed ACK timeout, a NAK and go-back-N at the
+ *     first gap, 64 packets per QP), for differential tests against the kernel
  */
 public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean checkIcrc, boolean rxeFlushCompat,
-        boolean congestionControl, long peerBudgetBytes, boolean ecn, boolean opfn, TidRdmaConfig tid) {
+        boolean congestionControl, long peerBudgetBytes, boolean ecn, boolean opfn, TidRdmaConfig tid,
+        boolean adaptiveRecovery) {
     /** {@link #peerBudgetBytes()} value: derive the budget from the transport. */
     public static final long DERIVE_BUDGET = 0;
 
@@ -57,11 +68,12 @@ public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean 
     /**
      * @return the defaults: a random key seed (from {@link java.security.SecureRandom}), 4096 QPs,
      *     65536 MRs, CQs of up to 32767 completions, ICRC checked, the standard FLUSH ICRC,
-     *     congestion control on, the per-peer budget from the transport, ECN off, OPFN and TID RDMA off
+     *     congestion control on, the per-peer budget from the transport, ECN off, OPFN and TID RDMA off,
+     *     adaptive recovery on
      */
     public static DeviceConfig defaults() {
         return new DeviceConfig(SEEDS.nextLong(), 4096, 1 << 16, (1 << 15) - 1, true, false, true, DERIVE_BUDGET,
-                false, false, TidRdmaConfig.disabled());
+                false, false, TidRdmaConfig.disabled(), true);
     }
 
     private static final java.security.SecureRandom SEEDS = new java.security.SecureRandom();
@@ -69,19 +81,19 @@ public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean 
     /** @return a copy with another seed */
     public DeviceConfig withSeed(long s) {
         return new DeviceConfig(s, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl,
-                peerBudgetBytes, ecn, opfn, tid);
+                peerBudgetBytes, ecn, opfn, tid, adaptiveRecovery);
     }
 
     /** @return a copy with the rdma_rxe FLUSH ICRC variant on or off */
     public DeviceConfig withRxeFlushCompat(boolean on) {
         return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, on, congestionControl, peerBudgetBytes,
-                ecn, opfn, tid);
+                ecn, opfn, tid, adaptiveRecovery);
     }
 
     /** @return a copy with congestion control (the per-QP AIMD window) on or off */
     public DeviceConfig withCongestionControl(boolean on) {
         return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, on, peerBudgetBytes, ecn, opfn,
-                tid);
+                tid, adaptiveRecovery);
     }
 
     /**
@@ -91,25 +103,25 @@ public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean 
      */
     public DeviceConfig withPeerBudgetBytes(long bytes) {
         return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl, bytes,
-                ecn, opfn, tid);
+                ecn, opfn, tid, adaptiveRecovery);
     }
 
     /** @return a copy with ECN (CNP on CE-marked requests, window reduction on CNP) on or off */
     public DeviceConfig withEcn(boolean on) {
         return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl,
-                peerBudgetBytes, on, opfn, tid);
+                peerBudgetBytes, on, opfn, tid, adaptiveRecovery);
     }
 
     /** @return a copy with ICRC checking on or off */
     public DeviceConfig withCheckIcrc(boolean on) {
         return new DeviceConfig(seed, maxQp, maxMr, maxCqe, on, rxeFlushCompat, congestionControl, peerBudgetBytes,
-                ecn, opfn, tid);
+                ecn, opfn, tid, adaptiveRecovery);
     }
 
     /** @return a copy with OPFN on or off */
     public DeviceConfig withOpfn(boolean on) {
         return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl,
-                peerBudgetBytes, ecn, on, tid);
+                peerBudgetBytes, ecn, on, tid, adaptiveRecovery);
     }
 
     /**
@@ -118,7 +130,7 @@ public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean 
      */
     public DeviceConfig withTidRdma(TidRdmaConfig t) {
         return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl,
-                peerBudgetBytes, ecn, opfn || (t != null && t.enabled()), t);
+                peerBudgetBytes, ecn, opfn || (t != null && t.enabled()), t, adaptiveRecovery);
     }
 
     /**
@@ -127,5 +139,14 @@ public record DeviceConfig(long seed, int maxQp, int maxMr, int maxCqe, boolean 
      */
     public DeviceConfig withTidRdma() {
         return withOpfn(true).withTidRdma(TidRdmaConfig.on());
+    }
+
+    /**
+     * @return a copy with adaptive recovery on (the default) or off ({@code rdma_rxe}'s fixed-timeout
+     *     go-back-N; see {@link #adaptiveRecovery()})
+     */
+    public DeviceConfig withAdaptiveRecovery(boolean on) {
+        return new DeviceConfig(seed, maxQp, maxMr, maxCqe, checkIcrc, rxeFlushCompat, congestionControl,
+                peerBudgetBytes, ecn, opfn, tid, on);
     }
 }

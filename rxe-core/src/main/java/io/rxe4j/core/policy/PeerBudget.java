@@ -25,7 +25,7 @@ import java.util.ArrayDeque;
  * budget is allowed when nothing is in flight, so that a tiny budget never deadlocks.
  *
  * <p>Isolation: a QP that holds less than its fair share of the limit in force (that limit divided
- * by the QPs holding bytes, itself included) sends without waiting in the FIFO and beyond the
+ * by the QPs holding bytes or waiting for some, itself included) sends without waiting in the FIFO and beyond the
  * congestion window, though never beyond the static limit ({@link #withinFairShare}). The bytes a
  * lossy QP's lost packets hold stay "in flight" until its own retransmit timer fires; without this
  * rule every other QP to the same peer would wait for that timer (issue 19: a loss-free ping-pong
@@ -48,6 +48,8 @@ public final class PeerBudget {
     /** QPs that hold bytes of this budget now. */
     private int holders;
     private final ArrayDeque<BudgetWaiter> waiters = new ArrayDeque<>();
+    private final RttEstimator rtt = new RttEstimator();
+    private final ReorderWindow reorder = new ReorderWindow(rtt);
 
     /**
      * @param limitBytes the static limit in bytes, at least 1 ({@link Long#MAX_VALUE}: unlimited)
@@ -61,6 +63,16 @@ public final class PeerBudget {
     /** @return the static limit in bytes ({@link Long#MAX_VALUE}: unlimited) */
     public long limitBytes() {
         return limitBytes;
+    }
+
+    /** @return the path's round-trip time estimate (adaptive recovery's timers derive from it) */
+    public RttEstimator rtt() {
+        return rtt;
+    }
+
+    /** @return the path's reordering window (responder NAKs, completer READ re-requests) */
+    public ReorderWindow reorder() {
+        return reorder;
     }
 
     /** @return the path's congestion window */
@@ -101,6 +113,15 @@ public final class PeerBudget {
         return inFlightBytes + bytes <= effectiveLimitBytes() || inFlightBytes == 0;
     }
 
+    /**
+     * @return the QPs the limit is shared by, for a QP holding {@code heldBytes}: those holding bytes
+     *     and those waiting for some (a waiter may be counted twice: the share errs on the small
+     *     side), the asking QP included
+     */
+    public int sharers(long heldBytes) {
+        return Math.max(1, holders + waiters.size() + (heldBytes == 0 ? 1 : 0));
+    }
+
     /** @return the QPs that hold bytes of this budget now */
     public int holders() {
         return holders;
@@ -128,7 +149,7 @@ public final class PeerBudget {
      *     static limit is not exceeded
      */
     public boolean withinFairShare(long heldBytes, long bytes) {
-        int n = holders + (heldBytes == 0 ? 1 : 0);
+        int n = sharers(heldBytes);
         return heldBytes + bytes <= effectiveLimitBytes() / Math.max(1, n)
                 && (inFlightBytes + bytes <= limitBytes || inFlightBytes == 0);
     }

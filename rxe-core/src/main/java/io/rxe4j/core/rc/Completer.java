@@ -1,5 +1,7 @@
 package io.rxe4j.core.rc;
 
+import io.rxe4j.core.policy.GapTimer;
+import io.rxe4j.core.policy.PsnSet;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.SendWqe;
 import io.rxe4j.core.qp.SgeCopy;
@@ -92,11 +94,25 @@ public final class Completer implements CompleterOps {
 
     private final RcEngines rc;
 
+    // ---- adaptive recovery (DeviceConfig.adaptiveRecovery; docs/reliability.md) ----
+    private final boolean adaptive;
+    /** READ response PSNs beyond comp.psn already placed by their offset. */
+    private final PsnSet placed = new PsnSet();
+    /** The head WQE's responses are missing while later ones arrived: re-request after the reordering window. */
+    private final GapTimer gapTimer;
+    /** The newest PSN an ACK named beyond a pending READ/atomic (its ACK is asked for again later), or -1. */
+    private int ackedBeyond = -1;
+    /** The PSN of the last READ part re-requested, and when (at most once per round trip each). */
+    private int reRequestPsn = -1;
+    private long reRequestAt;
+
     /** The completer of {@code qp}; {@code rc} holds its requester. */
     public Completer(RxeQp qp, RcEngines rc) {
         this.qp = qp;
         this.rc = rc;
         this.counters = qp.counters;
+        this.adaptive = qp.host().config().adaptiveRecovery();
+        this.gapTimer = new GapTimer(qp.scheduler, qp.guard("READ gap timer", this::onGapTimeout));
     }
 
     /** @return comp.psn, the next response PSN expected */
@@ -110,11 +126,16 @@ public final class Completer implements CompleterOps {
         compPsn = p;
         compOpcode = null;
         gapRetryPsn = -1;
+        placed.clearAll();
+        gapTimer.close();
+        ackedBeyond = -1;
+        reRequestPsn = -1;
     }
 
     /** Moves comp.psn forward to {@code p} if it is behind (never backwards); used by the requester's rewind. */
     void advanceTo(int p) {
         if (Psn.diff(p, compPsn) > 0) {
+            placed.clearRange(compPsn, p);
             compPsn = p;
         }
     }
@@ -214,6 +235,9 @@ public final class Completer implements CompleterOps {
                 counters.inc(Counter.OUT_OF_SEQ_RESPONSE); // beyond a WQE that is still being sent
                 return State.DONE;
             }
+            if (adaptive && wqe.isReadOrAtomic() && !wqe.tid) {
+                return beyondPendingResponse(); // reordered, or the head's response lost: decided after the window
+            }
             if (wqe.isReadOrAtomic() || wqe.isTidWrite()) {
                 retryCause = Requester.RetryCause.LOST_RESPONSE; // only its own response completes it
                 return State.ERROR_RETRY;
@@ -221,7 +245,16 @@ public final class Completer implements CompleterOps {
             return State.COMP_WQE; // a SEND/WRITE implicitly acknowledged by a later response
         }
         int d = Psn.diff(psn, compPsn);
+        if (d > 0 && adaptive && wqe.opcode == WrOpcode.RDMA_READ && !wqe.tid
+                && op.operation() == Opcode.Operation.READ_RESPONSE) {
+            return place(wqe); // ahead of comp.psn: placed by its offset now, counted in when the gap fills
+        }
         if (d < 0) {
+            if (adaptive && psn == reRequestPsn && op.operation() == Opcode.Operation.READ_RESPONSE) {
+                reRequestPsn = -1; // the re-requested part arrived twice: the original was late
+                reorder().onSpurious();
+                counters.inc(Counter.SPURIOUS_NAKS);
+            }
             if (isErrorNak() && compOpcode != null && wqe.opcode == WrOpcode.RDMA_READ
                     && Psn.diff(psn, wqe.firstPsn) >= 0) {
                 return State.CHECK_ACK; // a READ that failed mid-stream (extensions §6)
@@ -254,8 +287,12 @@ public final class Completer implements CompleterOps {
 
     /** CHECK_ACK ({@code rxe-facts.md} §5.8, §6.5; rxe's {@code check_ack}). */
     private State checkAck() {
-        // the opcode sequence
-        if (compOpcode == null) {
+        // the opcode sequence (adaptive recovery: a READ's responses are checked by position instead)
+        boolean byPosition = adaptive && op.operation() == Opcode.Operation.READ_RESPONSE
+                && wqe.opcode == WrOpcode.RDMA_READ && !wqe.tid;
+        if (byPosition) {
+            // any READ response opcode at a PSN of the READ; read() checks its length for that position
+        } else if (compOpcode == null) {
             if (!op.isFirst()) {
                 return badResponse(); // only FIRST, ONLY, ACKNOWLEDGE or ATOMIC ACKNOWLEDGE start
             }
@@ -339,6 +376,9 @@ public final class Completer implements CompleterOps {
 
     /** READ: scatter the payload; complete on the last packet once every byte arrived. */
     private State read() {
+        if (adaptive && !wqe.tid) {
+            return readByPosition();
+        }
         int pmtu = qp.pmtu();
         long remaining = wqe.length - wqe.readBytes;
         int n = pkt.payloadLength();
@@ -396,7 +436,13 @@ public final class Completer implements CompleterOps {
         if (!finish(wqe, WcStatus.SUCCESS, 0)) {
             return State.DONE;
         }
-        return Psn.diff(psn, compPsn) >= 0 ? State.UPDATE_COMP : State.DONE;
+        if (Psn.diff(psn, compPsn) >= 0) {
+            return State.UPDATE_COMP;
+        }
+        if (adaptive) {
+            afterProgress();
+        }
+        return State.DONE;
     }
 
     /** COMP_WQE: a SEND/WRITE implicitly acknowledged; then look at the next WQE with the same packet. */
@@ -414,7 +460,228 @@ public final class Completer implements CompleterOps {
     private State updateComp() {
         compOpcode = op.isLast() || op.operation() != Opcode.Operation.READ_RESPONSE ? null : op;
         advance(Psn.next(psn));
+        if (adaptive) {
+            absorbPlaced();
+        }
         return State.DONE;
+    }
+
+    // ------------------------------------------------------------------ adaptive recovery: READ placement
+
+    /** @return the reordering window of this QP's path */
+    private io.rxe4j.core.policy.ReorderWindow reorder() {
+        io.rxe4j.core.policy.PeerBudget b = rc.requester.budget;
+        return b != null ? b.reorder() : OWN_WINDOW;
+    }
+
+    private static final io.rxe4j.core.policy.ReorderWindow OWN_WINDOW =
+            new io.rxe4j.core.policy.ReorderWindow(new io.rxe4j.core.policy.RttEstimator());
+
+    /**
+     * @return the byte offset within READ {@code w} of the response with PSN {@code p}: PSNs map to
+     *     offsets for good when the READ is first requested (a re-request from comp.psn keeps the map)
+     */
+    private long readOffset(SendWqe w, int p) {
+        int base = Psn.diff(compPsn, w.firstPsn) > 0 && Psn.diff(compPsn, w.lastPsn) <= 0 ? compPsn : w.firstPsn;
+        return w.readBytes + (long) Psn.diff(p, base) * qp.pmtu();
+    }
+
+    /** @return the payload the response with PSN {@code p} of READ {@code w} must carry */
+    private long expectedReadLength(SendWqe w, int p) {
+        long rest = w.length - readOffset(w, p);
+        return p == w.lastPsn ? rest : Math.min(rest, qp.pmtu());
+    }
+
+    /** READ response at comp.psn: placed at its offset, then the responses placed before it are counted in. */
+    private State readByPosition() {
+        int n = pkt.payloadLength();
+        if (n != expectedReadLength(wqe, psn) || (psn != wqe.lastPsn && n != qp.pmtu())) {
+            counters.drop(DropReason.OTHER); // a length the request did not ask for: ignore it
+            return State.DONE;
+        }
+        if (n > 0 && !SgeCopy.copy(qp.host().mrs(), qp.pd, wqe.sgeAddr, wqe.sgeLength, wqe.sgeLkey, wqe.numSge,
+                wqe.readBytes, pkt.buf(), pkt.payloadIndex(), n, false, Access.LOCAL_WRITE)) {
+            status = WcStatus.LOC_PROT_ERR;
+            return State.ERROR;
+        }
+        wqe.readBytes += n;
+        return psn == wqe.lastPsn ? State.COMP_ACK : State.UPDATE_COMP;
+    }
+
+    /**
+     * A READ response ahead of comp.psn (reordered, or a packet before it lost), for READ {@code w}:
+     * its payload goes to its offset at once; comp.psn passes it when the gap fills. The gap's
+     * missing part is re-requested once the reordering window is over ({@link #onGapTimeout}).
+     */
+    private State place(SendWqe w) {
+        if (!PsnSet.inWindow(psn, compPsn)) {
+            counters.inc(Counter.OUT_OF_SEQ_RESPONSE); // too far ahead to remember: re-requested later
+            openGap();
+            return State.DONE;
+        }
+        if (placed.contains(psn)) {
+            counters.inc(Counter.DUPLICATE_RESPONSE);
+            return State.DONE;
+        }
+        int n = pkt.payloadLength();
+        long expected = expectedReadLength(w, psn);
+        if (n != expected || (psn != w.lastPsn && n != qp.pmtu())
+                || (op.has(Header.AETH) && Aeth.type(syndrome) != Aeth.TYPE_ACK)) {
+            counters.drop(DropReason.OTHER);
+            return State.DONE;
+        }
+        if (n > 0 && !SgeCopy.copy(qp.host().mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge,
+                readOffset(w, psn), pkt.buf(), pkt.payloadIndex(), n, false, Access.LOCAL_WRITE)) {
+            status = WcStatus.LOC_PROT_ERR;
+            wqe = w;
+            return State.ERROR;
+        }
+        placed.add(psn);
+        counters.inc(Counter.READ_RESPONSES_PLACED);
+        validResponse();
+        openGap();
+        return State.DONE;
+    }
+
+    /**
+     * A response beyond the pending READ/atomic at the head: a READ response of a later READ is
+     * placed; an ACK or ATOMIC ACKNOWLEDGE is remembered and asked for again once the head
+     * completes. Either way the head's own response is late or lost: decided after the window.
+     */
+    private State beyondPendingResponse() {
+        if (op.operation() == Opcode.Operation.READ_RESPONSE) {
+            for (long i = qp.sqCompleted() + 1; i != qp.sqReq(); i++) {
+                SendWqe w = qp.sqAt(i);
+                if (Psn.diff(psn, w.firstPsn) >= 0 && Psn.diff(psn, w.lastPsn) <= 0) {
+                    if (w.opcode == WrOpcode.RDMA_READ && !w.tid && w.state == SendWqe.State.PENDING) {
+                        return place(w);
+                    }
+                    break;
+                }
+            }
+            counters.inc(Counter.OUT_OF_SEQ_RESPONSE);
+            openGap();
+            return State.DONE;
+        }
+        counters.inc(Counter.OUT_OF_SEQ_RESPONSE);
+        if (ackedBeyond == -1 || Psn.diff(psn, ackedBeyond) > 0) {
+            ackedBeyond = psn;
+        }
+        openGap();
+        return State.DONE;
+    }
+
+    private void openGap() {
+        gapTimer.open(qp.scheduler.nanoTime(), reorder().windowNanos());
+    }
+
+    /** Counts in the responses placed earlier that are next in sequence; completes the READs they finish. */
+    private void absorbPlaced() {
+        while (placed.contains(compPsn)) {
+            SendWqe w = head();
+            if (w == null || w.opcode != WrOpcode.RDMA_READ || w.tid
+                    || Psn.diff(compPsn, w.firstPsn) < 0 || Psn.diff(compPsn, w.lastPsn) > 0) {
+                placed.clear(compPsn);
+                continue; // not a READ PSN (any more): forget it
+            }
+            int p = compPsn;
+            if (Psn.diff(p, rc.requester.psn) >= 0 && !rc.requester.fastForward(p)) {
+                return; // sent before a rewind and not again yet, and the requester cannot move up to it
+            }
+            placed.clear(p);
+            w.readBytes += expectedReadLength(w, p);
+            if (p == w.lastPsn) {
+                compOpcode = null;
+                if (!finish(w, WcStatus.SUCCESS, 0)) {
+                    return;
+                }
+            } else {
+                compOpcode = Opcode.RC_RDMA_READ_RESPONSE_MIDDLE;
+            }
+            advance(Psn.next(p));
+        }
+        afterProgress();
+    }
+
+    /** After comp.psn moved: the gap is over, or its timer keeps running for the part still missing. */
+    private void afterProgress() {
+        SendWqe h = head();
+        if (ackedBeyond != -1 && (h == null || !h.isReadOrAtomic() || Psn.diff(ackedBeyond, h.firstPsn) < 0)) {
+            int p = ackedBeyond;
+            ackedBeyond = -1;
+            if (Psn.diff(p, compPsn) >= 0) {
+                rc.requester.repair.resend(p); // that ACK was dropped while the READ/atomic waited: ask again
+            }
+        }
+        if (placed.size() == 0 && ackedBeyond == -1) {
+            gapTimer.close();
+        }
+    }
+
+    /**
+     * The reordering window passed with the head's responses still missing: re-request the READ's
+     * missing part (from comp.psn up to the next placed response), or resend the atomic (answered
+     * from the responder's record), at most once per round trip; then wait one more round trip.
+     */
+    private void onGapTimeout() {
+        SendWqe h = head();
+        if (h == null || qp.state() == io.rxe4j.verbs.QpState.ERR || (placed.size() == 0 && ackedBeyond == -1)) {
+            return;
+        }
+        if (h.state == SendWqe.State.PENDING && h.isReadOrAtomic() && !h.tid) {
+            if (h.opcode == WrOpcode.RDMA_READ) {
+                reRequest(h, compPsn);
+            } else if (rc.requester.repair.resend(h.firstPsn)) {
+                counters.inc(Counter.SELECTIVE_REPAIRS);
+            }
+            qp.host().flushTransport();
+        }
+        io.rxe4j.core.policy.RttEstimator rtt = rc.requester.pathRtt();
+        long again = rtt != null && rtt.hasSample() ? rtt.retransmitTimeoutNanos() : reorder().windowNanos() * 4;
+        gapTimer.open(qp.scheduler.nanoTime(), again);
+    }
+
+    /**
+     * Re-requests the part of READ {@code w} that starts at PSN {@code p} (or at comp.psn if later)
+     * and ends before the next response already placed: a READ request with that PSN, VA and length,
+     * which the responder answers as a duplicate from its record ({@code rxe-facts.md} §5.5). At most
+     * once per smoothed RTT for the same PSN.
+     *
+     * @return whether a request was sent
+     */
+    boolean reRequest(SendWqe w, int p) {
+        int q = p;
+        if (Psn.diff(compPsn, q) > 0 && Psn.diff(compPsn, w.lastPsn) <= 0) {
+            q = compPsn;
+        }
+        if (Psn.diff(q, w.firstPsn) < 0) {
+            q = w.firstPsn;
+        }
+        long now = qp.scheduler.nanoTime();
+        io.rxe4j.core.policy.RttEstimator rtt = rc.requester.pathRtt();
+        long guard = rtt != null && rtt.hasSample() ? rtt.srttNanos() : 0;
+        if (q == reRequestPsn && now - reRequestAt < guard) {
+            return false;
+        }
+        int end = q;
+        while (Psn.diff(end, w.lastPsn) < 0 && !placed.contains(Psn.next(end))) {
+            end = Psn.next(end);
+        }
+        long offset = readOffset(w, q);
+        long len = Math.min(w.length - offset, (long) (Psn.diff(end, q) + 1) * qp.pmtu());
+        if (end == w.lastPsn) {
+            len = w.length - offset;
+        }
+        if (len < 0 || offset > w.length) {
+            return false;
+        }
+        ByteBuf b = rc.requester.packets.read(w, q, offset, len);
+        reRequestPsn = q;
+        reRequestAt = now;
+        reorder().onVerdict();
+        counters.inc(Counter.SELECTIVE_REPAIRS);
+        rc.requester.repair.transmitRepair(b, q);
+        return true;
     }
 
     /** ERROR_RETRY: sequence NAK, lost response or READ gap ({@code rxe-facts.md} §5.3–§5.4). */
@@ -449,6 +716,9 @@ public final class Completer implements CompleterOps {
     @Override
     public void advance(int next) {
         if (Psn.diff(next, compPsn) > 0) {
+            if (placed.size() > 0) {
+                placed.clearRange(compPsn, next); // passed: a bit never outlives its PSN (the ring aliases)
+            }
             compPsn = next;
             rc.requester.onAcknowledged(compPsn);
         }

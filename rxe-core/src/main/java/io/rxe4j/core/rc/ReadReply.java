@@ -32,11 +32,20 @@ final class ReadReply {
     private final Counters counters;
     /** The reply being sent, or null. */
     private ResponderResources.Entry entry;
+    /** Adaptive recovery: re-requests of the reply under way are merged into it (parts already sent). */
+    private final boolean adaptive;
+    /** Most parts of the reply under way waiting to be sent again. */
+    static final int MAX_REPAIRS = 32;
+    private final int[] repairPsn = new int[MAX_REPAIRS];
+    private final long[] repairVa = new long[MAX_REPAIRS];
+    private final int[] repairPkts = new int[MAX_REPAIRS];
+    private int repairs;
 
     ReadReply(Responder resp, RxeQp qp) {
         this.resp = resp;
         this.qp = qp;
         this.counters = qp.counters;
+        this.adaptive = qp.host().config().adaptiveRecovery();
     }
 
     /**
@@ -84,8 +93,54 @@ final class ReadReply {
             return false;
         }
         counters.inc(Counter.DUPLICATE_REQUEST);
+        if (adaptive && entry.tid == null) {
+            merge(pkt, p);
+            return true;
+        }
         replay(pkt, entry, p, false); // no extra output now: the cursor moves, the next turn sends
         return true;
+    }
+
+    /**
+     * Adaptive recovery: a re-request of the reply under way never starts a second stream and never
+     * drops the rest of this one ({@code docs/reliability.md}: at most one stream per READ). The part
+     * it asks for at or after the cursor is merged (the stream sends it anyway); the part before the
+     * cursor, already sent once, is queued to go again before the stream goes on, unless a queued
+     * part covers it. So a READ costs its bytes plus what was asked for again, never a replay per
+     * duplicate.
+     */
+    private void merge(PacketView pkt, int p) {
+        ResponderResources.Entry e = entry;
+        int reth = pkt.index(Header.RETH);
+        long va = Reth.va(pkt.buf(), reth);
+        int rkey = Reth.rkey(pkt.buf(), reth);
+        long len = Reth.dmaLength(pkt.buf(), reth);
+        long off = va - e.va;
+        if (rkey != e.rkey || Long.compareUnsigned(va, e.va) < 0 || Long.compareUnsigned(off, e.length) > 0
+                || len > e.length - off || Psn.diff(p, e.firstPsn) < 0) {
+            counters.drop(DropReason.OTHER);
+            return;
+        }
+        int behind = Psn.diff(e.curPsn, p);
+        if (behind <= 0) {
+            return; // at or after the cursor: the stream still sends it
+        }
+        int pmtu = qp.pmtu();
+        int pkts = (int) Math.min(behind, Math.max(1, (len + pmtu - 1) / pmtu));
+        for (int i = 0; i < repairs; i++) {
+            int d = Psn.diff(p, repairPsn[i]);
+            if (d >= 0 && d + pkts <= repairPkts[i]) {
+                return; // already queued
+            }
+        }
+        if (repairs == MAX_REPAIRS) {
+            counters.drop(DropReason.RESPONDER_BUSY); // asked again later
+            return;
+        }
+        repairPsn[repairs] = p;
+        repairVa[repairs] = va;
+        repairPkts[repairs] = pkts;
+        repairs++;
     }
 
 
@@ -105,6 +160,9 @@ final class ReadReply {
         e.curPsn = psn;
         e.requestPsn = psn;
         e.streamStart = true;
+        mainDone = false;
+        repairs = 0;
+        repairStarted = false;
         if (e.tid != null) {
             e.tid.seek(0, qp.pmtu());
         }
@@ -113,6 +171,9 @@ final class ReadReply {
 
     /** The reply is complete (or abandoned). */
     void end() {
+        repairs = 0;
+        repairStarted = false;
+        mainDone = false;
         if (entry != null) {
             entry.mr = null;
             entry = null;
@@ -128,11 +189,65 @@ final class ReadReply {
             }
             if (entry.type == ResponderResources.Type.TID_READ) {
                 resp.hook().sendReply(entry); // a TID READ_RESP of the extension's segment
+            } else if (repairs > 0) {
+                sendRepair(entry);
             } else {
                 sendReadResponse(entry);
             }
         }
     }
+
+    /** Sends the next packet of the oldest queued part of reply {@code e} that goes again. */
+    private void sendRepair(ResponderResources.Entry e) {
+        int pmtu = qp.pmtu();
+        int psn = repairPsn[0];
+        long va = repairVa[0];
+        long toEnd = e.va + e.length - va;
+        int n = (int) Math.min(toEnd, pmtu);
+        // as rdma_rxe's replay: FIRST/ONLY only at the READ's own first PSN, else MIDDLE/LAST
+        boolean firstOfPart = !repairStarted && psn == e.firstPsn;
+        boolean last = toEnd <= pmtu;
+        Opcode op = firstOfPart ? (last ? Opcode.RC_RDMA_READ_RESPONSE_ONLY : Opcode.RC_RDMA_READ_RESPONSE_FIRST)
+                : (last ? Opcode.RC_RDMA_READ_RESPONSE_LAST : Opcode.RC_RDMA_READ_RESPONSE_MIDDLE);
+        RxeMr mr = e.mr;
+        if (n > 0 && (mr == null || !mr.isValid())) {
+            readFault(e);
+            return;
+        }
+        ByteBuf b = qp.host().allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
+        Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, qp.destQpn(), false, psn);
+        if (op.has(Header.AETH)) {
+            Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, resp.msn());
+        }
+        long curVa = e.curVa;
+        e.curVa = va; // transmitPayload copies from curVa
+        boolean ok = transmitPayload(e, b, op.headerLength(), n);
+        if (entry == e) {
+            e.curVa = curVa;
+        }
+        if (!ok) {
+            return;
+        }
+        repairStarted = true;
+        if (--repairPkts[0] == 0 || last) {
+            repairStarted = false;
+            repairs--;
+            System.arraycopy(repairPsn, 1, repairPsn, 0, repairs);
+            System.arraycopy(repairVa, 1, repairVa, 0, repairs);
+            System.arraycopy(repairPkts, 1, repairPkts, 0, repairs);
+            if (repairs == 0 && mainDone) {
+                end();
+            }
+        } else {
+            repairPsn[0] = Psn.next(psn);
+            repairVa[0] = va + n;
+        }
+    }
+
+    /** The queued part being sent has sent its first packet. */
+    private boolean repairStarted;
+    /** The stream itself is sent; only queued parts are left. */
+    private boolean mainDone;
 
     /** Sends the next READ response packet of {@code e}; ends the reply after its last packet or on a memory fault. */
     private void sendReadResponse(ResponderResources.Entry e) {
@@ -159,8 +274,10 @@ final class ReadReply {
         e.resid -= n;
         e.curPsn = Psn.next(e.curPsn);
         e.streamStart = false;
-        if (last) {
+        if (last && repairs == 0) {
             end();
+        } else if (last) {
+            mainDone = true; // the stream is sent; queued parts still go
         }
     }
 

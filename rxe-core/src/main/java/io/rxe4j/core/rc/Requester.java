@@ -54,6 +54,12 @@ public final class Requester {
     static final int ACK_REQ_INTERVAL = 8;
     /** After the output bound was reached, sending resumes once fewer than 16 packets are unacknowledged. */
     static final int RESUME_BELOW = 16;
+    /**
+     * The PSN window under adaptive recovery: 2^15 PSNs unacknowledged (32 MiB at path MTU 1024),
+     * far inside the half of the 24-bit PSN space that tells new from duplicate; the congestion
+     * window and the peer budget bind long before it on any path of today.
+     */
+    static final int ADAPTIVE_PSN_WINDOW = 1 << 15;
 
     private final RxeQp qp;
     /** The QP's RC engines (its completer). */
@@ -83,6 +89,14 @@ public final class Requester {
 
     /** Retries: what starts one, retry_cnt, the rewind to comp.psn and the fast-forward. */
     private final RequesterRetry retries;
+    /** Builds request packets (also again, for repairs and probes). */
+    final RequestPackets packets;
+    /** Adaptive recovery ({@code DeviceConfig.adaptiveRecovery}): RTT timers, repairs, the path-sized window. */
+    final boolean adaptive;
+    /** The tail-loss probe and RTT-derived retransmit timeout (adaptive recovery only). */
+    final io.rxe4j.core.policy.LossProbe probe;
+    /** Repairs of single packets: NAKed PSNs, tail-loss probes, READ parts. */
+    final RequesterRepair repair;
 
 
     /** The requester of {@code qp}; {@code rc} holds its completer (built right after it). */
@@ -92,8 +106,25 @@ public final class Requester {
         this.scheduler = qp.scheduler;
         this.counters = qp.counters;
         this.retries = new RequesterRetry(this, qp, rc);
+        this.packets = new RequestPackets(qp);
+        this.adaptive = qp.host().config().adaptiveRecovery();
         this.retransmitTimer = new RetransmitTimer(scheduler, unacked,
                 qp.guard("retransmit timer", retries::onRetransmitTimeout));
+        this.repair = new RequesterRepair(this, qp, rc);
+        this.probe = new io.rxe4j.core.policy.LossProbe(scheduler, unacked, new io.rxe4j.core.policy.LossProbe.Listener() {
+            private final Runnable onProbe = qp.guard("loss probe", repair::onProbe);
+            private final Runnable onTimeout = qp.guard("RTT retransmit timer", repair::onEarlyTimeout);
+
+            @Override
+            public void onProbe() {
+                onProbe.run();
+            }
+
+            @Override
+            public void onTimeout() {
+                onTimeout.run();
+            }
+        });
         this.rnr = new RnrBackoff(scheduler, qp.guard("RNR timer", this::onRnrTimer));
     }
 
@@ -107,6 +138,7 @@ public final class Requester {
     /** Sets the local ACK timeout attribute (0..31, 0 = infinite). */
     public void setTimeout(int timeout) {
         retransmitTimer.timeout(timeout);
+        probe.ceiling(adaptive ? retransmitTimer.periodNanos() : 0);
     }
 
     /** Sets the max_rd_atomic credits for READs and atomics ({@code rxe-facts.md} §5.7). */
@@ -148,6 +180,7 @@ public final class Requester {
     /** Stops the timers and gives back every budget byte (QP to ERR, RESET or destroyed). */
     public void stop() {
         retransmitTimer.stop();
+        probe.stop();
         rnr.stop();
         releaseBudget(unacked.clear(), false);
         qp.releaseTid();
@@ -156,7 +189,8 @@ public final class Requester {
     /** @return the peer budget's state, for diagnostics */
     public String budgetState() {
         io.rxe4j.core.policy.PeerBudget b = budget;
-        return (b == null ? "budget{-}" : b.toString()) + " rt{" + retransmitTimer.debugState(scheduler.nanoTime())
+        return (b == null ? "budget{-}" : b.toString() + " " + b.rtt()) + " rt{" + retransmitTimer.debugState(scheduler.nanoTime())
+                + (adaptive ? " probe=" + probe.phase() + "/" + probe.backoff() + " win=" + unacked.limit() : "")
                 + (rnr.waiting() ? " rnrWaiting" : "") + (retryStarted ? " retryStarted" : "") + " retryLeft=" + retryLeft
                 + (outputStalled ? " stalled" : "") + '}';
     }
@@ -165,6 +199,12 @@ public final class Requester {
     public void setPeer(java.net.InetSocketAddress peer) {
         releaseBudget(unacked.clear(), false);
         budget = qp.host().peerBudget(peer);
+        probe.rtt(adaptive && budget != null ? budget.rtt() : null);
+    }
+
+    /** @return the RTT estimate of this QP's peer path, or null before the AV is set */
+    public io.rxe4j.core.policy.RttEstimator pathRtt() {
+        return budget == null ? null : budget.rtt();
     }
 
     /** Gives {@code bytes} back to the peer budget, after the unacknowledged packets that held them were forgotten. */
@@ -199,8 +239,15 @@ public final class Requester {
      * forgets the acknowledged packets and restarts the retransmit deadline from now.
      */
     void onAcknowledged(int compPsn) {
+        long now = scheduler.nanoTime();
+        long sentAt = unacked.sampleSentAt(compPsn);
+        if (sentAt != Long.MIN_VALUE && budget != null) {
+            budget.rtt().sample(now - sentAt); // Karn: only packets sent once give samples
+        }
         releaseBudget(unacked.acknowledgeBefore(compPsn), true);
-        retransmitTimer.onProgress(scheduler.nanoTime());
+        retransmitTimer.onProgress(now);
+        probe.onProgress();
+        repair.onProgress(compPsn);
     }
 
     /**
@@ -256,7 +303,7 @@ public final class Requester {
             return;
         }
         if (outputStalled) {
-            if (unacked.size() >= RESUME_BELOW) {
+            if (unacked.size() >= (adaptive ? unacked.limit() - unacked.limit() / 4 : RESUME_BELOW)) {
                 return; // an ACK brings the count down and runs the requester again
             }
             outputStalled = false;
@@ -319,8 +366,11 @@ public final class Requester {
             credits--;
             w.creditHeld = true;
         }
-        if (!w.tid && Psn.diff(psn, rc.completer.compPsn()) >= MAX_UNACKED_PSNS) {
+        if (!w.tid && Psn.diff(psn, rc.completer.compPsn()) >= (adaptive ? ADAPTIVE_PSN_WINDOW : MAX_UNACKED_PSNS)) {
             return Stall.PSN_WINDOW; // (TID READ segments are bounded by the peer's max_read instead)
+        }
+        if (adaptive) {
+            unacked.limit(windowPackets());
         }
         if (unacked.isFull()) {
             return Stall.UNACKED_BOUND;
@@ -376,6 +426,25 @@ public final class Requester {
                 : 64;
     }
 
+    /**
+     * The per-QP window in packets under adaptive recovery: this QP's fair share of the path's limit
+     * in force (the smaller of the congestion window and the static budget, divided by the QPs that
+     * hold bytes of it, this one included) in packets of its path MTU, at least {@link
+     * UnackedPackets#CAPACITY} (rdma_rxe's bound), at most {@link UnackedPackets#MAX_CAPACITY}. One QP
+     * alone fills a long path; many QPs keep the 64-packet bound under which the budget's turns are
+     * fair (a QP far above its share would take every byte that comes back before a waiting QP's
+     * turn runs).
+     */
+    private int windowPackets() {
+        if (budget == null) {
+            return UnackedPackets.CAPACITY;
+        }
+        long limit = budget.effectiveLimitBytes();
+        int sharers = budget.sharers(unacked.heldBytes());
+        long pkts = limit == Long.MAX_VALUE ? UnackedPackets.MAX_CAPACITY : limit / sharers / (qp.pmtu() + 64) + 16;
+        return (int) Math.min(UnackedPackets.MAX_CAPACITY, Math.max(UnackedPackets.CAPACITY, pkts));
+    }
+
     /** @return whether a READ or atomic (the hidden OPFN request included) before {@code w} is outstanding */
     public boolean readOrAtomicOutstandingBefore(SendWqe w) {
         for (long i = qp.sqCompleted(); i != qp.sqReq(); i++) {
@@ -407,7 +476,8 @@ public final class Requester {
      */
     public void sendForHook(ByteBuf b, int total, int packetLastPsn, int budgetBytes, int timeoutShift, int nextPsn) {
         noAckPkts = 0;
-        transmit(b, total, packetLastPsn, budgetBytes, timeoutShift);
+        b.writerIndex(total);
+        transmit(b, psn, packetLastPsn, budgetBytes, timeoutShift);
         psn = nextPsn;
     }
 
@@ -435,9 +505,7 @@ public final class Requester {
     private boolean sendPacket(SendWqe w) {
         return switch (WrOpcodeInfo.of(w.opcode).family()) {
             case READ -> sendRead(w, qp.pmtu());
-            case ATOMIC -> sendAtomic(w);
-            case ATOMIC_WRITE -> sendAtomicWrite(w);
-            case FLUSH -> sendFlush(w);
+            case ATOMIC, ATOMIC_WRITE, FLUSH -> sendSingle(w);
             case SEND, WRITE, LOCAL -> sendSendOrWrite(w, qp.pmtu()); // LOCAL: refused at post time
         };
     }
@@ -452,38 +520,13 @@ public final class Requester {
         }
         long remaining = w.length - w.sentBytes;
         int payload = (int) Math.min(remaining, pmtu);
-        boolean first = w.sentBytes == 0;
         boolean last = remaining <= pmtu;
-        Opcode op = pickOpcode(w.opcode, first, last);
-        boolean se = last && (w.sendFlags & SendFlags.SOLICITED) != 0
-                && (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
-                    || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM);
-        int pad = -payload & 3;
-        int hdr = op.headerLength();
-        int total = hdr + payload + pad + Icrc.LENGTH;
-        boolean ackReq = ackReq(last);
-        ByteBuf b = qp.host().allocPacket(total);
-        try {
-            Bth.write(b, 0, op.code(), se, pad, Bth.DEFAULT_PKEY, qp.destQpn(), ackReq, psn);
-            if (op.has(Header.RETH)) {
-                Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, w.length);
-            }
-            if (op.has(Header.IMM_DT)) {
-                ImmDt.write(b, op.offset(Header.IMM_DT), w.immData);
-            }
-            if (!gather(w, w.sentBytes, b, hdr, payload)) {
-                b.release();
-                fail(w, WcStatus.LOC_PROT_ERR);
-                return false;
-            }
-            for (int i = 0; i < pad; i++) {
-                b.setByte(hdr + payload + i, 0);
-            }
-        } catch (RuntimeException e) {
-            b.release();
-            throw e;
+        ByteBuf b = packets.sendOrWrite(w, psn, w.sentBytes, pmtu, ackReq(last));
+        if (b == null) {
+            fail(w, WcStatus.LOC_PROT_ERR);
+            return false;
         }
-        transmit(b, total, psn);
+        transmit(b, psn, psn, b.writerIndex(), 0);
         psn = Psn.next(psn);
         w.sentBytes += payload;
         if (last) {
@@ -498,7 +541,7 @@ public final class Requester {
      * the packet that reaches the output bound (so the ACK that lets the QP go on is asked for).
      */
     private boolean ackReq(boolean last) {
-        boolean ackReq = last || noAckPkts + 1 >= ACK_REQ_INTERVAL || unacked.size() + 1 >= UnackedPackets.CAPACITY
+        boolean ackReq = last || noAckPkts + 1 >= ACK_REQ_INTERVAL || unacked.size() + 1 >= unacked.limit()
                 || mayStopAfterThis();
         if (ackReq) {
             noAckPkts = 0;
@@ -527,122 +570,42 @@ public final class Requester {
                 || (budget.contended() && turnBytes + next >= PeerBudget.QUANTUM_BYTES);
     }
 
-    private static Opcode pickOpcode(WrOpcode op, boolean first, boolean last) {
-        WrOpcodeInfo info = WrOpcodeInfo.of(op);
-        WrOpcodeInfo.Family f = info.family();
-        if (f != WrOpcodeInfo.Family.SEND && f != WrOpcodeInfo.Family.WRITE) {
-            throw new IllegalStateException("not a SEND/WRITE opcode: " + op);
-        }
-        return info.packetOpcode(first, last);
-    }
-
-    /** Copies {@code len} message bytes starting at {@code msgOffset} from the WQE's SGEs. */
-    private boolean gather(SendWqe w, long msgOffset, ByteBuf b, int index, int len) {
-        if (len == 0) {
-            return true;
-        }
-        if (w.inlineLength > 0 || w.numSge == 0) {
-            b.setBytes(index, w.inline, (int) msgOffset, len);
-            return true;
-        }
-        return SgeCopy.copy(qp.host().mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, msgOffset, b,
-                index, len, true, 0);
-    }
-
     private boolean sendRead(SendWqe w, int pmtu) {
         long remaining = w.length - w.readBytes;
         int npkts = (int) Math.max(1, (remaining + pmtu - 1) / pmtu);
         w.firstPsn = psn;
         w.lastPsn = Psn.add(psn, npkts - 1);
-        Opcode op = Opcode.RC_RDMA_READ_REQUEST;
-        int total = op.headerLength() + Icrc.LENGTH;
-        ByteBuf b = qp.host().allocPacket(total);
-        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), true, psn);
-        Reth.write(b, op.offset(Header.RETH), w.remoteAddr + w.readBytes, w.rkey, remaining);
+        ByteBuf b = packets.read(w, psn, w.readBytes, remaining);
         noAckPkts = 0;
-        transmit(b, total, w.lastPsn, budgetBytes(w));
+        transmit(b, psn, w.lastPsn, budgetBytes(w), 0);
         psn = Psn.add(psn, npkts);
         w.state = SendWqe.State.PENDING;
         qp.advanceSqReq();
         return true;
     }
 
-    private boolean sendAtomic(SendWqe w) {
-        Opcode op = WrOpcodeInfo.of(w.opcode).packetOpcode(true, true);
-        ByteBuf b = startSinglePacket(w, op, 0);
-        switch (op.operation()) { // which WR operands go where in the packet opcode's ETH
-            case COMPARE_SWAP ->
-                    AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.swap, w.compareAdd);
-            case FETCH_ADD ->
-                    AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.compareAdd, 0);
-            case MASKED_COMPARE_SWAP -> MaskedCmpSwapEth.write(b, op.offset(Header.MASKED_CMP_SWAP_ETH),
-                    w.remoteAddr, w.rkey, w.swap, w.compareAdd, w.swapMask, w.compareAddMask);
-            default -> // masked FETCH_ADD: add in the swap/add slot, field boundary in the compare slot
-                    AtomicEth.write(b, op.offset(Header.ATOMIC_ETH), w.remoteAddr, w.rkey, w.compareAdd,
-                            w.compareAddMask);
-        }
-        return finishSinglePacket(w, b, op, 0);
-    }
-
-    /** ATOMIC WRITE: RETH (length 8) and the 8 raw bytes ({@code rxe-facts.md} §7.2). */
-    private boolean sendAtomicWrite(SendWqe w) {
-        Opcode op = Opcode.RC_ATOMIC_WRITE;
-        ByteBuf b = startSinglePacket(w, op, 8);
-        Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, 8);
-        b.setLong(op.headerLength(), NATIVE_LE ? Long.reverseBytes(w.atomicWriteValue) : w.atomicWriteValue);
-        return finishSinglePacket(w, b, op, 8);
-    }
-
-    /** FLUSH: FETH then RETH, no payload ({@code rxe-facts.md} §7.3). */
-    private boolean sendFlush(SendWqe w) {
-        Opcode op = Opcode.RC_FLUSH;
-        ByteBuf b = startSinglePacket(w, op, 0);
-        Feth.write(b, op.offset(Header.FETH), w.flushLevel, w.flushType);
-        Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, w.length);
-        return finishSinglePacket(w, b, op, 0);
-    }
-
-    /** Allocates a one-packet request with its BTH (AckReq set) and assigns the WQE its PSN. */
-    private ByteBuf startSinglePacket(SendWqe w, Opcode op, int payload) {
+    /** An atomic, ATOMIC WRITE or FLUSH: one packet, one PSN. */
+    private boolean sendSingle(SendWqe w) {
         w.firstPsn = psn;
         w.lastPsn = psn;
-        ByteBuf b = qp.host().allocPacket(op.headerLength() + payload + Icrc.LENGTH);
-        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), true, psn);
-        return b;
-    }
-
-    private boolean finishSinglePacket(SendWqe w, ByteBuf b, Opcode op, int payload) {
+        ByteBuf b = packets.single(w, psn);
         noAckPkts = 0;
-        transmit(b, op.headerLength() + payload + Icrc.LENGTH, psn);
+        transmit(b, psn, psn, b.writerIndex(), 0);
         psn = Psn.next(psn);
         w.state = SendWqe.State.PENDING;
         qp.advanceSqReq();
         return true;
     }
 
-    /** Whether a native {@code long} is little-endian (then its bytes are reversed for a big-endian put). */
-    private static final boolean NATIVE_LE = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
-
-    /** Sends a built request packet covering PSNs {@code psn..packetLastPsn} and records it as unacknowledged. */
-    private void transmit(ByteBuf b, int total, int packetLastPsn) {
-        transmit(b, total, packetLastPsn, total);
-    }
-
     /**
-     * Sends a built request packet covering PSNs {@code psn..packetLastPsn}, records it as
-     * unacknowledged and takes {@code budgetBytes} of the peer budget until it is acknowledged.
+     * Sends a built request packet with PSN {@code first} covering PSNs up to {@code packetLastPsn},
+     * records it as unacknowledged with its retransmit period scaled by 2^{@code timeoutShift} (a
+     * TID READ_REQ waits for a whole segment of responses) and takes {@code budgetBytes} of the peer
+     * budget until it is acknowledged.
      */
-    private void transmit(ByteBuf b, int total, int packetLastPsn, int budgetBytes) {
-        transmit(b, total, packetLastPsn, budgetBytes, 0);
-    }
-
-    /**
-     * As {@link #transmit(ByteBuf, int, int, int)}, with the packet's retransmit period scaled by
-     * 2^{@code timeoutShift} (a TID READ_REQ waits for a whole segment of responses).
-     */
-    private void transmit(ByteBuf b, int total, int packetLastPsn, int budgetBytes, int timeoutShift) {
-        b.writerIndex(total);
-        if (Psn.diff(psn, sendHighWater) < 0) {
+    private void transmit(ByteBuf b, int first, int packetLastPsn, int budgetBytes, int timeoutShift) {
+        boolean resent = Psn.diff(first, sendHighWater) < 0;
+        if (resent) {
             counters.inc(Counter.RESENT_PKTS);
         }
         if (Psn.diff(packetLastPsn, sendHighWater) >= 0) {
@@ -652,9 +615,10 @@ public final class Requester {
         if (budget != null) {
             budget.take(budgetBytes, unacked.heldBytes());
         }
-        unacked.add(packetLastPsn, scheduler.nanoTime(), budgetBytes, timeoutShift);
+        unacked.add(first, packetLastPsn, scheduler.nanoTime(), budgetBytes, timeoutShift, resent);
         turnBytes += budgetBytes;
         retransmitTimer.onSend();
+        probe.onSend();
     }
 
     /** A local failure while building a packet: the WQE completes in error and the QP enters ERR. */

@@ -99,6 +99,7 @@ final class RequesterRetry {
         }
         r.noAckPkts = 0;
         counters.inc(Counter.ACK_FAST_FORWARDS);
+        r.repair.onFastForward();
         return true;
     }
 
@@ -125,6 +126,9 @@ final class RequesterRetry {
         SendWqe head = rc.completer.head();
         if (head == null) {
             return; // nothing was sent that a retry could resend
+        }
+        if (cause == Requester.RetryCause.SEQUENCE_NAK && r.repair.onSequenceNak(rc.completer.compPsn())) {
+            return; // repaired selectively: the peer holds what followed the gap
         }
         if (cause != Requester.RetryCause.TIMEOUT && r.retryStarted) {
             return; // one retry sequence at a time: wait for progress or the timer
@@ -160,6 +164,11 @@ final class RequesterRetry {
             return; // everything the requester sent was acknowledged meanwhile
         }
         rewind();
+        if (cause == Requester.RetryCause.SEQUENCE_NAK) {
+            r.repair.onNakRewind(rc.completer.compPsn());
+        } else {
+            r.repair.onOtherRewind();
+        }
         r.run();
     }
 

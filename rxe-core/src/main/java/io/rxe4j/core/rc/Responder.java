@@ -154,6 +154,24 @@ public final class Responder implements ResponderOps {
     private final PacketView waitingView = new PacketView();
     /** A READ waits for the TID WRITEs being received (the responder half of READ-after-WRITE, §7). */
     private boolean interlocked;
+    /** Adaptive recovery ({@code DeviceConfig.adaptiveRecovery}): hold out-of-order requests, NAK late. */
+    private final boolean adaptive;
+    /** Out-of-order requests held until their gap fills (adaptive recovery; allocated on first use). */
+    private io.rxe4j.core.policy.ReorderBuffer held;
+    /** The deadline of the current gap: its PSN-sequence NAK (adaptive recovery). */
+    private final io.rxe4j.core.policy.GapTimer nakTimer;
+    /** The window of a responder whose device has no path to the peer yet (no samples: the default). */
+    private final io.rxe4j.core.policy.ReorderWindow ownWindow =
+            new io.rxe4j.core.policy.ReorderWindow(new io.rxe4j.core.policy.RttEstimator());
+    /** The PSN of the last sequence NAK while it may still turn out spurious, or -1. */
+    private int nakPsn = -1;
+    /** Held packets are being processed: ACKs of SEND/WRITE packets are coalesced into one at the end. */
+    private boolean draining;
+    /** The PSN of the last SEND/WRITE packet processed during the drain (its ACK is due), or -1. */
+    private int pendingAckPsn = -1;
+    private final RcEngines rc;
+    /** Held packets are dropped when their gap lasts longer than this: 250 ms, in nanoseconds. */
+    static final long HOLD_MAX_NANOS = 250_000_000L;
 
     /** The responder of {@code qp} ({@code rc}: its fellow engines; the responder needs neither today). */
     public Responder(RxeQp qp, RcEngines rc) {
@@ -163,6 +181,9 @@ public final class Responder implements ResponderOps {
         this.reply = new ReadReply(this, qp);
         this.packets = new ResponsePackets(this, qp);
         this.duplicates = new DuplicateRequests(this, qp, resources, reply, packets);
+        this.rc = rc;
+        this.adaptive = qp.host().config().adaptiveRecovery();
+        this.nakTimer = new io.rxe4j.core.policy.GapTimer(qp.scheduler, qp.guard("sequence NAK timer", this::onGapTimeout));
     }
 
     /** Registers the extension that executes some requests (TID RDMA); {@link ResponderHook#NONE} for none. */
@@ -179,7 +200,7 @@ public final class Responder implements ResponderOps {
         ResponderResources.Entry r = reply.entry();
         return "resp{epsn=0x" + Integer.toHexString(ePsn) + " msn=" + msn + " in=" + inMessage + " nakSent=" + nakSent
                 + (r != null ? " reply@0x" + Integer.toHexString(r.curPsn) + " resid=" + r.resid : "")
-                + " waiting=" + waiting.size() + "}";
+                + " waiting=" + waiting.size() + (held != null && !held.isEmpty() ? " held=" + held.size() : "") + "}";
     }
 
     /** @return whether a READ reply is under way or requests wait behind one */
@@ -217,6 +238,13 @@ public final class Responder implements ResponderOps {
         while ((b = waiting.poll()) != null) {
             b.release();
         }
+        if (held != null) {
+            held.clear();
+        }
+        nakTimer.close();
+        draining = false;
+        pendingAckPsn = -1;
+        nakPsn = -1;
     }
 
     @Override
@@ -252,7 +280,11 @@ public final class Responder implements ResponderOps {
             waiting.add(pkt.buf().retainedSlice(pkt.bthIndex(), pkt.length()));
             return;
         }
+        if (held != null && !held.isEmpty() && pkt.psn() == ePsn) {
+            draining = true; // the gap fills: one ACK after the held packets
+        }
         process(pkt);
+        drainHeld();
     }
 
     /**
@@ -275,6 +307,9 @@ public final class Responder implements ResponderOps {
             waiting.poll();
             try {
                 if (waitingView.parse(b, b.readerIndex(), b.readableBytes()) == null) {
+                    if (held != null && !held.isEmpty() && waitingView.psn() == ePsn) {
+                        draining = true;
+                    }
                     process(waitingView);
                 } else {
                     counters.drop(DropReason.OTHER);
@@ -282,7 +317,9 @@ public final class Responder implements ResponderOps {
             } finally {
                 b.release();
             }
+            drainHeld();
         }
+        drainHeld();
         if (busy() && qp.state() != QpState.ERR) {
             qp.host().requestService(qp);
         }
@@ -330,6 +367,12 @@ public final class Responder implements ResponderOps {
     }
 
     private void process(PacketView pkt) {
+        if (draining && pendingAckPsn != -1) {
+            Opcode.Operation o = pkt.opcode().operation();
+            if (o != Opcode.Operation.SEND && o != Opcode.Operation.WRITE) {
+                flushPendingAck(); // its response follows the ACK of the SEND/WRITE packets before it
+            }
+        }
         checks.start(pkt);
         long visited = 0;
         State s = State.CHK_PSN;
@@ -594,7 +637,9 @@ public final class Responder implements ResponderOps {
         switch (checks.op.operation()) {
             case SEND, WRITE -> {
                 ePsn = Psn.next(p);
-                if (checks.pkt.ackReq()) {
+                if (draining) {
+                    pendingAckPsn = p; // coalesced: one ACK after the drain names how far it got
+                } else if (checks.pkt.ackReq()) {
                     sendAck(Aeth.ACK_UNLIMITED, p);
                 }
             }
@@ -620,6 +665,9 @@ public final class Responder implements ResponderOps {
     /** ERR_PSN_OUT_OF_SEQ: counted; one PSN-sequence NAK with the expected PSN per gap. */
     private State errPsnOutOfSeq() {
         counters.inc(Counter.OUT_OF_SEQ_REQUEST);
+        if (adaptive && hold(checks.pkt)) {
+            return State.DONE;
+        }
         if (!nakSent) {
             nakSent = true;
             sendAck(Aeth.NAK_PSN_SEQ_ERROR, ePsn);
@@ -662,6 +710,11 @@ public final class Responder implements ResponderOps {
     /** DUPLICATE_REQUEST: counted, answered again from its record, never executed again. */
     private State duplicateRequest() {
         counters.inc(Counter.DUPLICATE_REQUEST);
+        if (nakPsn != -1 && checks.psn == nakPsn) {
+            nakPsn = -1; // the NAKed packet arrived twice: the late original and its resend
+            window().onSpurious();
+            counters.inc(Counter.SPURIOUS_NAKS);
+        }
         duplicates.answer(checks.pkt, checks.op, checks.psn);
         return State.DONE;
     }
@@ -709,9 +762,137 @@ public final class Responder implements ResponderOps {
                 len, false, Access.LOCAL_WRITE);
     }
 
-    /** Sends an ACK or NAK with AETH {@code syndrome} and PSN {@code psn}. */
+    /** Sends an ACK or NAK with AETH {@code syndrome} and PSN {@code psn} (after a coalesced ACK still due). */
     public void sendAck(int syndrome, int psn) {
+        flushPendingAck();
         packets.sendAck(syndrome, psn);
+    }
+
+    private void flushPendingAck() {
+        int p = pendingAckPsn;
+        if (p != -1) {
+            pendingAckPsn = -1;
+            packets.sendAck(Aeth.ACK_UNLIMITED, p);
+        }
+    }
+
+    // ------------------------------------------------------------------ reordering (adaptive recovery)
+
+    /** @return the reordering window of this QP's path ({@code policy.ReorderWindow}) */
+    private io.rxe4j.core.policy.ReorderWindow window() {
+        io.rxe4j.core.policy.PeerBudget b = rc.requester.budget;
+        return b != null ? b.reorder() : ownWindow;
+    }
+
+    /**
+     * Holds out-of-order request {@code pkt} (ahead of ePsn) until its gap fills; a copy of a held
+     * packet that asks for an ACK is the requester's probe: the NAK goes at once.
+     *
+     * @return false when it cannot be held (too far ahead, the byte bound): the caller NAKs as rxe
+     */
+    private boolean hold(PacketView pkt) {
+        if (held == null) {
+            held = new io.rxe4j.core.policy.ReorderBuffer();
+        }
+        ByteBuf copy = pkt.buf().retainedSlice(pkt.bthIndex(), pkt.length());
+        long now = qp.scheduler.nanoTime();
+        switch (held.offer(pkt.psn(), ePsn, copy, now)) {
+            case HELD -> {
+                counters.inc(Counter.REORDER_HELD);
+                nakTimer.open(now, window().windowNanos());
+                return true;
+            }
+            case DUPLICATE -> {
+                copy.release();
+                counters.inc(Counter.DUPLICATE_REQUEST);
+                if (pkt.ackReq()) {
+                    nakTimer.close();
+                    sendGapNak(now); // a probe: the requester waits for exactly this answer
+                    nakTimer.open(now, Math.max(window().windowNanos(), 4 * io.rxe4j.core.policy.RttEstimator.MIN_RTO_NANOS));
+                }
+                return true;
+            }
+            default -> {
+                copy.release();
+                return false;
+            }
+        }
+    }
+
+    /** The current gap outlived the reordering window (or was probed): NAK with ePsn. */
+    private void sendGapNak(long now) {
+        if (held == null || held.isEmpty() || held.holds(ePsn)) {
+            return;
+        }
+        if (nakPsn == -1 || nakPsn != ePsn) {
+            window().onVerdict();
+        }
+        nakSent = true;
+        nakPsn = ePsn;
+        counters.inc(Counter.REORDER_NAKS);
+        sendAck(Aeth.NAK_PSN_SEQ_ERROR, ePsn);
+        qp.host().flushTransport();
+    }
+
+    private void onGapTimeout() {
+        if (held == null || held.isEmpty() || qp.state() == QpState.ERR || qp.state() == QpState.RESET) {
+            return;
+        }
+        long now = qp.scheduler.nanoTime();
+        if (now - held.oldestArrival() > HOLD_MAX_NANOS) {
+            counters.add(Counter.DROP_OTHER, held.size()); // the gap never filled: the requester resends them
+            held.clear();
+            return;
+        }
+        if (!busy()) {
+            sendGapNak(now);
+        }
+        // again one round of the window later (the NAK, or its answer, may be lost)
+        nakTimer.open(now, Math.max(window().windowNanos(), 4 * io.rxe4j.core.policy.RttEstimator.MIN_RTO_NANOS));
+    }
+
+    /**
+     * After in-order progress: processes the held packets that are now in sequence (while no READ
+     * reply is under way), then sends the one coalesced ACK of the SEND/WRITE packets among them, and
+     * times the gap that is left.
+     */
+    private void drainHeld() {
+        if (held == null) {
+            draining = false;
+            flushPendingAck();
+            return;
+        }
+        boolean progressed = false;
+        while (!busy() && qp.state() != QpState.ERR) {
+            ByteBuf b = held.take(ePsn);
+            if (b == null) {
+                break;
+            }
+            progressed = true;
+            draining = true;
+            try {
+                if (waitingView.parse(b, b.readerIndex(), b.readableBytes()) == null) {
+                    process(waitingView);
+                } else {
+                    counters.drop(DropReason.OTHER);
+                }
+            } finally {
+                b.release();
+            }
+        }
+        draining = false;
+        flushPendingAck();
+        if (held.isEmpty()) {
+            nakTimer.close();
+            return;
+        }
+        held.dropBefore(ePsn);
+        if (progressed || !nakTimer.isOpen()) {
+            nakTimer.close(); // a new gap: its deadline counts from its oldest held packet
+            if (!held.isEmpty()) {
+                nakTimer.open(held.oldestArrival(), window().windowNanos());
+            }
+        }
     }
 
     /**

@@ -39,6 +39,11 @@ public final class Counters {
         values[c.ordinal()]++;
     }
 
+    /** Adds {@code n} to {@code c}. */
+    public void add(Counter c, long n) {
+        values[c.ordinal()] += n;
+    }
+
     /** Counts one packet dropped for {@code reason}. */
     public void drop(DropReason reason) {
         values[DROP[reason.ordinal()]]++;

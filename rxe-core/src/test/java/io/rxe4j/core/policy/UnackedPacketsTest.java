@@ -63,4 +63,40 @@ class UnackedPacketsTest {
         assertThat(u.heldBytes()).isZero();
         assertThat(u.oldestSentAt()).isEqualTo(5);
     }
+
+    @Test
+    void karnsRuleOnlyPacketsSentOnceGiveAnRttSample() {
+        UnackedPackets u = new UnackedPackets();
+        u.add(1, 1, 100, 64, 0, false);
+        u.add(2, 2, 200, 64, 0, true); // a retransmission
+        u.add(3, 10, 300, 64, 0, false); // a READ request, PSNs 3..10
+        assertThat(u.sampleSentAt(2)).as("PSN 1, sent once").isEqualTo(100);
+        u.acknowledgeBefore(2);
+        assertThat(u.sampleSentAt(3)).as("PSN 2 was resent").isEqualTo(Long.MIN_VALUE);
+        u.acknowledgeBefore(3);
+        assertThat(u.sampleSentAt(4)).as("the READ's first response").isEqualTo(300);
+        assertThat(u.sampleSentAt(5)).as("sampled once").isEqualTo(Long.MIN_VALUE);
+        u.markRetransmitted(7);
+        u.add(11, 11, 400, 64, 0, false);
+        u.markRetransmitted(11);
+        assertThat(u.sampleSentAt(12)).isEqualTo(Long.MIN_VALUE);
+    }
+
+    @Test
+    void theLimitGrowsTheRingUpToTheMaximum() {
+        UnackedPackets u = new UnackedPackets();
+        u.limit(1000);
+        for (int i = 0; i < 1000; i++) {
+            u.add(i, i, i, 1, 0, false);
+        }
+        assertThat(u.isFull()).isTrue();
+        assertThat(u.oldestSentAt()).isZero();
+        assertThat(u.newestLastPsn()).isEqualTo(999);
+        assertThat(u.acknowledgeBefore(500)).isEqualTo(500);
+        assertThat(u.oldestSentAt()).isEqualTo(500);
+        u.limit(1 << 30);
+        assertThat(u.limit()).isEqualTo(UnackedPackets.MAX_CAPACITY);
+        u.limit(1);
+        assertThat(u.limit()).isEqualTo(UnackedPackets.CAPACITY);
+    }
 }

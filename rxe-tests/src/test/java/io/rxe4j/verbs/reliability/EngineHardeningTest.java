@@ -209,10 +209,14 @@ class EngineHardeningTest {
         }
     }
 
-    /** rxe-facts §5.8: with no READ response stream under way only a FIRST/ONLY may start one. */
+    /**
+     * rxe-facts §5.8: with no READ response stream under way only a FIRST/ONLY may start one
+     * (rdma_rxe's recovery; adaptive recovery checks a READ response by its position and length
+     * instead: {@code AdaptiveRecoveryTest}).
+     */
     @Test
     void aReadResponseMiddleWithoutFirstIsABadResponse() {
-        try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults())) {
+        try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults(), VirtualRcPair.ALL_REMOTE, 0, io.rxe4j.verbs.DeviceConfig.defaults().withAdaptiveRecovery(false))) {
             p.dropper = pkt -> !pkt.fromA(); // B's real responses never arrive
             p.a.qp.postSend(read(1, p.a, 4096, 1024, p.b, 0));
             p.vs.runFor(1_000_000);
@@ -275,10 +279,14 @@ class EngineHardeningTest {
         }
     }
 
-    /** extensions §6: a re-requested READ tail is answered as a new response stream FIRST … LAST. */
+    /**
+     * extensions §6: a re-requested READ tail is answered as a new response stream FIRST … LAST
+     * (rdma_rxe's recovery; adaptive recovery re-requests only the missing part, after the
+     * reordering window: {@code LossRecoveryTest}).
+     */
     @Test
     void aReRequestedTailIsANewResponseStream() {
-        try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults())) {
+        try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults(), VirtualRcPair.ALL_REMOTE, 0, io.rxe4j.verbs.DeviceConfig.defaults().withAdaptiveRecovery(false))) {
             fill(p.b.mr.segment(), 0, 2048, 5);
             boolean[] dropped = {false};
             p.dropper = pkt -> !pkt.fromA() && pkt.opcode() == READ_RESP_MIDDLE && !dropped[0] && (dropped[0] = true);
@@ -322,12 +330,13 @@ class EngineHardeningTest {
 
     /**
      * rxe-facts §5.2, extensions §6: at most 64 packets unacknowledged per QP (it used to be the
-     * 128-PSN window), whatever the congestion window (off here, so the bound alone limits).
+     * 128-PSN window), whatever the congestion window (off here, so the bound alone limits), with
+     * rdma_rxe's recovery; adaptive recovery sizes the window by the path ({@code AdaptiveRecoveryTest}).
      */
     @Test
     void theRequesterKeepsAtMost64PacketsUnacknowledged() {
         try (VirtualRcPair p = new VirtualRcPair(64 << 10, Params.defaults(), VirtualRcPair.ALL_REMOTE, 0,
-                io.rxe4j.verbs.DeviceConfig.defaults().withCongestionControl(false))) {
+                io.rxe4j.verbs.DeviceConfig.defaults().withCongestionControl(false).withAdaptiveRecovery(false))) {
             fill(p.a.mr.segment(), 0, 64 << 10, 6);
             p.dropper = pkt -> !pkt.fromA(); // no ACK comes back for a while
             p.a.qp.postSend(write(1, p.a, 0, 64 << 10, p.b, 0)); // 256 packets at MTU 256
