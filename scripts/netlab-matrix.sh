@@ -7,6 +7,7 @@
 #   - bin/rxe-perf write_bw and read_bw, 64 KiB messages, DURATION s, no warm-up (so that the counters
 #     cover exactly the measured messages), one process per namespace (--json);
 #   - with DEMO=1 (default), bin/rxe-demo server/client, which checks every byte it moves.
+# Impairments hit TCP and UDP alike (wirem all=1).
 # It prints one markdown table (medians over REPS): goodput in MB/s, the share of the clean-link rate each
 # keeps, rxe4j/TCP, resent packets, retransmit timeouts, READ amplification (payload bytes the READ
 # responder sent / READ bytes completed, from the responder's sent_pkts), and failures (RETRY_EXC_ERR,
@@ -71,7 +72,11 @@ RESULTS="$OUT/results.tsv"
 for entry in "${SPECS[@]}"; do
     name=${entry%%|*}; spec=${entry#*|}
     [[ "$name" =~ ^($MATRIX)$ ]] || continue
-    "$NETLAB" wirem "$spec" >"$OUT/$name.wirem.log" 2>&1
+    # all=1: loss, duplication, reordering and corruption hit TCP as well (wirem's default spares TCP),
+    # so that iperf3 is the reference on the very same link
+    wspec=$spec
+    [ "$spec" != "-" ] && wspec="all=1,$spec"
+    "$NETLAB" wirem "$wspec" >"$OUT/$name.wirem.log" 2>&1
     sleep 0.5
     for rep in $(seq "$REPS"); do
         tag="$name.$rep"

@@ -2,7 +2,7 @@ package io.rxe4j.core.policy;
 
 /**
  * Loss-driven congestion window of one peer path (all of a device's QPs towards one peer), in
- * bytes in flight (AIMD after TCP Reno / RFC 5681, with NewReno's one decrease per loss episode).
+ * bytes in flight (AIMD after TCP Reno / RFC 5681 with CUBIC's β = 0.7, and NewReno's one decrease per loss episode).
  *
  * <ul>
  *   <li>Start: {@link #INITIAL_BYTES}, slow-start threshold unlimited.
@@ -10,7 +10,7 @@ package io.rxe4j.core.policy;
  *       start); above it by {@link #SEGMENT_BYTES} per window acknowledged (additive increase), up
  *       to {@link #MAX_BYTES}.
  *   <li>A loss or congestion signal (PSN-sequence NAK, a READ gap, a lost READ/atomic response, a
- *       retransmit timeout, a CNP): threshold and window become half the window, at least {@link
+ *       retransmit timeout, a CNP): threshold and window become {@link #BETA} × the window, at least {@link
  *       #MIN_BYTES} (multiplicative decrease), once per loss episode: further signals are part of
  *       the same episode until as many bytes as were in flight at the decrease have been
  *       acknowledged since.
@@ -23,6 +23,12 @@ package io.rxe4j.core.policy;
 public final class CongestionWindow {
     /** The growth unit of additive increase: one 4 KiB packet. */
     public static final long SEGMENT_BYTES = 4096;
+    /**
+     * The multiplicative decrease: 0.7 (CUBIC's β, RFC 9438 §4.6; Reno halves). On the lossy paths
+     * rxe4j runs on, a lost datagram is more often noise than a full queue, and a repaired loss costs
+     * one packet, not a window: halving there kept a quarter of the link.
+     */
+    public static final double BETA = 0.7;
     /** Smallest window: 4 packets of 4 KiB. */
     public static final long MIN_BYTES = 4 * SEGMENT_BYTES;
     /** Window of a new path: 256 KiB. */
@@ -35,6 +41,27 @@ public final class CongestionWindow {
     private double ssthresh = MAX_BYTES;
     /** Bytes still to be acknowledged before the current loss episode ends (0: none under way). */
     private long episodeBytes;
+    /** The window and threshold before the current episode's decrease (for {@link #undo}). */
+    private double undoCwnd = -1;
+    private double undoSsthresh;
+
+    /**
+     * The current episode's loss signal turned out spurious (the packet it repaired had arrived:
+     * reordering, not loss; RFC 3522's Eifel response): the window and threshold go back to what
+     * they were before its decrease, and the episode ends.
+     *
+     * @return whether anything was undone
+     */
+    boolean undo() {
+        if (!enabled || episodeBytes == 0 || undoCwnd < 0) {
+            return false;
+        }
+        cwnd = Math.max(cwnd, undoCwnd);
+        ssthresh = undoSsthresh;
+        undoCwnd = -1;
+        episodeBytes = 0;
+        return true;
+    }
 
     CongestionWindow(boolean enabled) {
         this.enabled = enabled;
@@ -77,7 +104,9 @@ public final class CongestionWindow {
         if (!enabled || episodeBytes > 0) {
             return false;
         }
-        ssthresh = Math.max(cwnd / 2, MIN_BYTES);
+        undoCwnd = cwnd;
+        undoSsthresh = ssthresh;
+        ssthresh = Math.max(cwnd * BETA, MIN_BYTES);
         cwnd = ssthresh;
         episodeBytes = Math.max(inFlightBytes, SEGMENT_BYTES);
         return true;

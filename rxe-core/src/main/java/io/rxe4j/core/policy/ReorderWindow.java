@@ -11,10 +11,14 @@ package io.rxe4j.core.policy;
  * re-request a missing part of a READ). Nanoseconds. Loop only.
  */
 public final class ReorderWindow {
-    /** Window of a path without an RTT sample (a device that only responds): 1 ms, in nanoseconds. */
-    public static final long DEFAULT_NANOS = 1_000_000;
-    /** Largest window without an RTT sample: 32 ms, in nanoseconds. */
-    public static final long MAX_NANOS = 32_000_000;
+    /**
+     * Window of a path without an RTT sample (a device that only responds): 200 µs, in nanoseconds.
+     * Short on purpose: a NAK that turns out spurious costs a requester with adaptive recovery one
+     * packet, and doubles the window.
+     */
+    public static final long DEFAULT_NANOS = 200_000;
+    /** Largest window without an RTT sample: 12.8 ms (the default × the largest multiplier), in nanoseconds. */
+    public static final long MAX_NANOS = 12_800_000;
     /** Largest multiplier. */
     public static final int MAX_MULTIPLIER = 64;
     /** Loss verdicts without a spurious one after which the multiplier halves. */

@@ -172,13 +172,18 @@ public final class UnackedPackets {
 
     /**
      * The send time for an RTT sample when comp.psn moves to {@code compPsn} (call before {@link
-     * #acknowledgeBefore}): the newest packet it acknowledges whole, or else the oldest packet when
-     * the move reaches into it (the first response of a READ), provided that packet was sent only
-     * once and not sampled before (Karn's rule). The packet is marked sampled.
+     * #acknowledgeBefore}): the newest packet it acknowledges whole (unless that is a READ, whose end
+     * comes after all its data), or else the oldest packet when the move reaches into it (the first
+     * response of a READ), provided that packet was sent only
+     * once and not sampled before (Karn's rule). The packet is marked sampled. A READ's first
+     * response gives a sample only if no other response arrived since the READ was sent ({@code
+     * lastResponseAt} before its send time): otherwise it waited behind other READs' data at the
+     * responder, which is queueing, not the path.
      *
+     * @param lastResponseAt when the response before this one arrived, in nanoseconds
      * @return the send time in nanoseconds, or {@link Long#MIN_VALUE} for no sample
      */
-    public long sampleSentAt(int compPsn) {
+    public long sampleSentAt(int compPsn, long lastResponseAt) {
         int newest = -1;
         int k = 0;
         for (; k < size; k++) {
@@ -188,7 +193,13 @@ public final class UnackedPackets {
             }
             newest = i;
         }
+        if (newest >= 0 && firstPsn[newest] != lastPsn[newest]) {
+            return Long.MIN_VALUE; // a READ ends after all its data: sampled at its first response only
+        }
         if (newest < 0 && size > 0 && Psn.diff(compPsn, firstPsn[head]) > 0) {
+            if (lastResponseAt != Long.MIN_VALUE && lastResponseAt - sentAt[head] > 0) {
+                return Long.MIN_VALUE; // queued behind other responses
+            }
             newest = head; // comp.psn moved into the oldest packet: a READ's first response
         }
         if (newest < 0 || (flags[newest] & (RETRANSMITTED | SAMPLED)) != 0) {

@@ -156,8 +156,19 @@ public final class Completer implements CompleterOps {
         return w.state == SendWqe.State.POSTED && comp == qp.sqReq() ? null : w;
     }
 
+    /** When the response before the one being processed arrived, and when that one did (nanoseconds). */
+    private long previousResponseAt = Long.MIN_VALUE;
+    private long responseAt = Long.MIN_VALUE;
+
+    /** @return when the response before the one being processed arrived, in nanoseconds (RTT sampling) */
+    long previousResponseAt() {
+        return previousResponseAt;
+    }
+
     /** Runs the state machine for one response packet. Loop only. */
     public void onResponse(PacketView p) {
+        previousResponseAt = responseAt;
+        responseAt = qp.scheduler.nanoTime();
         op = p.opcode();
         psn = p.psn();
         if (Psn.diff(psn, rc.requester.psn) >= 0) {
@@ -236,7 +247,21 @@ public final class Completer implements CompleterOps {
                 return State.DONE;
             }
             if (adaptive && wqe.isReadOrAtomic() && !wqe.tid) {
-                return beyondPendingResponse(); // reordered, or the head's response lost: decided after the window
+                if (isSequenceNak(pkt)) {
+                    // the responder has every request before PSN psn, the head READ/atomic included (its
+                    // response is late or lost), and misses the one at psn
+                    counters.inc(Counter.RCVD_SEQ_ERR);
+                    openGap();
+                    if (rc.requester.repair.onSequenceNak(psn)) {
+                        return State.DONE; // that request alone goes again; the head's part after the window
+                    }
+                    rc.requester.repair.nakBeyond(psn);
+                    retryCause = Requester.RetryCause.LOST_RESPONSE; // go-back-N, as rdma_rxe
+                    return State.ERROR_RETRY;
+                }
+                if (!isErrorNak()) {
+                    return beyondPendingResponse(); // reordered, or the head's response lost: decided after the window
+                }
             }
             if (wqe.isReadOrAtomic() || wqe.isTidWrite()) {
                 retryCause = Requester.RetryCause.LOST_RESPONSE; // only its own response completes it
@@ -250,10 +275,8 @@ public final class Completer implements CompleterOps {
             return place(wqe); // ahead of comp.psn: placed by its offset now, counted in when the gap fills
         }
         if (d < 0) {
-            if (adaptive && psn == reRequestPsn && op.operation() == Opcode.Operation.READ_RESPONSE) {
-                reRequestPsn = -1; // the re-requested part arrived twice: the original was late
-                reorder().onSpurious();
-                counters.inc(Counter.SPURIOUS_NAKS);
+            if (adaptive && op.operation() == Opcode.Operation.READ_RESPONSE && asked.clear(psn)) {
+                spuriousReRequest(); // the re-requested part arrived twice: the original was late
             }
             if (isErrorNak() && compOpcode != null && wqe.opcode == WrOpcode.RDMA_READ
                     && Psn.diff(psn, wqe.firstPsn) >= 0) {
@@ -521,6 +544,9 @@ public final class Completer implements CompleterOps {
         }
         if (placed.contains(psn)) {
             counters.inc(Counter.DUPLICATE_RESPONSE);
+            if (asked.clear(psn)) {
+                spuriousReRequest();
+            }
             return State.DONE;
         }
         int n = pkt.payloadLength();
@@ -536,7 +562,15 @@ public final class Completer implements CompleterOps {
             wqe = w;
             return State.ERROR;
         }
+        if (placed.size() == 0 || Psn.diff(psn, maxPlaced) > 0) {
+            maxPlaced = psn;
+        }
         placed.add(psn);
+        if (placedAt == null) {
+            placedAt = new long[PsnSet.WINDOW];
+        }
+        placedAt[psn & (PsnSet.WINDOW - 1)] = qp.scheduler.nanoTime();
+        rc.requester.repair.onResponseAt(psn);
         counters.inc(Counter.READ_RESPONSES_PLACED);
         validResponse();
         openGap();
@@ -628,18 +662,105 @@ public final class Completer implements CompleterOps {
         if (h == null || qp.state() == io.rxe4j.verbs.QpState.ERR || (placed.size() == 0 && ackedBeyond == -1)) {
             return;
         }
-        if (h.state == SendWqe.State.PENDING && h.isReadOrAtomic() && !h.tid) {
-            if (h.opcode == WrOpcode.RDMA_READ) {
-                reRequest(h, compPsn);
-            } else if (rc.requester.repair.resend(h.firstPsn)) {
-                counters.inc(Counter.SELECTIVE_REPAIRS);
-            }
-            qp.host().flushTransport();
-        }
+        long now = qp.scheduler.nanoTime();
         io.rxe4j.core.policy.RttEstimator rtt = rc.requester.pathRtt();
-        long again = rtt != null && rtt.hasSample() ? rtt.retransmitTimeoutNanos() : reorder().windowNanos() * 4;
-        gapTimer.open(qp.scheduler.nanoTime(), again);
+        long round = rtt != null && rtt.hasSample() ? Math.max(rtt.srttNanos(), reorder().windowNanos())
+                : reorder().windowNanos() * 4;
+        if (now - askedAt >= round) {
+            asked.clearAll(); // a new round: every hole may be asked for once more
+            askedAt = now;
+        }
+        if (h.state == SendWqe.State.PENDING && h.isReadOrAtomic() && !h.tid && h.opcode != WrOpcode.RDMA_READ
+                && !asked.contains(h.firstPsn) && rc.requester.repair.resend(h.firstPsn)) {
+            asked.add(h.firstPsn);
+            counters.inc(Counter.SELECTIVE_REPAIRS); // the atomic's response: answered again from its record
+        }
+        long window = reorder().windowNanos();
+        long youngest = reRequestHoles(now, window);
+        qp.host().flushTransport();
+        if (placed.size() > 0 || ackedBeyond != -1) {
+            // the next hole to come of age, or one more window for holes that open later
+            gapTimer.open(youngest == Long.MAX_VALUE ? now : youngest, window);
+        }
     }
+
+    /**
+     * Re-requests every hole of the READs under way that lies before a placed response (from
+     * comp.psn up to the newest placed PSN) and has been known for a reordering window (the response
+     * after it arrived that long ago), each at most once per round ({@link #asked}).
+     *
+     * @return the arrival time of the response after the youngest hole left for later, or {@link
+     *     Long#MAX_VALUE}
+     */
+    private long reRequestHoles(long now, long window) {
+        long youngest = Long.MAX_VALUE;
+        if (placed.size() == 0) {
+            return youngest;
+        }
+        int q = compPsn;
+        int budget = PsnSet.WINDOW;
+        long i = qp.sqCompleted();
+        long req = qp.sqReq();
+        while (Psn.diff(q, maxPlaced) < 0 && budget-- > 0 && i != req) {
+            SendWqe w = qp.sqAt(i);
+            if (Psn.diff(q, w.lastPsn) > 0) {
+                i++;
+                continue;
+            }
+            if (Psn.diff(q, w.firstPsn) < 0) {
+                q = w.firstPsn;
+            }
+            if (w.opcode != WrOpcode.RDMA_READ || w.tid || w.state != SendWqe.State.PENDING) {
+                q = Psn.next(w.lastPsn);
+                i++;
+                continue;
+            }
+            if (placed.contains(q) || asked.contains(q)) {
+                q = Psn.next(q);
+                continue;
+            }
+            int next = q;
+            while (Psn.diff(next, maxPlaced) < 0 && !placed.contains(next)) {
+                next = Psn.next(next);
+            }
+            long seen = placedAt[next & (PsnSet.WINDOW - 1)];
+            if (now - seen < window) {
+                youngest = Math.min(youngest, seen); // not a window old yet: it may still arrive
+                q = next;
+                continue;
+            }
+            int end = reRequest(w, q);
+            if (end == -1) {
+                q = Psn.next(q);
+                continue;
+            }
+            for (int k = q; Psn.diff(k, end) <= 0; k = Psn.next(k)) {
+                asked.add(k);
+            }
+            q = Psn.next(end);
+        }
+        return youngest;
+    }
+
+    /** A re-requested READ response arrived twice: the window widens, once per round. */
+    private void spuriousReRequest() {
+        if (spuriousRound != askedAt) {
+            spuriousRound = askedAt;
+            reorder().onSpurious();
+        }
+        counters.inc(Counter.SPURIOUS_NAKS);
+    }
+
+    private long spuriousRound = Long.MIN_VALUE;
+    private long verdictRound = Long.MIN_VALUE;
+
+    /** PSNs of holes re-requested in the current round, and when the round began. */
+    private final PsnSet asked = new PsnSet();
+    private long askedAt = Long.MIN_VALUE / 2;
+    /** The newest PSN placed (valid while {@link #placed} is not empty). */
+    private int maxPlaced;
+    /** When each placed PSN arrived (indexed as {@link PsnSet}; allocated at the first placement). */
+    private long[] placedAt;
 
     /**
      * Re-requests the part of READ {@code w} that starts at PSN {@code p} (or at comp.psn if later)
@@ -647,9 +768,9 @@ public final class Completer implements CompleterOps {
      * which the responder answers as a duplicate from its record ({@code rxe-facts.md} §5.5). At most
      * once per smoothed RTT for the same PSN.
      *
-     * @return whether a request was sent
+     * @return the last PSN of the part asked for, or -1 if nothing was sent
      */
-    boolean reRequest(SendWqe w, int p) {
+    int reRequest(SendWqe w, int p) {
         int q = p;
         if (Psn.diff(compPsn, q) > 0 && Psn.diff(compPsn, w.lastPsn) <= 0) {
             q = compPsn;
@@ -661,7 +782,7 @@ public final class Completer implements CompleterOps {
         io.rxe4j.core.policy.RttEstimator rtt = rc.requester.pathRtt();
         long guard = rtt != null && rtt.hasSample() ? rtt.srttNanos() : 0;
         if (q == reRequestPsn && now - reRequestAt < guard) {
-            return false;
+            return -1;
         }
         int end = q;
         while (Psn.diff(end, w.lastPsn) < 0 && !placed.contains(Psn.next(end))) {
@@ -673,15 +794,18 @@ public final class Completer implements CompleterOps {
             len = w.length - offset;
         }
         if (len < 0 || offset > w.length) {
-            return false;
+            return -1;
         }
         ByteBuf b = rc.requester.packets.read(w, q, offset, len);
         reRequestPsn = q;
         reRequestAt = now;
-        reorder().onVerdict();
+        if (verdictRound != askedAt) {
+            verdictRound = askedAt; // one verdict per round of re-requests
+            reorder().onVerdict();
+        }
         counters.inc(Counter.SELECTIVE_REPAIRS);
         rc.requester.repair.transmitRepair(b, q);
-        return true;
+        return end;
     }
 
     /** ERROR_RETRY: sequence NAK, lost response or READ gap ({@code rxe-facts.md} §5.3–§5.4). */

@@ -39,6 +39,10 @@ final class ReadReply {
     private final int[] repairPsn = new int[MAX_REPAIRS];
     private final long[] repairVa = new long[MAX_REPAIRS];
     private final int[] repairPkts = new int[MAX_REPAIRS];
+    /** Per queued part: the end of its READ (VA + length), its READ's first PSN, and the MR. */
+    private final long[] repairEnd = new long[MAX_REPAIRS];
+    private final int[] repairFirst = new int[MAX_REPAIRS];
+    private final RxeMr[] repairMr = new RxeMr[MAX_REPAIRS];
     private int repairs;
 
     ReadReply(Responder resp, RxeQp qp) {
@@ -127,6 +131,10 @@ final class ReadReply {
         }
         int pmtu = qp.pmtu();
         int pkts = (int) Math.min(behind, Math.max(1, (len + pmtu - 1) / pmtu));
+        queueRepair(e, e.mr, p, va, pkts);
+    }
+
+    private void queueRepair(ResponderResources.Entry e, RxeMr mr, int p, long va, int pkts) {
         for (int i = 0; i < repairs; i++) {
             int d = Psn.diff(p, repairPsn[i]);
             if (d >= 0 && d + pkts <= repairPkts[i]) {
@@ -140,7 +148,53 @@ final class ReadReply {
         repairPsn[repairs] = p;
         repairVa[repairs] = va;
         repairPkts[repairs] = pkts;
+        repairEnd[repairs] = e.va + e.length;
+        repairFirst[repairs] = e.firstPsn;
+        repairMr[repairs] = mr;
         repairs++;
+    }
+
+    /**
+     * Adaptive recovery: while the reply of another READ is under way, a duplicate READ for a
+     * strict part of READ {@code e} that ends before {@code e}'s end (as only a requester that places
+     * responses by offset asks: a go-back-N requester asks for the whole tail), or, once this
+     * requester was seen to ask for such parts, for any part after {@code e}'s first PSN, is queued
+     * as a part of the reply under way, so the missing part goes now instead of after every READ
+     * queued behind.
+     *
+     * @return whether it was queued (else the caller queues the request as any other)
+     */
+    /** This QP's requester asked for a strict part of a READ once: it places responses by offset. */
+    private boolean requesterPlaces;
+
+    boolean repairOther(PacketView pkt, ResponderResources.Entry e) {
+        if (!adaptive || entry == null || entry.tid != null || e.tid != null || e == entry) {
+            return false;
+        }
+        int reth = pkt.index(Header.RETH);
+        long va = Reth.va(pkt.buf(), reth);
+        int rkey = Reth.rkey(pkt.buf(), reth);
+        long len = Reth.dmaLength(pkt.buf(), reth);
+        long off = va - e.va;
+        int p = pkt.psn();
+        if (rkey != e.rkey || Long.compareUnsigned(va, e.va) < 0 || off < 0 || len <= 0 || off + len > e.length
+                || Psn.diff(p, e.firstPsn) <= 0) {
+            return false;
+        }
+        if (off + len == e.length && !requesterPlaces) {
+            return false; // a tail, as a go-back-N requester asks: answered in order
+        }
+        if (off + len < e.length) {
+            requesterPlaces = true; // only a requester that places by offset asks for a strict part
+        }
+        RxeMr mr = resp.remoteMr(rkey, va, len, Access.REMOTE_READ);
+        if (mr == null) {
+            return false; // the normal duplicate path NAKs it
+        }
+        int pmtu = qp.pmtu();
+        counters.inc(Counter.DUPLICATE_REQUEST);
+        queueRepair(e, mr, p, va, (int) ((len + pmtu - 1) / pmtu));
+        return true;
     }
 
 
@@ -171,6 +225,7 @@ final class ReadReply {
 
     /** The reply is complete (or abandoned). */
     void end() {
+        java.util.Arrays.fill(repairMr, null);
         repairs = 0;
         repairStarted = false;
         mainDone = false;
@@ -197,36 +252,48 @@ final class ReadReply {
         }
     }
 
-    /** Sends the next packet of the oldest queued part of reply {@code e} that goes again. */
+    /** Sends the next packet of the oldest queued part that goes again (of {@code e} or another READ). */
     private void sendRepair(ResponderResources.Entry e) {
         int pmtu = qp.pmtu();
         int psn = repairPsn[0];
         long va = repairVa[0];
-        long toEnd = e.va + e.length - va;
-        int n = (int) Math.min(toEnd, pmtu);
+        long toEnd = repairEnd[0] - va;
+        int n = (int) Math.max(0, Math.min(toEnd, pmtu));
         // as rdma_rxe's replay: FIRST/ONLY only at the READ's own first PSN, else MIDDLE/LAST
-        boolean firstOfPart = !repairStarted && psn == e.firstPsn;
+        boolean firstOfPart = !repairStarted && psn == repairFirst[0];
         boolean last = toEnd <= pmtu;
         Opcode op = firstOfPart ? (last ? Opcode.RC_RDMA_READ_RESPONSE_ONLY : Opcode.RC_RDMA_READ_RESPONSE_FIRST)
                 : (last ? Opcode.RC_RDMA_READ_RESPONSE_LAST : Opcode.RC_RDMA_READ_RESPONSE_MIDDLE);
-        RxeMr mr = e.mr;
-        if (n > 0 && (mr == null || !mr.isValid())) {
-            readFault(e);
-            return;
-        }
-        ByteBuf b = qp.host().allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
-        Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, qp.destQpn(), false, psn);
-        if (op.has(Header.AETH)) {
-            Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, resp.msn());
-        }
-        long curVa = e.curVa;
-        e.curVa = va; // transmitPayload copies from curVa
-        boolean ok = transmitPayload(e, b, op.headerLength(), n);
-        if (entry == e) {
-            e.curVa = curVa;
+        RxeMr mr = repairMr[0];
+        boolean ok = n == 0 || (mr != null && mr.isValid());
+        ByteBuf b = null;
+        if (ok) {
+            b = qp.host().allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
+            Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, qp.destQpn(), false, psn);
+            if (op.has(Header.AETH)) {
+                Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, resp.msn());
+            }
+            int hdr = op.headerLength();
+            try {
+                if (n > 0) {
+                    MemoryCopy.toBuf(mr.segment(), mr.offset(va), b, hdr, n);
+                }
+            } catch (IllegalStateException released) {
+                b.release();
+                ok = false;
+            }
+            if (ok) {
+                for (int i = 0; i < (-n & 3); i++) {
+                    b.setByte(hdr + n + i, 0);
+                }
+                b.writerIndex(hdr + n + (-n & 3) + Icrc.LENGTH);
+                qp.host().transmit(qp, b);
+            }
         }
         if (!ok) {
-            return;
+            counters.drop(DropReason.OTHER); // the memory went away: this part is not sent again
+            repairPkts[0] = 1;
+            last = true;
         }
         repairStarted = true;
         if (--repairPkts[0] == 0 || last) {
@@ -235,6 +302,10 @@ final class ReadReply {
             System.arraycopy(repairPsn, 1, repairPsn, 0, repairs);
             System.arraycopy(repairVa, 1, repairVa, 0, repairs);
             System.arraycopy(repairPkts, 1, repairPkts, 0, repairs);
+            System.arraycopy(repairEnd, 1, repairEnd, 0, repairs);
+            System.arraycopy(repairFirst, 1, repairFirst, 0, repairs);
+            System.arraycopy(repairMr, 1, repairMr, 0, repairs);
+            repairMr[repairs] = null;
             if (repairs == 0 && mainDone) {
                 end();
             }

@@ -240,7 +240,7 @@ public final class Requester {
      */
     void onAcknowledged(int compPsn) {
         long now = scheduler.nanoTime();
-        long sentAt = unacked.sampleSentAt(compPsn);
+        long sentAt = unacked.sampleSentAt(compPsn, rc.completer.previousResponseAt());
         if (sentAt != Long.MIN_VALUE && budget != null) {
             budget.rtt().sample(now - sentAt); // Karn: only packets sent once give samples
         }
@@ -248,6 +248,7 @@ public final class Requester {
         retransmitTimer.onProgress(now);
         probe.onProgress();
         repair.onProgress(compPsn);
+        repair.onResponseAt(Psn.add(compPsn, -1));
     }
 
     /**

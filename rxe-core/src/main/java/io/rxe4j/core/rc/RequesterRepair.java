@@ -20,12 +20,15 @@ import io.rxe4j.verbs.QpState;
  *       packet with AckReq, so a lost tail or a lost ACK is answered within a round trip instead of
  *       the IB local ACK timeout;
  *   <li>the RTT-derived timeout: a go-back-N from comp.psn that does not charge retry_cnt;
- *   <li>a PSN-sequence NAK towards a peer known to hold out-of-order packets: only the NAKed packet
+ *   <li>a PSN-sequence NAK towards a peer that holds out-of-order packets: only the NAKed packet
  *       is sent again, at most once per smoothed RTT. Whether the peer holds is learnt, never
- *       assumed: a NAK first gets a go-back-N (as {@code rdma_rxe}), and when a cumulative ACK
- *       during that go-back-N names PSNs beyond what was resent (a fast-forward), the peer must have
- *       kept them. Kernel {@code rdma_rxe} discards every packet after a gap, so it can never give
- *       that proof and is always answered with go-back-N.
+ *       assumed ({@link PeerKind}): the first NAK is answered by sending only the NAKed packet, and
+ *       if a response then covers a request sent after it but before the repair, the peer kept
+ *       that request: {@link PeerKind#HOLDS}. Kernel {@code rdma_rxe} discards every packet after a
+ *       gap, so it can never give that proof: after one retransmit timeout without it the peer is
+ *       {@link PeerKind#DROPS} and every NAK gets a go-back-N, as between two {@code rdma_rxe}s. A
+ *       fast-forward during a NAK's go-back-N (a response beyond the NAKed PSN for a request not
+ *       resent yet) proves holding too.
  * </ul>
  *
  * <p>A repaired packet is not recorded again as unacknowledged (the original covers its PSN) and
@@ -38,8 +41,21 @@ final class RequesterRepair {
     private final RcEngines rc;
     private final Counters counters;
 
-    /** The peer holds out-of-order requests (learnt, see the class comment). */
-    boolean peerHolds;
+    /** What the peer's responder does with requests after a gap (learnt, see the class comment). */
+    enum PeerKind {
+        /** Not known yet: the next NAK is answered by a repair that tells. */
+        UNKNOWN,
+        /** It holds them (rxe4j with adaptive recovery): NAKs are repaired selectively. */
+        HOLDS,
+        /** It discards them (rdma_rxe, RoCE NICs): NAKs get a go-back-N. */
+        DROPS
+    }
+
+    PeerKind peer = PeerKind.UNKNOWN;
+    /** While a repair tells what the peer is: the end of the repaired request and req.psn when it went (-1: none). */
+    private int learnEnd = -1;
+    private int learnHigh;
+    private final io.rxe4j.core.policy.GapTimer learnTimer;
     /** A go-back-N after a sequence NAK is under way (-1: none); a fast-forward during it proves the peer holds. */
     int nakRewindPsn = -1;
     private int lastRepairPsn = -1;
@@ -50,22 +66,89 @@ final class RequesterRepair {
         this.qp = qp;
         this.rc = rc;
         this.counters = qp.counters;
+        this.learnTimer = new io.rxe4j.core.policy.GapTimer(qp.scheduler, qp.guard("repair verdict", this::onLearnTimeout));
+    }
+
+    /** A response covers PSN {@code psn} (comp.psn moved past it, or a READ response was placed there). */
+    void onResponseAt(int psn) {
+        if (learnEnd != -1 && Psn.diff(psn, learnEnd) > 0 && Psn.diff(psn, learnHigh) < 0) {
+            learned(PeerKind.HOLDS, psn);
+        }
+    }
+
+    private void learned(PeerKind k, int psn) {
+        learnEnd = -1;
+        learnTimer.close();
+        if (peer != k) {
+            peer = k;
+            LOG.debug("{}: the peer {} out-of-order requests (PSN 0x{}): sequence NAKs get {} from now on", qp,
+                    k == PeerKind.HOLDS ? "holds" : "discards", Integer.toHexString(psn),
+                    k == PeerKind.HOLDS ? "selective repairs" : "a go-back-N");
+        }
+    }
+
+    /** No proof of holding within a retransmit timeout of the telling repair: the peer discards. */
+    private void onLearnTimeout() {
+        if (learnEnd == -1 || peer != PeerKind.UNKNOWN) {
+            return;
+        }
+        learned(PeerKind.DROPS, learnEnd);
+        QpState s = qp.state();
+        if ((s == QpState.RTS || s == QpState.SQD) && r.outstanding()) {
+            r.retry(Requester.RetryCause.SEQUENCE_NAK); // the go-back-N the discarded requests need
+            qp.host().flushTransport();
+        }
     }
 
     /** comp.psn moved to {@code compPsn}. */
     void onProgress(int compPsn) {
+        if (lastRepairPsn != -1 && Psn.diff(compPsn, lastRepairPsn) > 0) {
+            // the repaired PSN is acknowledged: sooner than half the smallest round trip after the
+            // repair, so the acknowledgement was for the original (reordering, not loss)
+            RttEstimator rtt = r.pathRtt();
+            long since = qp.scheduler.nanoTime() - lastRepairAt;
+            if (rtt != null && rtt.hasSample() && since < rtt.minRttNanos() / 2 && r.budget != null
+                    && r.budget.onSpuriousLoss()) {
+                counters.inc(Counter.SPURIOUS_NAKS);
+            }
+            lastRepairPsn = -1;
+        }
         if (nakRewindPsn != -1 && Psn.diff(compPsn, r.sendHighWater()) >= 0) {
             nakRewindPsn = -1; // the go-back-N is over: everything sent before it is acknowledged
         }
     }
 
-    /** A fast-forward happened (a cumulative ACK beyond the resend position). */
-    void onFastForward() {
-        if (r.adaptive && nakRewindPsn != -1 && !peerHolds) {
-            peerHolds = true;
-            LOG.debug("{}: the peer holds out-of-order requests (fast-forward after the NAK for PSN 0x{}):"
-                    + " sequence NAKs are repaired selectively from now on", qp, Integer.toHexString(nakRewindPsn));
+    /**
+     * A fast-forward to {@code upTo} happened (a response beyond the resend position). When it
+     * reaches the PSN of the NAK that started the go-back-N, the peer processed requests at or after
+     * the gap that were sent before the rewind: it held them.
+     */
+    void onFastForward(int upTo) {
+        if (r.adaptive && nakRewindPsn != -1 && peer != PeerKind.HOLDS && Psn.diff(upTo, nakRewindPsn) >= 0) {
+            learned(PeerKind.HOLDS, upTo);
         }
+        onResponseAt(upTo);
+    }
+
+    /** The PSN of a sequence NAK beyond a pending READ/atomic whose go-back-N is about to start, or -1. */
+    private int nakBeyond = -1;
+
+    /** A sequence NAK for {@code psn} lies beyond a pending READ/atomic: the go-back-N that follows is a NAK's. */
+    void nakBeyond(int psn) {
+        nakBeyond = psn;
+    }
+
+    /** @return the PSN noted by {@link #nakBeyond} (cleared), or -1 */
+    int takeNakBeyond() {
+        int p = nakBeyond;
+        nakBeyond = -1;
+        return p;
+    }
+
+    /** A rewind: what the responder answers from now on tells nothing about a telling repair. */
+    void cancelLearning() {
+        learnEnd = -1;
+        learnTimer.close();
     }
 
     /** A go-back-N other than for a sequence NAK started: what follows proves nothing about the peer. */
@@ -85,11 +168,31 @@ final class RequesterRepair {
      *     smoothed RTT), false when the caller goes back N as {@code rdma_rxe}
      */
     boolean onSequenceNak(int nakPsn) {
-        if (!r.adaptive || !peerHolds) {
+        if (!r.adaptive || peer == PeerKind.DROPS) {
             return false;
         }
         long now = qp.scheduler.nanoTime();
         RttEstimator rtt = r.pathRtt();
+        if (peer == PeerKind.UNKNOWN) {
+            if (learnEnd != -1) {
+                return true; // a telling repair is out: its verdict decides
+            }
+            int end = requestEnd(nakPsn);
+            if (rtt == null || !rtt.hasSample() || end == -1 || Psn.diff(r.psn, Psn.next(end)) <= 0
+                    || !resend(nakPsn)) {
+                return false; // nothing after it to tell by (or no timer to wait with): go back N
+            }
+            counters.inc(Counter.SELECTIVE_REPAIRS);
+            learnEnd = end;
+            learnHigh = r.psn;
+            lastRepairPsn = nakPsn;
+            lastRepairAt = now;
+            learnTimer.open(now, rtt.retransmitTimeoutNanos());
+            if (r.budget != null && r.budget.onLoss()) {
+                counters.inc(Counter.CC_WINDOW_REDUCTIONS);
+            }
+            return true;
+        }
         long guard = rtt != null && rtt.hasSample() ? rtt.srttNanos() : 0;
         if (nakPsn == lastRepairPsn && now - lastRepairAt < guard) {
             return true; // that packet was sent again less than a round trip ago
@@ -104,6 +207,21 @@ final class RequesterRepair {
             counters.inc(Counter.CC_WINDOW_REDUCTIONS);
         }
         return true;
+    }
+
+    /** @return the last PSN of the sent request that starts at {@code p} (a READ's last response PSN), or -1 */
+    private int requestEnd(int p) {
+        long prod = qp.sqProducer();
+        for (long i = qp.sqCompleted(); i != prod; i++) {
+            SendWqe w = qp.sqAt(i);
+            if (w.state == SendWqe.State.POSTED) {
+                return -1;
+            }
+            if (w.state != SendWqe.State.DONE && Psn.diff(p, w.firstPsn) >= 0 && Psn.diff(p, w.lastPsn) <= 0) {
+                return WrOpcodeInfo.of(w.opcode).family() == WrOpcodeInfo.Family.READ ? w.lastPsn : p;
+            }
+        }
+        return -1;
     }
 
     /** The tail-loss probe timeout passed: resend the newest unacknowledged packet with AckReq. */
@@ -174,7 +292,7 @@ final class RequesterRepair {
                     b = r.packets.sendOrWrite(w, p, offset, pmtu, true);
                 }
                 case READ -> {
-                    return rc.completer.reRequest(w, p);
+                    return rc.completer.reRequest(w, p) != -1;
                 }
                 case ATOMIC, ATOMIC_WRITE, FLUSH -> b = r.packets.single(w, w.firstPsn);
                 default -> {

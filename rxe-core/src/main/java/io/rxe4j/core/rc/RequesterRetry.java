@@ -99,7 +99,7 @@ final class RequesterRetry {
         }
         r.noAckPkts = 0;
         counters.inc(Counter.ACK_FAST_FORWARDS);
-        r.repair.onFastForward();
+        r.repair.onFastForward(upTo);
         return true;
     }
 
@@ -163,9 +163,12 @@ final class RequesterRetry {
         if (!r.outstanding()) {
             return; // everything the requester sent was acknowledged meanwhile
         }
+        int nakBeyond = r.repair.takeNakBeyond();
         rewind();
         if (cause == Requester.RetryCause.SEQUENCE_NAK) {
             r.repair.onNakRewind(rc.completer.compPsn());
+        } else if (nakBeyond != -1) {
+            r.repair.onNakRewind(nakBeyond);
         } else {
             r.repair.onOtherRewind();
         }
@@ -193,6 +196,7 @@ final class RequesterRetry {
      * later WQEs are resent whole.
      */
     void rewind() {
+        r.repair.cancelLearning();
         int pmtu = qp.pmtu();
         long from = qp.sqCompleted();
         if (from != qp.sqProducer()) {

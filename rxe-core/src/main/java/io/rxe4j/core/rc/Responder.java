@@ -273,6 +273,12 @@ public final class Responder implements ResponderOps {
             if (reply.entry() != null && reply.retarget(pkt, ePsn)) {
                 return;
             }
+            if (reply.entry() != null && pkt.opcode() == Opcode.RC_RDMA_READ_REQUEST && Psn.diff(pkt.psn(), ePsn) < 0) {
+                ResponderResources.Entry e = resources.find(ResponderResources.Type.READ, pkt.psn());
+                if (e != null && reply.repairOther(pkt, e)) {
+                    return; // a missing part of an earlier READ: sent within the reply under way
+                }
+            }
             if (waiting.size() >= MAX_WAITING) {
                 counters.drop(DropReason.RESPONDER_BUSY);
                 return;
@@ -280,7 +286,7 @@ public final class Responder implements ResponderOps {
             waiting.add(pkt.buf().retainedSlice(pkt.bthIndex(), pkt.length()));
             return;
         }
-        if (held != null && !held.isEmpty() && pkt.psn() == ePsn) {
+        if (held != null && pkt.psn() == ePsn && held.holds(Psn.next(ePsn))) {
             draining = true; // the gap fills: one ACK after the held packets
         }
         process(pkt);
@@ -307,7 +313,7 @@ public final class Responder implements ResponderOps {
             waiting.poll();
             try {
                 if (waitingView.parse(b, b.readerIndex(), b.readableBytes()) == null) {
-                    if (held != null && !held.isEmpty() && waitingView.psn() == ePsn) {
+                    if (held != null && waitingView.psn() == ePsn && held.holds(Psn.next(ePsn))) {
                         draining = true;
                     }
                     process(waitingView);
@@ -808,7 +814,7 @@ public final class Responder implements ResponderOps {
                 if (pkt.ackReq()) {
                     nakTimer.close();
                     sendGapNak(now); // a probe: the requester waits for exactly this answer
-                    nakTimer.open(now, Math.max(window().windowNanos(), 4 * io.rxe4j.core.policy.RttEstimator.MIN_RTO_NANOS));
+                    nakTimer.open(now, reNakNanos());
                 }
                 return true;
             }
@@ -817,6 +823,14 @@ public final class Responder implements ResponderOps {
                 return false;
             }
         }
+    }
+
+    /**
+     * @return how long a NAKed gap waits before its NAK goes again (the NAK or the repair may be
+     *     lost): twice the reordering window, at least the smallest RTT-derived timeout (1 ms)
+     */
+    private long reNakNanos() {
+        return Math.max(2 * window().windowNanos(), io.rxe4j.core.policy.RttEstimator.MIN_RTO_NANOS);
     }
 
     /** The current gap outlived the reordering window (or was probed): NAK with ePsn. */
@@ -848,7 +862,7 @@ public final class Responder implements ResponderOps {
             sendGapNak(now);
         }
         // again one round of the window later (the NAK, or its answer, may be lost)
-        nakTimer.open(now, Math.max(window().windowNanos(), 4 * io.rxe4j.core.policy.RttEstimator.MIN_RTO_NANOS));
+        nakTimer.open(now, reNakNanos());
     }
 
     /**

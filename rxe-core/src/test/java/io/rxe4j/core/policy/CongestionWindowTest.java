@@ -7,21 +7,21 @@ import org.junit.jupiter.api.Test;
 /** {@link CongestionWindow}: slow start, one halving per loss episode, additive increase, the floor, off. */
 class CongestionWindowTest {
     @Test
-    void slowStartThenOneHalvingPerEpisodeThenAdditiveIncrease() {
+    void slowStartThenOneDecreasePerEpisodeThenAdditiveIncrease() {
         CongestionWindow w = new CongestionWindow(true);
         assertThat(w.windowBytes()).isEqualTo(CongestionWindow.INITIAL_BYTES);
         w.onAcknowledged(64 * 1024);
         assertThat(w.windowBytes()).as("slow start: + bytes acknowledged").isEqualTo(CongestionWindow.INITIAL_BYTES + 64 * 1024);
         long before = w.windowBytes();
         assertThat(w.onLoss(100_000)).isTrue();
-        assertThat(w.windowBytes()).isEqualTo(before / 2);
+        assertThat(w.windowBytes()).isEqualTo((long) (before * CongestionWindow.BETA));
         assertThat(w.onLoss(100_000)).as("same episode: no second halving").isFalse();
-        assertThat(w.windowBytes()).isEqualTo(before / 2);
+        assertThat(w.windowBytes()).isEqualTo((long) (before * CongestionWindow.BETA));
         w.onAcknowledged(100_000); // the episode's bytes are acknowledged: it ends
         long afterEpisode = w.windowBytes();
-        assertThat(afterEpisode).as("above ssthresh: about one segment per window").isBetween(before / 2, before / 2 + CongestionWindow.SEGMENT_BYTES);
+        assertThat(afterEpisode).as("above ssthresh: about one segment per window").isBetween((long) (before * CongestionWindow.BETA), (long) (before * CongestionWindow.BETA) + CongestionWindow.SEGMENT_BYTES);
         assertThat(w.onLoss(10)).as("a new episode halves again").isTrue();
-        assertThat(w.windowBytes()).isEqualTo(afterEpisode / 2);
+        assertThat(w.windowBytes()).isCloseTo((long) (afterEpisode * CongestionWindow.BETA), org.assertj.core.data.Offset.offset(2L));
     }
 
     @Test
@@ -41,5 +41,18 @@ class CongestionWindowTest {
         assertThat(w.onLoss(1 << 20)).isFalse();
         w.onAcknowledged(1 << 20);
         assertThat(w.windowBytes()).isEqualTo(CongestionWindow.MAX_BYTES);
+    }
+
+    @Test
+    void aSpuriousLossIsUndoneWithinItsEpisodeOnly() {
+        CongestionWindow w = new CongestionWindow(true);
+        long before = w.windowBytes();
+        assertThat(w.onLoss(100_000)).isTrue();
+        assertThat(w.undo()).isTrue();
+        assertThat(w.windowBytes()).isEqualTo(before);
+        assertThat(w.undo()).as("nothing left to undo").isFalse();
+        assertThat(w.onLoss(100_000)).as("the undo ended the episode: a new loss counts").isTrue();
+        w.onAcknowledged(100_000); // the episode ends
+        assertThat(w.undo()).as("after its episode a decrease stays").isFalse();
     }
 }

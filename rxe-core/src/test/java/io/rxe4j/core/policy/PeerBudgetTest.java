@@ -208,7 +208,7 @@ class PeerBudgetTest {
         assertThat(budget.fits(1)).isFalse();
         assertThat(budget.onLoss()).isTrue();
         assertThat(budget.onLoss()).as("same episode").isFalse();
-        assertThat(budget.effectiveLimitBytes()).isEqualTo(CongestionWindow.INITIAL_BYTES / 2);
+        assertThat(budget.effectiveLimitBytes()).isEqualTo((long) (CongestionWindow.INITIAL_BYTES * CongestionWindow.BETA));
         PeerBudget off = new PeerBudget(300_000, false);
         assertThat(off.onLoss()).isFalse();
         assertThat(off.effectiveLimitBytes()).isEqualTo(300_000);

@@ -70,16 +70,21 @@ class UnackedPacketsTest {
         u.add(1, 1, 100, 64, 0, false);
         u.add(2, 2, 200, 64, 0, true); // a retransmission
         u.add(3, 10, 300, 64, 0, false); // a READ request, PSNs 3..10
-        assertThat(u.sampleSentAt(2)).as("PSN 1, sent once").isEqualTo(100);
+        assertThat(u.sampleSentAt(2, Long.MIN_VALUE)).as("PSN 1, sent once").isEqualTo(100);
         u.acknowledgeBefore(2);
-        assertThat(u.sampleSentAt(3)).as("PSN 2 was resent").isEqualTo(Long.MIN_VALUE);
+        assertThat(u.sampleSentAt(3, Long.MIN_VALUE)).as("PSN 2 was resent").isEqualTo(Long.MIN_VALUE);
         u.acknowledgeBefore(3);
-        assertThat(u.sampleSentAt(4)).as("the READ's first response").isEqualTo(300);
-        assertThat(u.sampleSentAt(5)).as("sampled once").isEqualTo(Long.MIN_VALUE);
+        assertThat(u.sampleSentAt(4, Long.MIN_VALUE)).as("the READ's first response").isEqualTo(300);
+        assertThat(u.sampleSentAt(5, Long.MIN_VALUE)).as("sampled once").isEqualTo(Long.MIN_VALUE);
+        UnackedPackets q = new UnackedPackets();
+        q.add(20, 30, 1000, 64, 0, false); // a READ sent at 1000
+        assertThat(q.sampleSentAt(31, Long.MIN_VALUE)).as("a READ whole: no sample").isEqualTo(Long.MIN_VALUE);
+        assertThat(q.sampleSentAt(21, 1500)).as("another response arrived after it was sent: queued, no sample")
+                .isEqualTo(Long.MIN_VALUE);
         u.markRetransmitted(7);
         u.add(11, 11, 400, 64, 0, false);
         u.markRetransmitted(11);
-        assertThat(u.sampleSentAt(12)).isEqualTo(Long.MIN_VALUE);
+        assertThat(u.sampleSentAt(12, Long.MIN_VALUE)).isEqualTo(Long.MIN_VALUE);
     }
 
     @Test

@@ -145,10 +145,51 @@ class LossRecoveryTest {
         }
     }
 
-    /** (c) A middle WRITE packet is lost: PSN-sequence NAK, resend from that packet. */
+    /**
+     * (c) A middle WRITE packet is lost: the responder holds the two after it and NAKs the gap after
+     * its reordering window; the requester sends only the NAKed packet again (the first NAK of a QP
+     * also tells that this peer holds), and one coalesced ACK covers all.
+     */
     @Test
     void lostMiddleWritePacketIsRecoveredBySequenceNak() {
         try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults())) {
+            fill(p.a.mr.segment(), 0, 1024, 12);
+            boolean[] dropped = {false};
+            p.dropper = pkt -> {
+                if (pkt.fromA() && pkt.opcode() == OP_WRITE_MIDDLE && !dropped[0]) {
+                    dropped[0] = true;
+                    return true;
+                }
+                return false;
+            };
+            SendWr wr = new SendWr().set(3, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                    new Sge(p.a.mr.addr(), 1024, p.a.mr.lkey())).remote(p.b.mr.addr() + 2048, p.b.mr.rkey());
+            p.a.qp.postSend(wr);
+            WorkCompletion wc = p.next(p.a);
+            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_WRITE);
+            assertThat(p.b.mr.segment().asSlice(2048, 1024).mismatch(p.a.mr.segment().asSlice(0, 1024)))
+                    .isEqualTo(-1);
+            assertThat(p.a.dev.counter("rcvd_seq_err")).isEqualTo(1);
+            assertThat(p.a.dev.counter("retransmit_timeouts")).as("recovered by NAK, not timeout").isZero();
+            Pkt lost = p.log.stream().filter(Pkt::dropped).findFirst().orElseThrow();
+            assertThat(lost.psn()).isEqualTo(0x101);
+            // only the lost packet is sent again
+            var fromA = p.log.stream().filter(Pkt::fromA).map(Pkt::psn).toList();
+            assertThat(fromA).containsExactly(0x100, 0x101, 0x102, 0x103, 0x101);
+            assertThat(p.b.dev.counter("reorder_held")).isEqualTo(2);
+            assertThat(p.a.dev.counter("selective_repairs")).isEqualTo(1);
+            assertThat(p.a.dev.counter("rewinds")).isZero();
+            var naks = p.sent(false, OP_ACK);
+            assertThat(naks).isNotEmpty();
+            assertThat(p.b.dev.counter("out_of_seq_request")).isGreaterThanOrEqualTo(1);
+        }
+    }
+
+    /** (c) rdma_rxe's recovery: a middle WRITE packet is lost: PSN-sequence NAK, go-back-N from that packet. */
+    @Test
+    void withRxeRecoveryALostMiddleWritePacketIsResentWithAllAfterIt() {
+        try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults(), VirtualRcPair.ALL_REMOTE, 0, io.rxe4j.verbs.DeviceConfig.defaults().withAdaptiveRecovery(false))) {
             fill(p.a.mr.segment(), 0, 1024, 12);
             boolean[] dropped = {false};
             p.dropper = pkt -> {
