@@ -36,7 +36,7 @@ command -v iperf3 >/dev/null || { echo "netlab-matrix: iperf3 is missing (apt in
 command -v ethtool >/dev/null || { echo "netlab-matrix: ethtool is missing (apt install ethtool)" >&2; exit 2; }
 [ -x bin/rxe-perf ] || { echo "netlab-matrix: no bin/rxe-perf (run mvn -B package -DskipTests first)" >&2; exit 2; }
 
-# name|wirem SPEC (both directions)
+# name|wirem SPEC (both directions)[|extra rxe-perf options for that row]
 SPECS=(
   "clean|-"
   "loss-0.1%|loss=0.001"
@@ -47,6 +47,8 @@ SPECS=(
   "reorder-5%-1ms|delay=1000,reorder=0.05"
   "delay-10ms-jitter-2ms-reorder|delay=10000,jitter=2000,jitter_reorder=1"
   "bottleneck-1Gbit-1ms|rate=1e9,qlimit=1048576,delay=1000"
+  "bottleneck-1Gbit-1ms-16qp|rate=1e9,qlimit=1048576,delay=1000|-q 16"
+  "1Gbit-20ms-rtt|rate=1e9,qlimit=4194304,delay=10000"
 )
 
 exec 9>/tmp/netlab.lock
@@ -70,7 +72,8 @@ PORT=18700
 RESULTS="$OUT/results.tsv"
 : >"$RESULTS"
 for entry in "${SPECS[@]}"; do
-    name=${entry%%|*}; spec=${entry#*|}
+    name=${entry%%|*}; spec=${entry#*|}; rowargs=
+    if [[ "$spec" == *"|"* ]]; then rowargs=${spec#*|}; spec=${spec%%|*}; fi
     [[ "$name" =~ ^($MATRIX)$ ]] || continue
     # all=1: loss, duplication, reordering and corruption hit TCP as well (wirem's default spares TCP),
     # so that iperf3 is the reference on the very same link
@@ -89,11 +92,11 @@ for entry in "${SPECS[@]}"; do
         # rxe4j, one process per namespace
         for t in write_bw read_bw; do
             PORT=$((PORT + 1))
-            ip netns exec nl-b bin/rxe-perf "$t" --server -p "$PORT" $PERF_ARGS >"$OUT/$tag.$t.server.log" 2>&1 &
+            ip netns exec nl-b bin/rxe-perf "$t" --server -p "$PORT" $PERF_ARGS $rowargs >"$OUT/$tag.$t.server.log" 2>&1 &
             srv=$!
             if wait_for "$OUT/$tag.$t.server.log" "waiting on TCP port"; then
                 ip netns exec nl-a timeout $((DURATION * 4 + 120)) bin/rxe-perf "$t" --connect "10.77.0.2:$PORT" \
-                    -D "$DURATION" -w 0 --json $PERF_ARGS >"$OUT/$tag.$t.json" 2>"$OUT/$tag.$t.client.log"
+                    -D "$DURATION" -w 0 --json $PERF_ARGS $rowargs >"$OUT/$tag.$t.json" 2>"$OUT/$tag.$t.client.log"
                 echo "$?" >"$OUT/$tag.$t.rc"
             else
                 echo "server did not start" >"$OUT/$tag.$t.client.log"; echo 99 >"$OUT/$tag.$t.rc"
