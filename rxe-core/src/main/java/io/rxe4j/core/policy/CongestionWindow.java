@@ -41,27 +41,6 @@ public final class CongestionWindow {
     private double ssthresh = MAX_BYTES;
     /** Bytes still to be acknowledged before the current loss episode ends (0: none under way). */
     private long episodeBytes;
-    /** The window and threshold before the current episode's decrease (for {@link #undo}). */
-    private double undoCwnd = -1;
-    private double undoSsthresh;
-
-    /**
-     * The current episode's loss signal turned out spurious (the packet it repaired had arrived:
-     * reordering, not loss; RFC 3522's Eifel response): the window and threshold go back to what
-     * they were before its decrease, and the episode ends.
-     *
-     * @return whether anything was undone
-     */
-    boolean undo() {
-        if (!enabled || episodeBytes == 0 || undoCwnd < 0) {
-            return false;
-        }
-        cwnd = Math.max(cwnd, undoCwnd);
-        ssthresh = undoSsthresh;
-        undoCwnd = -1;
-        episodeBytes = 0;
-        return true;
-    }
 
     CongestionWindow(boolean enabled) {
         this.enabled = enabled;
@@ -104,8 +83,6 @@ public final class CongestionWindow {
         if (!enabled || episodeBytes > 0) {
             return false;
         }
-        undoCwnd = cwnd;
-        undoSsthresh = ssthresh;
         ssthresh = Math.max(cwnd * BETA, MIN_BYTES);
         cwnd = ssthresh;
         episodeBytes = Math.max(inFlightBytes, SEGMENT_BYTES);

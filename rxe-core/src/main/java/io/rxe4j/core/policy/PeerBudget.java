@@ -95,16 +95,6 @@ public final class PeerBudget {
         return window.onLoss(inFlightBytes);
     }
 
-    /**
-     * The last loss signal was spurious (a repaired packet turned out to have arrived): the
-     * congestion window's decrease is undone ({@link CongestionWindow#undo}).
-     *
-     * @return whether it was
-     */
-    public boolean onSpuriousLoss() {
-        return window.undo();
-    }
-
     /** @return the bytes in flight now */
     public long inFlightBytes() {
         return inFlightBytes;

@@ -102,17 +102,6 @@ final class RequesterRepair {
 
     /** comp.psn moved to {@code compPsn}. */
     void onProgress(int compPsn) {
-        if (lastRepairPsn != -1 && Psn.diff(compPsn, lastRepairPsn) > 0) {
-            // the repaired PSN is acknowledged: sooner than half the smallest round trip after the
-            // repair, so the acknowledgement was for the original (reordering, not loss)
-            RttEstimator rtt = r.pathRtt();
-            long since = qp.scheduler.nanoTime() - lastRepairAt;
-            if (rtt != null && rtt.hasSample() && since < rtt.minRttNanos() / 2 && r.budget != null
-                    && r.budget.onSpuriousLoss()) {
-                counters.inc(Counter.SPURIOUS_NAKS);
-            }
-            lastRepairPsn = -1;
-        }
         if (nakRewindPsn != -1 && Psn.diff(compPsn, r.sendHighWater()) >= 0) {
             nakRewindPsn = -1; // the go-back-N is over: everything sent before it is acknowledged
         }

@@ -170,8 +170,11 @@ public final class Responder implements ResponderOps {
     /** The PSN of the last SEND/WRITE packet processed during the drain (its ACK is due), or -1. */
     private int pendingAckPsn = -1;
     private final RcEngines rc;
-    /** Held packets are dropped when their gap lasts longer than this: 250 ms, in nanoseconds. */
-    static final long HOLD_MAX_NANOS = 250_000_000L;
+    /**
+     * Held packets are dropped when their gap lasts longer than this: 1 s, in nanoseconds (the time
+     * bound of the reorder buffer; its packet and byte bounds are {@code ReorderBuffer}'s).
+     */
+    static final long HOLD_MAX_NANOS = 1_000_000_000L;
 
     /** The responder of {@code qp} ({@code rc}: its fellow engines; the responder needs neither today). */
     public Responder(RxeQp qp, RcEngines rc) {

@@ -43,16 +43,4 @@ class CongestionWindowTest {
         assertThat(w.windowBytes()).isEqualTo(CongestionWindow.MAX_BYTES);
     }
 
-    @Test
-    void aSpuriousLossIsUndoneWithinItsEpisodeOnly() {
-        CongestionWindow w = new CongestionWindow(true);
-        long before = w.windowBytes();
-        assertThat(w.onLoss(100_000)).isTrue();
-        assertThat(w.undo()).isTrue();
-        assertThat(w.windowBytes()).isEqualTo(before);
-        assertThat(w.undo()).as("nothing left to undo").isFalse();
-        assertThat(w.onLoss(100_000)).as("the undo ended the episode: a new loss counts").isTrue();
-        w.onAcknowledged(100_000); // the episode ends
-        assertThat(w.undo()).as("after its episode a decrease stays").isFalse();
-    }
 }
