@@ -406,6 +406,17 @@ public final class Completer implements CompleterOps {
         long remaining = wqe.length - wqe.readBytes;
         int n = pkt.payloadLength();
         boolean fits = op.isLast() ? n == remaining : (n == pmtu && remaining > pmtu);
+        return takeReadPayload(fits, op.isLast());
+    }
+
+    /**
+     * The READ response at comp.psn: dropped (counted) unless {@code fits}, else copied to the WQE's
+     * SGEs at readBytes.
+     *
+     * @param last whether it completes the READ
+     */
+    private State takeReadPayload(boolean fits, boolean last) {
+        int n = pkt.payloadLength();
         if (!fits) {
             counters.drop(DropReason.OTHER); // a length the request did not ask for: ignore it
             return State.DONE;
@@ -416,7 +427,7 @@ public final class Completer implements CompleterOps {
             return State.ERROR;
         }
         wqe.readBytes += n;
-        return op.isLast() ? State.COMP_ACK : State.UPDATE_COMP;
+        return last ? State.COMP_ACK : State.UPDATE_COMP;
     }
 
     /** ATOMIC: store the original value into the local SGE, in host byte order (as rxe). */
@@ -518,17 +529,8 @@ public final class Completer implements CompleterOps {
     /** READ response at comp.psn: placed at its offset, then the responses placed before it are counted in. */
     private State readByPosition() {
         int n = pkt.payloadLength();
-        if (n != expectedReadLength(wqe, psn) || (psn != wqe.lastPsn && n != qp.pmtu())) {
-            counters.drop(DropReason.OTHER); // a length the request did not ask for: ignore it
-            return State.DONE;
-        }
-        if (n > 0 && !SgeCopy.copy(qp.host().mrs(), qp.pd, wqe.sgeAddr, wqe.sgeLength, wqe.sgeLkey, wqe.numSge,
-                wqe.readBytes, pkt.buf(), pkt.payloadIndex(), n, false, Access.LOCAL_WRITE)) {
-            status = WcStatus.LOC_PROT_ERR;
-            return State.ERROR;
-        }
-        wqe.readBytes += n;
-        return psn == wqe.lastPsn ? State.COMP_ACK : State.UPDATE_COMP;
+        return takeReadPayload(n == expectedReadLength(wqe, psn) && (psn == wqe.lastPsn || n == qp.pmtu()),
+                psn == wqe.lastPsn);
     }
 
     /**

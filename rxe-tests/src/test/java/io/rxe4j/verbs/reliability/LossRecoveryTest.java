@@ -66,30 +66,15 @@ class LossRecoveryTest {
         }
     }
 
-    /** (b) The 2nd of 4 READ response packets is lost: at the gap the requester re-requests only the tail. */
+    /**
+     * (b) The 2nd of 4 READ response packets is lost: the later two are placed by offset, and after
+     * the reordering window only the lost packet is re-requested.
+     */
     @Test
     void lostReadResponseReRequestsOnlyTheMissingPart() {
         try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults())) {
-            fill(p.b.mr.segment(), 0, 1024, 11);
-            boolean[] dropped = {false};
-            p.dropper = pkt -> {
-                if (!pkt.fromA() && pkt.opcode() == OP_READ_RESPONSE_MIDDLE && !dropped[0]) {
-                    dropped[0] = true;
-                    return true;
-                }
-                return false;
-            };
+            var reqs = readWithTheSecondResponseLost(p);
             long va = p.b.mr.addr();
-            SendWr wr = new SendWr().set(2, WrOpcode.RDMA_READ, SendFlags.SIGNALED,
-                    new Sge(p.a.mr.addr() + 4096, 1024, p.a.mr.lkey())).remote(va, p.b.mr.rkey());
-            p.a.qp.postSend(wr);
-            WorkCompletion wc = p.next(p.a);
-            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
-            assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_READ);
-            assertThat(wc.byteLen).isEqualTo(1024);
-            assertThat(p.a.mr.segment().asSlice(4096, 1024).mismatch(p.b.mr.segment().asSlice(0, 1024)))
-                    .isEqualTo(-1);
-            var reqs = p.sent(true, OP_READ_REQUEST);
             assertThat(reqs).hasSize(2);
             assertThat(reqs.get(0).rethVa()).isEqualTo(va);
             assertThat(reqs.get(0).rethLen()).isEqualTo(1024);
@@ -111,26 +96,8 @@ class LossRecoveryTest {
     @Test
     void withRxeRecoveryALostReadResponseReRequestsTheTail() {
         try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults(), VirtualRcPair.ALL_REMOTE, 0, io.rxe4j.verbs.DeviceConfig.defaults().withAdaptiveRecovery(false))) {
-            fill(p.b.mr.segment(), 0, 1024, 11);
-            boolean[] dropped = {false};
-            p.dropper = pkt -> {
-                if (!pkt.fromA() && pkt.opcode() == OP_READ_RESPONSE_MIDDLE && !dropped[0]) {
-                    dropped[0] = true;
-                    return true;
-                }
-                return false;
-            };
+            var reqs = readWithTheSecondResponseLost(p);
             long va = p.b.mr.addr();
-            SendWr wr = new SendWr().set(2, WrOpcode.RDMA_READ, SendFlags.SIGNALED,
-                    new Sge(p.a.mr.addr() + 4096, 1024, p.a.mr.lkey())).remote(va, p.b.mr.rkey());
-            p.a.qp.postSend(wr);
-            WorkCompletion wc = p.next(p.a);
-            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
-            assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_READ);
-            assertThat(wc.byteLen).isEqualTo(1024);
-            assertThat(p.a.mr.segment().asSlice(4096, 1024).mismatch(p.b.mr.segment().asSlice(0, 1024)))
-                    .isEqualTo(-1);
-            var reqs = p.sent(true, OP_READ_REQUEST);
             assertThat(reqs).hasSize(2);
             assertThat(reqs.get(0).rethVa()).isEqualTo(va);
             assertThat(reqs.get(0).rethLen()).isEqualTo(1024);
@@ -153,23 +120,7 @@ class LossRecoveryTest {
     @Test
     void lostMiddleWritePacketIsRecoveredBySequenceNak() {
         try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults())) {
-            fill(p.a.mr.segment(), 0, 1024, 12);
-            boolean[] dropped = {false};
-            p.dropper = pkt -> {
-                if (pkt.fromA() && pkt.opcode() == OP_WRITE_MIDDLE && !dropped[0]) {
-                    dropped[0] = true;
-                    return true;
-                }
-                return false;
-            };
-            SendWr wr = new SendWr().set(3, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
-                    new Sge(p.a.mr.addr(), 1024, p.a.mr.lkey())).remote(p.b.mr.addr() + 2048, p.b.mr.rkey());
-            p.a.qp.postSend(wr);
-            WorkCompletion wc = p.next(p.a);
-            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
-            assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_WRITE);
-            assertThat(p.b.mr.segment().asSlice(2048, 1024).mismatch(p.a.mr.segment().asSlice(0, 1024)))
-                    .isEqualTo(-1);
+            writeWithTheSecondPacketLost(p);
             assertThat(p.a.dev.counter("rcvd_seq_err")).isEqualTo(1);
             assertThat(p.a.dev.counter("retransmit_timeouts")).as("recovered by NAK, not timeout").isZero();
             Pkt lost = p.log.stream().filter(Pkt::dropped).findFirst().orElseThrow();
@@ -190,23 +141,7 @@ class LossRecoveryTest {
     @Test
     void withRxeRecoveryALostMiddleWritePacketIsResentWithAllAfterIt() {
         try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults(), VirtualRcPair.ALL_REMOTE, 0, io.rxe4j.verbs.DeviceConfig.defaults().withAdaptiveRecovery(false))) {
-            fill(p.a.mr.segment(), 0, 1024, 12);
-            boolean[] dropped = {false};
-            p.dropper = pkt -> {
-                if (pkt.fromA() && pkt.opcode() == OP_WRITE_MIDDLE && !dropped[0]) {
-                    dropped[0] = true;
-                    return true;
-                }
-                return false;
-            };
-            SendWr wr = new SendWr().set(3, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
-                    new Sge(p.a.mr.addr(), 1024, p.a.mr.lkey())).remote(p.b.mr.addr() + 2048, p.b.mr.rkey());
-            p.a.qp.postSend(wr);
-            WorkCompletion wc = p.next(p.a);
-            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
-            assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_WRITE);
-            assertThat(p.b.mr.segment().asSlice(2048, 1024).mismatch(p.a.mr.segment().asSlice(0, 1024)))
-                    .isEqualTo(-1);
+            writeWithTheSecondPacketLost(p);
             assertThat(p.a.dev.counter("rcvd_seq_err")).isEqualTo(1);
             assertThat(p.a.dev.counter("retransmit_timeouts")).as("recovered by NAK, not timeout").isZero();
             Pkt lost = p.log.stream().filter(Pkt::dropped).findFirst().orElseThrow();
@@ -284,5 +219,55 @@ class LossRecoveryTest {
             assertThat(p.a.dev.counter("rcvd_seq_err")).isZero();
             assertThat(p.b.dev.counter("duplicate_request")).isZero();
         }
+    }
+
+    /**
+     * A 1024-byte READ at MTU 256 whose 2nd response packet is lost once; runs it to its successful
+     * completion and checks every byte.
+     *
+     * @return the READ requests A sent
+     */
+    private static java.util.List<Pkt> readWithTheSecondResponseLost(VirtualRcPair p) {
+        fill(p.b.mr.segment(), 0, 1024, 11);
+        boolean[] dropped = {false};
+        p.dropper = pkt -> {
+            if (!pkt.fromA() && pkt.opcode() == OP_READ_RESPONSE_MIDDLE && !dropped[0]) {
+                dropped[0] = true;
+                return true;
+            }
+            return false;
+        };
+        long va = p.b.mr.addr();
+        SendWr wr = new SendWr().set(2, WrOpcode.RDMA_READ, SendFlags.SIGNALED,
+                new Sge(p.a.mr.addr() + 4096, 1024, p.a.mr.lkey())).remote(va, p.b.mr.rkey());
+        p.a.qp.postSend(wr);
+        WorkCompletion wc = p.next(p.a);
+        assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+        assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_READ);
+        assertThat(wc.byteLen).isEqualTo(1024);
+        assertThat(p.a.mr.segment().asSlice(4096, 1024).mismatch(p.b.mr.segment().asSlice(0, 1024)))
+                .isEqualTo(-1);
+        return p.sent(true, OP_READ_REQUEST);
+    }
+
+    /** A 1024-byte WRITE at MTU 256 whose 2nd packet is lost once; runs it to its successful completion and checks B's bytes. */
+    private static void writeWithTheSecondPacketLost(VirtualRcPair p) {
+        fill(p.a.mr.segment(), 0, 1024, 12);
+        boolean[] dropped = {false};
+        p.dropper = pkt -> {
+            if (pkt.fromA() && pkt.opcode() == OP_WRITE_MIDDLE && !dropped[0]) {
+                dropped[0] = true;
+                return true;
+            }
+            return false;
+        };
+        SendWr wr = new SendWr().set(3, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                new Sge(p.a.mr.addr(), 1024, p.a.mr.lkey())).remote(p.b.mr.addr() + 2048, p.b.mr.rkey());
+        p.a.qp.postSend(wr);
+        WorkCompletion wc = p.next(p.a);
+        assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+        assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_WRITE);
+        assertThat(p.b.mr.segment().asSlice(2048, 1024).mismatch(p.a.mr.segment().asSlice(0, 1024)))
+                .isEqualTo(-1);
     }
 }
