@@ -689,7 +689,11 @@ public final class Completer implements CompleterOps {
     /**
      * Re-requests every hole of the READs under way that lies before a placed response (from
      * comp.psn up to the newest placed PSN) and has been known for a reordering window (the response
-     * after it arrived that long ago), each at most once per round ({@link #asked}).
+     * after it arrived that long ago), each at most once per round ({@link #asked}). Towards a peer
+     * not known to hold out-of-order requests ({@link RequesterRepair.PeerKind}) only the hole at
+     * comp.psn is asked for: kernel {@code rdma_rxe} moves a READ resource's start to each
+     * re-request and drops any later one that starts before it, so its re-requests must never go
+     * backwards.
      *
      * @return the arrival time of the response after the youngest hole left for later, or {@link
      *     Long#MAX_VALUE}
@@ -701,6 +705,7 @@ public final class Completer implements CompleterOps {
         }
         int q = compPsn;
         int budget = PsnSet.WINDOW;
+        boolean onlyAtComp = rc.requester.repair.peer != RequesterRepair.PeerKind.HOLDS;
         long i = qp.sqCompleted();
         long req = qp.sqReq();
         while (Psn.diff(q, maxPlaced) < 0 && budget-- > 0 && i != req) {
@@ -716,6 +721,9 @@ public final class Completer implements CompleterOps {
                 q = Psn.next(w.lastPsn);
                 i++;
                 continue;
+            }
+            if (onlyAtComp && q != compPsn) {
+                break;
             }
             if (placed.contains(q) || asked.contains(q)) {
                 q = Psn.next(q);

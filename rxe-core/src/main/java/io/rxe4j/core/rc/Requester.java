@@ -367,7 +367,7 @@ public final class Requester {
             credits--;
             w.creditHeld = true;
         }
-        if (!w.tid && Psn.diff(psn, rc.completer.compPsn()) >= (adaptive ? ADAPTIVE_PSN_WINDOW : MAX_UNACKED_PSNS)) {
+        if (!w.tid && Psn.diff(psn, rc.completer.compPsn()) >= psnWindow(w)) {
             return Stall.PSN_WINDOW; // (TID READ segments are bounded by the peer's max_read instead)
         }
         if (adaptive) {
@@ -444,6 +444,23 @@ public final class Requester {
         int sharers = budget.sharers(unacked.heldBytes());
         long pkts = limit == Long.MAX_VALUE ? UnackedPackets.MAX_CAPACITY : limit / sharers / (qp.pmtu() + 64) + 16;
         return (int) Math.min(UnackedPackets.MAX_CAPACITY, Math.max(UnackedPackets.CAPACITY, pkts));
+    }
+
+    /**
+     * The PSN window for {@code w}'s next packet: {@link #ADAPTIVE_PSN_WINDOW} under adaptive recovery,
+     * except for a READ or atomic towards a peer not known to hold out-of-order requests, which keeps
+     * rdma_rxe's 128 ({@code RXE_MAX_UNACKED_PSNS}): kernel rdma_rxe as a READ responder with more
+     * READ PSNs outstanding than its own requesters ever send stops answering (interop case
+     * d-read_bw-q4-loops2-j2k: RETRY_EXC_ERR with 2^15, passes with 128).
+     */
+    private int psnWindow(SendWqe w) {
+        if (!adaptive) {
+            return MAX_UNACKED_PSNS;
+        }
+        if (w.isReadOrAtomic() && repair.peer != RequesterRepair.PeerKind.HOLDS) {
+            return MAX_UNACKED_PSNS;
+        }
+        return ADAPTIVE_PSN_WINDOW;
     }
 
     /** @return whether a READ or atomic (the hidden OPFN request included) before {@code w} is outstanding */
