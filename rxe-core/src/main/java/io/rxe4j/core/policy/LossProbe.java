@@ -104,10 +104,16 @@ public final class LossProbe {
 
     /** A packet was sent (new or resent); the probe deadline restarts from now. */
     public void onSend() {
+        if (active()) {
+            onSend(scheduler.nanoTime());
+        }
+    }
+
+    /** A packet was sent at {@code now} (scheduler nanoseconds); the probe deadline restarts from it. */
+    public void onSend(long now) {
         if (!active()) {
             return;
         }
-        long now = scheduler.nanoTime();
         if (phase == Phase.IDLE) {
             phase = Phase.PROBE;
         }

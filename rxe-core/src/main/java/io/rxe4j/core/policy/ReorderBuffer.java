@@ -83,7 +83,7 @@ public final class ReorderBuffer {
         long[] a = new long[n];
         for (int i = 0; i < slots.length; i++) {
             if (slots[i] != null) {
-                if (Psn.diff(psns[i], ePsn) <= 0) {
+                if (Psn.diff(psns[i], ePsn) < 0) {
                     release(i);
                     continue;
                 }

@@ -56,10 +56,16 @@ public final class RetransmitTimer {
 
     /** A packet was just sent (and recorded in the unacknowledged packets): make sure a timer runs. */
     public void onSend() {
+        if (periodNanos != 0) {
+            onSend(scheduler.nanoTime());
+        }
+    }
+
+    /** A packet was sent at {@code now} (scheduler nanoseconds): make sure a timer runs. */
+    public void onSend(long now) {
         if (periodNanos == 0) {
             return;
         }
-        long now = scheduler.nanoTime();
         if (pending == null) {
             arm(now, periodNanos);
         } else {

@@ -505,10 +505,11 @@ public final class Completer implements CompleterOps {
     /** @return the reordering window of this QP's path */
     private io.rxe4j.core.policy.ReorderWindow reorder() {
         io.rxe4j.core.policy.PeerBudget b = rc.requester.budget;
-        return b != null ? b.reorder() : OWN_WINDOW;
+        return b != null ? b.reorder() : ownWindow;
     }
 
-    private static final io.rxe4j.core.policy.ReorderWindow OWN_WINDOW =
+    /** The window of a completer whose QP has no path yet (no samples: the default); per QP, loop only. */
+    private final io.rxe4j.core.policy.ReorderWindow ownWindow =
             new io.rxe4j.core.policy.ReorderWindow(new io.rxe4j.core.policy.RttEstimator());
 
     /**

@@ -633,10 +633,11 @@ public final class Requester {
         if (budget != null) {
             budget.take(budgetBytes, unacked.heldBytes());
         }
-        unacked.add(first, packetLastPsn, scheduler.nanoTime(), budgetBytes, timeoutShift, resent);
+        long now = scheduler.nanoTime();
+        unacked.add(first, packetLastPsn, now, budgetBytes, timeoutShift, resent);
         turnBytes += budgetBytes;
-        retransmitTimer.onSend();
-        probe.onSend();
+        retransmitTimer.onSend(now);
+        probe.onSend(now);
     }
 
     /** A local failure while building a packet: the WQE completes in error and the QP enters ERR. */

@@ -307,6 +307,10 @@ public final class Responder implements ResponderOps {
         }
         int n = 0;
         while (reply.entry() == null && !interlocked && !waiting.isEmpty() && n++ < MAX_WAITING) {
+            drainHeld(); // held packets now in sequence come before the requests that arrived later
+            if (reply.entry() != null || interlocked) {
+                break; // a held READ started its reply: the rest waits for it
+            }
             ByteBuf b = waiting.peek();
             if (waitingView.parse(b, b.readerIndex(), b.readableBytes()) == null && heldByInterlock(waitingView)) {
                 interlocked = true; // it waits on, and everything behind it
