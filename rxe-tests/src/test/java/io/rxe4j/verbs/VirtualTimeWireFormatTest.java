@@ -6,4 +6,9 @@ class VirtualTimeWireFormatTest extends WireFormatSuite {
     Net createNet() {
         return virtualTime(10_000);
     }
+
+    @Override
+    boolean repeatsAllowed() {
+        return false;
+    }
 }
