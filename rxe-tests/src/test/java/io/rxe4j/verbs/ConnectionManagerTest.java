@@ -49,7 +49,11 @@ class ConnectionManagerTest {
         final List<AsyncEvent> events = new CopyOnWriteArrayList<>();
 
         Side(InJvmFabric fabric, String ip) {
-            dev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress(ip, 4791)));
+            this(fabric, ip, DeviceConfig.defaults());
+        }
+
+        Side(InJvmFabric fabric, String ip, DeviceConfig config) {
+            dev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress(ip, 4791)), config);
             dev.addAsyncEventListener(events::add);
             pd = dev.allocPd();
             cq = dev.createCq(256);
@@ -147,6 +151,37 @@ class ConnectionManagerTest {
             assertThat(server.mr.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 8)).isEqualTo(0xFEEDFACECAFEBEEFL);
             assertThat(client.awaitEvent(AsyncEventType.ESTABLISHED).qp()).isSameAs(c.qp());
             assertThat(server.awaitEvent(AsyncEventType.ESTABLISHED).qp()).isSameAs(s.qp());
+        }
+    }
+
+    /**
+     * Two rxe4j peers agree at connection setup on the extensions both devices offer (REQ offers,
+     * REP answers with the intersection; docs/wire.md): with adaptive recovery on both sides each QP
+     * knows its peer holds out-of-order requests; with it off on one side neither assumes it.
+     */
+    @Test
+    void theQpsUseTheExtensionsBothDevicesOffer() throws Exception {
+        CompletableFuture<RdmaConnection> first = acceptAsync();
+        try (RdmaConnection c = RdmaConnection.connect(client.pd, client.cq, listener.localAddress());
+                RdmaConnection s = first.get(10, TimeUnit.SECONDS)) {
+            assertThat(c.qp().core.peerExtensions()).isEqualTo(io.rxe4j.verbs.provider.QpOps.EXT_HOLDS_OUT_OF_ORDER);
+            assertThat(s.qp().core.peerExtensions()).isEqualTo(io.rxe4j.verbs.provider.QpOps.EXT_HOLDS_OUT_OF_ORDER);
+        }
+        try (Side rxeMode = new Side(fabric, "10.0.0.3", DeviceConfig.defaults().withAdaptiveRecovery(false))) {
+            CompletableFuture<RdmaConnection> accepted = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return listener.getRequest(Duration.ofSeconds(10)).accept(rxeMode.pd, rxeMode.cq, rxeMode.cq,
+                            ConnectionParams.defaults());
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            try (RdmaConnection c = RdmaConnection.connect(client.pd, client.cq, listener.localAddress());
+                    RdmaConnection s = accepted.get(10, TimeUnit.SECONDS)) {
+                assertThat(c.qp().core.localExtensions()).isEqualTo(io.rxe4j.verbs.provider.QpOps.EXT_HOLDS_OUT_OF_ORDER);
+                assertThat(c.qp().core.peerExtensions()).as("the server's device does not hold").isZero();
+                assertThat(s.qp().core.peerExtensions()).isZero();
+            }
         }
     }
 

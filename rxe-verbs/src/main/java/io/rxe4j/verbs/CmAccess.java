@@ -38,4 +38,14 @@ final class CmAccess implements VerbsAccess {
     public boolean disconnectToError(QueuePair qp, String reason) {
         return qp.core.disconnectToError(reason);
     }
+
+    @Override
+    public int localExtensions(QueuePair qp) {
+        return qp.core.localExtensions();
+    }
+
+    @Override
+    public void setPeerExtensions(QueuePair qp, int bits) {
+        qp.core.setPeerExtensions(bits);
+    }
 }

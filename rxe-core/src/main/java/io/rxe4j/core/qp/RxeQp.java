@@ -94,6 +94,8 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     private final BudgetWaiter.Place budgetPlace = new BudgetWaiter.Place();
     private volatile boolean destroyed;
     private volatile String errorReason;
+    /** The extension bits agreed with the peer ({@link #setPeerExtensions}; written on the loop, read anywhere). */
+    private volatile int peerExtensions;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RxeQp.class);
 
     /**
@@ -304,6 +306,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     /** Drains everything without completions and returns to RESET ({@code rxe-facts.md} §6.8). */
     private void reset() {
         state = QpState.RESET;
+        peerExtensions = 0;
         opfn.reset();
         engine.reset();
         sqReq = sendQueue.reset();
@@ -630,6 +633,43 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     /** The peer's packet carried BTH DW1 bit 24 (OPFN on at this device). Loop only. */
     public void onExtendedBit() {
         opfn.onExtendedBit();
+    }
+
+    /**
+     * @return {@link #EXT_HOLDS_OUT_OF_ORDER} when the device runs adaptive recovery (its responder
+     *     holds out-of-order requests), else 0
+     */
+    @Override
+    public int localExtensions() {
+        return host.config().adaptiveRecovery() ? EXT_HOLDS_OUT_OF_ORDER : 0;
+    }
+
+    /**
+     * Stores the extensions agreed with the peer (on the loop, so the engines see them with the
+     * next packet). The requester then treats the peer as holding out-of-order requests from the
+     * first NAK on, without learning it ({@code RequesterRepair}).
+     *
+     * @throws IllegalArgumentException if {@code bits} holds a bit {@link #localExtensions()} lacks
+     * @throws IllegalStateException if the QP was destroyed
+     */
+    @Override
+    public void setPeerExtensions(int bits) {
+        if ((bits & ~localExtensions()) != 0) {
+            throw new IllegalArgumentException("peer extensions 0x" + Integer.toHexString(bits)
+                    + " include bits this device does not offer (0x" + Integer.toHexString(localExtensions()) + ")");
+        }
+        if (destroyed) {
+            throw new IllegalStateException("QP 0x" + Integer.toHexString(qpn) + " was destroyed");
+        }
+        host.callOnLoop(() -> {
+            peerExtensions = bits;
+            return null;
+        });
+    }
+
+    @Override
+    public int peerExtensions() {
+        return peerExtensions;
     }
 
     /**

@@ -706,7 +706,7 @@ public final class Completer implements CompleterOps {
         }
         int q = compPsn;
         int budget = PsnSet.WINDOW;
-        boolean onlyAtComp = rc.requester.repair.peer != RequesterRepair.PeerKind.HOLDS;
+        boolean onlyAtComp = rc.requester.repair.kind() != RequesterRepair.PeerKind.HOLDS;
         long i = qp.sqCompleted();
         long req = qp.sqReq();
         while (Psn.diff(q, maxPlaced) < 0 && budget-- > 0 && i != req) {

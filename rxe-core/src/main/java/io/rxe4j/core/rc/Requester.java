@@ -457,7 +457,7 @@ public final class Requester {
         if (!adaptive) {
             return MAX_UNACKED_PSNS;
         }
-        if (w.isReadOrAtomic() && repair.peer != RequesterRepair.PeerKind.HOLDS) {
+        if (w.isReadOrAtomic() && repair.kind() != RequesterRepair.PeerKind.HOLDS) {
             return MAX_UNACKED_PSNS;
         }
         return ADAPTIVE_PSN_WINDOW;

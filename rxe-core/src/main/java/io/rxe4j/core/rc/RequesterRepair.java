@@ -51,7 +51,18 @@ final class RequesterRepair {
         DROPS
     }
 
+    /** What was learnt; {@link #kind()} is what counts. */
     PeerKind peer = PeerKind.UNKNOWN;
+
+    /**
+     * @return {@link PeerKind#HOLDS} when the connection manager agreed {@code
+     *     EXT_HOLDS_OUT_OF_ORDER} with the peer (an rxe4j peer says so, nothing to learn), else what
+     *     was learnt
+     */
+    PeerKind kind() {
+        return (qp.peerExtensions() & io.rxe4j.verbs.provider.QpOps.EXT_HOLDS_OUT_OF_ORDER) != 0 ? PeerKind.HOLDS
+                : peer;
+    }
     /** While a repair tells what the peer is: the end of the repaired request and req.psn when it went (-1: none). */
     private int learnEnd = -1;
     private int learnHigh;
@@ -89,7 +100,7 @@ final class RequesterRepair {
 
     /** No proof of holding within a retransmit timeout of the telling repair: the peer discards. */
     private void onLearnTimeout() {
-        if (learnEnd == -1 || peer != PeerKind.UNKNOWN) {
+        if (learnEnd == -1 || kind() != PeerKind.UNKNOWN) {
             return;
         }
         learned(PeerKind.DROPS, learnEnd);
@@ -113,7 +124,7 @@ final class RequesterRepair {
      * the gap that were sent before the rewind: it held them.
      */
     void onFastForward(int upTo) {
-        if (r.adaptive && nakRewindPsn != -1 && peer != PeerKind.HOLDS && Psn.diff(upTo, nakRewindPsn) >= 0) {
+        if (r.adaptive && nakRewindPsn != -1 && kind() != PeerKind.HOLDS && Psn.diff(upTo, nakRewindPsn) >= 0) {
             learned(PeerKind.HOLDS, upTo);
         }
         onResponseAt(upTo);
@@ -157,12 +168,13 @@ final class RequesterRepair {
      *     smoothed RTT), false when the caller goes back N as {@code rdma_rxe}
      */
     boolean onSequenceNak(int nakPsn) {
-        if (!r.adaptive || peer == PeerKind.DROPS) {
+        PeerKind kind = kind();
+        if (!r.adaptive || kind == PeerKind.DROPS) {
             return false;
         }
         long now = qp.scheduler.nanoTime();
         RttEstimator rtt = r.pathRtt();
-        if (peer == PeerKind.UNKNOWN) {
+        if (kind == PeerKind.UNKNOWN) {
             if (learnEnd != -1) {
                 return true; // a telling repair is out: its verdict decides
             }

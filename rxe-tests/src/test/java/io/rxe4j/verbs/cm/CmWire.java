@@ -17,7 +17,7 @@ public final class CmWire {
     /** Writes a REQ as {@link RdmaConnection#connect} would. */
     public static void writeReq(DataOutputStream out, int qpn, int psn, Mtu mtu, int initiatorDepth,
             int responderResources, InetSocketAddress address, byte[] privateData) throws IOException {
-        new CmMessage(CmMessage.Type.REQ, qpn, psn, mtu, initiatorDepth, responderResources, address, privateData)
+        new CmMessage(CmMessage.Type.REQ, qpn, psn, mtu, initiatorDepth, responderResources, address, privateData, 0)
                 .write(out);
     }
 

@@ -35,8 +35,18 @@ class AdaptiveRecoveryTest {
 
     static Result stream(WrOpcode op, Predicate<VirtualRcPair.Pkt> dropper, DeviceConfig config, long latency,
             int depth) {
+        return stream(op, dropper, config, latency, depth, false);
+    }
+
+    /** @param negotiate agree on the extensions first, as the connection manager does between rxe4j peers */
+    static Result stream(WrOpcode op, Predicate<VirtualRcPair.Pkt> dropper, DeviceConfig config, long latency,
+            int depth, boolean negotiate) {
         try (VirtualRcPair p = new VirtualRcPair((long) depth * MSG * 2, new VirtualRcPair.Params(Mtu.MTU_1024, 14, 7,
                 0x100, 0x200), VirtualRcPair.ALL_REMOTE, latency, config)) {
+            if (negotiate) {
+                assertThat(p.negotiateExtensions()).as("extensions agreed")
+                        .isEqualTo(io.rxe4j.verbs.provider.QpOps.EXT_HOLDS_OUT_OF_ORDER);
+            }
             p.dropper = dropper;
             for (int i = 0; i < depth; i++) {
                 p.a.qp.postSend(wr(p, op, i));
@@ -113,6 +123,37 @@ class AdaptiveRecoveryTest {
         // 64 packets of 1 KiB per 20 ms round trip: at most about 6.6 MB in 2 s
         assertThat(old.bytes()).isLessThanOrEqualTo(8L << 20);
         assertThat(w.bytes()).as("%s", w.countersA()).isGreaterThan(10 * old.bytes());
+    }
+
+    /**
+     * READ on the same long path: towards a peer not known to hold out-of-order requests a READ
+     * keeps rdma_rxe's 128-PSN window (the kernel's READ responder stalls beyond it, docs/networks.md),
+     * at most 128 KiB per 20 ms round trip; towards an rxe4j peer that said so at connection setup
+     * ({@code EXT_HOLDS_OUT_OF_ORDER}) the window follows the congestion window from the start.
+     */
+    @Test
+    void readFillsALongPathOnlyTowardsAPeerThatSaidItHolds() {
+        Result unknown = stream(WrOpcode.RDMA_READ, null, ADAPTIVE, 10_000_000, 64, false);
+        Result agreed = stream(WrOpcode.RDMA_READ, null, ADAPTIVE, 10_000_000, 64, true);
+        assertThat(unknown.bytes()).as("128 PSNs per round trip: %s", unknown.countersA())
+                .isLessThanOrEqualTo(14L << 20);
+        assertThat(agreed.bytes()).as("%s", agreed.countersA()).isGreaterThan(5 * unknown.bytes());
+        assertThat(agreed.ibTimeouts()).isZero();
+    }
+
+    /**
+     * Towards a peer that said it holds, the first sequence NAK is already repaired selectively:
+     * no go-back-N is needed to learn it (on this seed 2 rewinds instead of 5).
+     */
+    @Test
+    void aNegotiatedPeerIsRepairedSelectivelyFromTheFirstNak() {
+        Result learnt = stream(WrOpcode.RDMA_WRITE, loss(0.01, 23), ADAPTIVE, LATENCY, DEPTH, false);
+        Result agreed = stream(WrOpcode.RDMA_WRITE, loss(0.01, 23), ADAPTIVE, LATENCY, DEPTH, true);
+        assertThat(agreed.repairs()).isPositive();
+        assertThat(agreed.ibTimeouts()).isZero();
+        assertThat(agreed.rewinds()).as("go-back-N: %s vs learnt %s", agreed.countersA(), learnt.countersA())
+                .isLessThan(learnt.rewinds());
+        assertThat(agreed.bytes()).isGreaterThanOrEqualTo(learnt.bytes() * 9 / 10);
     }
 
     static Result streamOver(WrOpcode op, long latency, DeviceConfig config) {

@@ -257,6 +257,20 @@ final class VirtualRcPair implements AutoCloseable {
         return c;
     }
 
+    /**
+     * Agrees on the extensions both devices offer, as the connection manager does for two rxe4j
+     * peers (REQ offers, REP answers with the intersection; {@code docs/wire.md}).
+     *
+     * @return the bits agreed
+     */
+    int negotiateExtensions() {
+        io.rxe4j.verbs.internal.VerbsAccess access = io.rxe4j.verbs.internal.VerbsAccess.get();
+        int agreed = access.localExtensions(a.qp) & access.localExtensions(b.qp);
+        access.setPeerExtensions(a.qp, agreed);
+        access.setPeerExtensions(b.qp, agreed);
+        return agreed;
+    }
+
     /** Moves {@code me} RESET → INIT → RTR → RTS towards {@code peer} with the pair's parameters. */
     void reconnect(QueuePair me, QueuePair peer, RdmaDevice peerDev, int myPsn, int peerPsn) {
         connect(me, peer, peerDev, params, myPsn, peerPsn, qpAccess);

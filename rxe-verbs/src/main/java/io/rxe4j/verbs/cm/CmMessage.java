@@ -15,21 +15,27 @@ import java.net.UnknownHostException;
  * chapter 12): REQ, REP, REJ, RTU, DREQ, DREP. Big-endian on the wire:
  *
  * <pre>
- * header  u32 magic 0x5258434D ("RXCM") | u8 version 1 | u8 type | u16 body length (bytes, &le; 512)
+ * header  u32 magic 0x5258434D ("RXCM") | u8 version 2 | u8 type | u16 body length (bytes, &le; 512)
  * REQ/REP u32 QPN (24 bits) | u32 PSN (24 bits) | u8 path MTU (IBTA code 1..5)
  *         | u8 initiator depth | u8 responder resources | u8 address length (4 or 16) | address
- *         | u16 UDP port | u8 private data length | private data
+ *         | u16 UDP port | u8 private data length | private data | u32 extensions
  * REJ     u8 private data length | private data
  * RTU, DREQ, DREP: empty body
  * </pre>
  *
- * A peer that sends anything else is answered by closing the connection ({@link
+ * {@code extensions} carries rxe4j's extension bits ({@code QpOps.EXT_*}, {@code docs/wire.md}
+ * "Extensions negotiated at connection setup"), in the role of the IB CM's ECE options (Enhanced
+ * Connection Establishment: vendor ID and options in REQ and REP): the REQ offers what the client's
+ * device has, the REP answers with the part of it the server's device has too, and both QPs use
+ * exactly the REP's bits. Version 2 added them; version 1 had none.
+ *
+ * <p>A peer that sends anything else is answered by closing the connection ({@link
  * RdmaCmException.Reason#PROTOCOL}).
  */
 record CmMessage(Type type, int qpn, int psn, Mtu mtu, int initiatorDepth, int responderResources,
-        InetSocketAddress udp, byte[] privateData) {
+        InetSocketAddress udp, byte[] privateData, int extensions) {
     static final int MAGIC = 0x5258434D;
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int MAX_BODY = 512;
 
     enum Type {
@@ -52,11 +58,11 @@ record CmMessage(Type type, int qpn, int psn, Mtu mtu, int initiatorDepth, int r
     }
 
     static CmMessage control(Type type) {
-        return new CmMessage(type, 0, 0, null, 0, 0, null, new byte[0]);
+        return new CmMessage(type, 0, 0, null, 0, 0, null, new byte[0], 0);
     }
 
     static CmMessage reject(byte[] privateData) {
-        return new CmMessage(Type.REJ, 0, 0, null, 0, 0, null, privateData);
+        return new CmMessage(Type.REJ, 0, 0, null, 0, 0, null, privateData, 0);
     }
 
     void write(DataOutputStream out) throws IOException {
@@ -75,6 +81,7 @@ record CmMessage(Type type, int qpn, int psn, Mtu mtu, int initiatorDepth, int r
                 b.writeShort(udp.getPort());
                 b.writeByte(privateData.length);
                 b.write(privateData);
+                b.writeInt(extensions);
             }
             case REJ -> {
                 b.writeByte(privateData.length);
@@ -105,7 +112,7 @@ record CmMessage(Type type, int qpn, int psn, Mtu mtu, int initiatorDepth, int r
             int len = in.readUnsignedShort();
             if (magic != MAGIC || version != VERSION) {
                 throw bad("magic 0x" + Integer.toHexString(magic) + " version " + version
-                        + " is not rxe4j's connection protocol 1");
+                        + " is not rxe4j's connection protocol " + VERSION);
             }
             Type type = Type.of(code);
             if (type == null || len > MAX_BODY) {
@@ -140,9 +147,10 @@ record CmMessage(Type type, int qpn, int psn, Mtu mtu, int initiatorDepth, int r
                                 + ConnectionParams.MAX_CONNECT_PRIVATE_DATA + ")");
                     }
                     b.readFully(priv);
+                    int extensions = b.readInt();
                     Mtu mtu = Mtu.values()[mtuCode - 1];
                     yield new CmMessage(type, qpn, psn, mtu, init, resp,
-                            new InetSocketAddress(InetAddress.getByAddress(ip), port), priv);
+                            new InetSocketAddress(InetAddress.getByAddress(ip), port), priv, extensions);
                 }
                 case REJ -> {
                     byte[] priv = new byte[b.readUnsignedByte()];

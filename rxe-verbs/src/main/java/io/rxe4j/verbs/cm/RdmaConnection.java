@@ -161,8 +161,11 @@ public final class RdmaConnection implements AutoCloseable {
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
             beforeConnect.accept(qp);
             int psn = ThreadLocalRandom.current().nextInt(1 << 24);
+            VerbsAccess access = VerbsAccess.get();
+            int offered = access.localExtensions(qp);
             new CmMessage(CmMessage.Type.REQ, qp.qpNum(), psn, params.pathMtu(pd.device()), params.initiatorDepth(),
-                    params.responderResources(), pd.device().address(), params.privateDataUnsafe()).write(out);
+                    params.responderResources(), pd.device().address(), params.privateDataUnsafe(), offered)
+                    .write(out);
             CmMessage rep = readAnswer(in, server);
             if (rep.type() == CmMessage.Type.REJ) {
                 throw new RdmaCmException(RdmaCmException.Reason.REJECTED, "the server at " + server
@@ -173,6 +176,12 @@ public final class RdmaConnection implements AutoCloseable {
                         + ", got " + rep.type(), null);
             }
             Mtu mtu = smaller(params.pathMtu(pd.device()), rep.mtu());
+            if ((rep.extensions() & ~offered) != 0) {
+                throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "the server at " + server
+                        + " answered with extensions 0x" + Integer.toHexString(rep.extensions())
+                        + " beyond the 0x" + Integer.toHexString(offered) + " offered", null);
+            }
+            access.setPeerExtensions(qp, rep.extensions());
             toRts(qp, params, rep, mtu, psn);
             CmMessage.control(CmMessage.Type.RTU).write(out);
             return established(pd, qp, s, in, out, rep, mtu, dog);
@@ -229,9 +238,12 @@ public final class RdmaConnection implements AutoCloseable {
             int psn = ThreadLocalRandom.current().nextInt(1 << 24);
             // RTR and RTS before the REP, as librdmacm's rdma_accept: the client may send as soon as it has
             // the REP, and a request that fails in RTR would leave the QP in ERR before an RTS here
+            VerbsAccess access = VerbsAccess.get();
+            int agreed = req.extensions() & access.localExtensions(qp);
+            access.setPeerExtensions(qp, agreed);
             toRts(qp, params, req, mtu, psn);
             new CmMessage(CmMessage.Type.REP, qp.qpNum(), psn, mtu, params.initiatorDepth(),
-                    params.responderResources(), pd.device().address(), params.privateDataUnsafe()).write(out);
+                    params.responderResources(), pd.device().address(), params.privateDataUnsafe(), agreed).write(out);
             s.setSoTimeout(millisLeft(deadline, peer));
             CmMessage rtu = readAnswer(in, peer);
             if (rtu.type() != CmMessage.Type.RTU) {

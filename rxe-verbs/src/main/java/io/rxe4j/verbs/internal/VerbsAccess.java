@@ -35,6 +35,12 @@ public interface VerbsAccess {
     /** The provider's {@code disconnectToError}: ERR with {@code reason}; @return whether it moved */
     boolean disconnectToError(QueuePair qp, String reason);
 
+    /** The provider's {@code localExtensions}: the extension bits {@code qp}'s device offers an rxe4j peer */
+    int localExtensions(QueuePair qp);
+
+    /** The provider's {@code setPeerExtensions}: the bits agreed with the peer, before RTR */
+    void setPeerExtensions(QueuePair qp, int bits);
+
     /** @return the installed implementation */
     static VerbsAccess get() {
         VerbsAccess a = Holder.access;

@@ -84,4 +84,39 @@ public interface QpOps {
      * @return whether the QP was not in ERR before
      */
     boolean disconnectToError(String reason);
+
+    /**
+     * Extension bit (rxe4j peers only, {@code docs/wire.md} "Extensions negotiated at connection
+     * setup"): this side's responder holds out-of-order requests and processes them when the gap
+     * fills (adaptive recovery), so a requester that knows it may repair a PSN-sequence NAK by
+     * resending only the missing packet and may keep more than 128 READ/atomic PSNs outstanding.
+     */
+    int EXT_HOLDS_OUT_OF_ORDER = 1;
+
+    /**
+     * @return the extension bits this QP's device offers to an rxe4j peer ({@code EXT_*}; 0 for a
+     *     provider without extensions)
+     */
+    default int localExtensions() {
+        return 0;
+    }
+
+    /**
+     * The connection manager agreed with an rxe4j peer on {@code bits} ({@code EXT_*}, the
+     * intersection of both sides' {@link #localExtensions()}), before RTR. Never called for a peer
+     * that did not offer them (kernel {@code rdma_rxe}, RoCE NICs): without it a QP assumes nothing
+     * of its peer. Reset clears it.
+     *
+     * @throws IllegalArgumentException if {@code bits} holds a bit this side does not offer
+     */
+    default void setPeerExtensions(int bits) {
+        if (bits != 0) {
+            throw new IllegalArgumentException("no extensions offered, got 0x" + Integer.toHexString(bits));
+        }
+    }
+
+    /** @return the extension bits agreed with the peer (0 unless {@link #setPeerExtensions} set them) */
+    default int peerExtensions() {
+        return 0;
+    }
 }
