@@ -5,7 +5,9 @@
 --     the flow PSN in the BTH, and the TID list (little-endian entries) of READ_REQ and WRITE_RESP
 --     (tid-opfn-facts.md §3; rxe4j TidHeader, Kdeth, TidEntry, FlowPsn);
 --   * rxe4j's masked atomics: masked COMPARE_SWAP 0xF0 (44-byte MaskedCmpSwapETH) and field-wise
---     FETCH_ADD 0xF1 (AtomicETH layout; extensions.md §2).
+--     FETCH_ADD 0xF1 (AtomicETH layout; extensions.md §2);
+--   * rxe4j's selective NAK 0xF2: the missing PSN ranges after a PSN-sequence NAK, 4 bytes each,
+--     big-endian (count - 1) << 24 | first PSN (docs/wire.md, "Selective NAK").
 -- It runs after the InfiniBand dissector and adds an "rxe4j" tree; filter on rxe4j.* fields.
 -- Load: wireshark -X lua_script:tools/wireshark/rxe4j.lua (or tshark), or copy the file to
 -- ~/.local/lib/wireshark/plugins/.
@@ -16,7 +18,7 @@ local OPCODES = {
   [0xE0] = "TID_RDMA_WRITE_REQ", [0xE1] = "TID_RDMA_WRITE_RESP", [0xE2] = "TID_RDMA_WRITE_DATA",
   [0xE3] = "TID_RDMA_WRITE_DATA_LAST", [0xE4] = "TID_RDMA_READ_REQ", [0xE5] = "TID_RDMA_READ_RESP",
   [0xE6] = "TID_RDMA_RESYNC", [0xE7] = "TID_RDMA_ACK",
-  [0xF0] = "RC_MASKED_COMPARE_SWAP", [0xF1] = "RC_MASKED_FETCH_ADD",
+  [0xF0] = "RC_MASKED_COMPARE_SWAP", [0xF1] = "RC_MASKED_FETCH_ADD", [0xF2] = "RC_SELECTIVE_NAK",
 }
 
 local f = {
@@ -60,6 +62,10 @@ local f = {
   m_compare_mask = ProtoField.uint64("rxe4j.masked.compare_mask", "Compare mask", base.HEX),
   m_add = ProtoField.uint64("rxe4j.masked.add", "Add data", base.HEX),
   m_boundary = ProtoField.uint64("rxe4j.masked.field_boundary", "Field boundary mask", base.HEX),
+  -- selective NAK
+  sn_ranges = ProtoField.uint8("rxe4j.snak.ranges", "Missing ranges"),
+  sn_first = ProtoField.uint32("rxe4j.snak.first_psn", "First missing PSN", base.HEX),
+  sn_count = ProtoField.uint16("rxe4j.snak.count", "Missing PSNs"),
 }
 local list = {}
 for _, v in pairs(f) do list[#list + 1] = v end
@@ -156,6 +162,19 @@ local function masked(t, tvb, bth, op)
   end
 end
 
+local function selective_nak(t, tvb, bth, payload_end)
+  local a = bth + 12
+  local n = math.floor((payload_end - a) / 4)
+  t:add(f.sn_ranges, tvb(a, n * 4), n)
+  for i = 0, n - 1 do
+    local at = a + 4 * i
+    local rt = t:add(tvb(at, 4), string.format("Missing PSNs 0x%06x +%d", tvb(at + 1, 3):uint(),
+      tvb(at, 1):uint() + 1))
+    rt:add(f.sn_count, tvb(at, 1), tvb(at, 1):uint() + 1)
+    rt:add(f.sn_first, tvb(at + 1, 3))
+  end
+end
+
 function rxe.dissector(tvb, pinfo, tree)
   local fi = bth_opcode()
   if not fi then return end
@@ -177,6 +196,8 @@ function rxe.dissector(tvb, pinfo, tree)
     tid(t, tvb, bth, op, payload_end)
   elseif (op == 0xF0 and bth + 56 <= tvb:len()) or (op == 0xF1 and bth + 40 <= tvb:len()) then
     masked(t, tvb, bth, op)
+  elseif op == 0xF2 and bth + 16 <= payload_end then
+    selective_nak(t, tvb, bth, payload_end)
   end
 end
 

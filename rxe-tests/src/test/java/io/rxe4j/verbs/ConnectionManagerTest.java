@@ -164,8 +164,9 @@ class ConnectionManagerTest {
         CompletableFuture<RdmaConnection> first = acceptAsync();
         try (RdmaConnection c = RdmaConnection.connect(client.pd, client.cq, listener.localAddress());
                 RdmaConnection s = first.get(10, TimeUnit.SECONDS)) {
-            assertThat(c.qp().core.peerExtensions()).isEqualTo(io.rxe4j.verbs.provider.QpOps.EXT_HOLDS_OUT_OF_ORDER);
-            assertThat(s.qp().core.peerExtensions()).isEqualTo(io.rxe4j.verbs.provider.QpOps.EXT_HOLDS_OUT_OF_ORDER);
+            int both = io.rxe4j.verbs.provider.QpOps.EXT_HOLDS_OUT_OF_ORDER | io.rxe4j.verbs.provider.QpOps.EXT_SELECTIVE_NAK;
+            assertThat(c.qp().core.peerExtensions()).isEqualTo(both);
+            assertThat(s.qp().core.peerExtensions()).isEqualTo(both);
         }
         try (Side rxeMode = new Side(fabric, "10.0.0.3", DeviceConfig.defaults().withAdaptiveRecovery(false))) {
             CompletableFuture<RdmaConnection> accepted = CompletableFuture.supplyAsync(() -> {
@@ -178,7 +179,8 @@ class ConnectionManagerTest {
             });
             try (RdmaConnection c = RdmaConnection.connect(client.pd, client.cq, listener.localAddress());
                     RdmaConnection s = accepted.get(10, TimeUnit.SECONDS)) {
-                assertThat(c.qp().core.localExtensions()).isEqualTo(io.rxe4j.verbs.provider.QpOps.EXT_HOLDS_OUT_OF_ORDER);
+                assertThat(c.qp().core.localExtensions()).isEqualTo(io.rxe4j.verbs.provider.QpOps.EXT_HOLDS_OUT_OF_ORDER
+                        | io.rxe4j.verbs.provider.QpOps.EXT_SELECTIVE_NAK);
                 assertThat(c.qp().core.peerExtensions()).as("the server's device does not hold").isZero();
                 assertThat(s.qp().core.peerExtensions()).isZero();
             }

@@ -97,6 +97,11 @@ public enum Counter {
     SPURIOUS_NAKS,
     /** Out-of-order READ response packets a completer placed by their offset (adaptive recovery). */
     READ_RESPONSES_PLACED,
+    /**
+     * Selective NAKs (rxe4j opcode 0xF2, {@code docs/wire.md}) a responder sent to a peer that agreed
+     * {@code EXT_SELECTIVE_NAK}: the missing PSN ranges after its PSN-sequence NAK.
+     */
+    SELECTIVE_NAKS,
     /** OPFN requests (hidden COMPARE_SWAPs) posted by this side ({@code tid-opfn-facts.md} §1). */
     OPFN_REQUESTS,
     /** OPFN requests answered by this side's responder. */

@@ -111,6 +111,11 @@ public final class QpRunner implements QpEngine {
     }
 
     @Override
+    public void onSelectiveNak(PacketView pkt) {
+        rc.requester.onSelectiveNak(pkt);
+    }
+
+    @Override
     public void onResponse(PacketView pkt) {
         rc.completer.onResponse(pkt);
     }

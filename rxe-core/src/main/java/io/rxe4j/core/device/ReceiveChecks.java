@@ -138,6 +138,11 @@ final class ReceiveChecks {
             counters.drop(DropReason.WRONG_PEER);
             return;
         }
+        if (handler == Opcode.Handler.REPAIR
+                && (qp.peerExtensions() & io.rxe4j.verbs.provider.QpOps.EXT_SELECTIVE_NAK) == 0) {
+            counters.drop(DropReason.WRONG_TRANSPORT); // rxe4j's selective NAK from a peer that did not agree on it
+            return;
+        }
         qp.counters().inc(Counter.RCVD_PKTS);
         if (handler == Opcode.Handler.CNP) {
             onCnp(qp);
@@ -162,6 +167,7 @@ final class ReceiveChecks {
                 case TID_DATA -> qp.onTidWriteData(view); // the flow table's path, not the ordered request queue
                 case TID_READ_RESPONSE -> qp.onTidReadResponse(view);
                 case TID_RESPONSE -> qp.onTidWriteResponse(view); // WRITE_RESP, TID ACK
+                case REPAIR -> qp.onSelectiveNak(view);
                 case CNP -> throw new AssertionError("handled above");
             }
         } catch (RuntimeException e) {

@@ -135,6 +135,49 @@ public final class ReorderBuffer {
         }
     }
 
+    /**
+     * The PSN ranges missing after {@code ePsn} that a later held packet shows lost: every PSN from
+     * {@code ePsn} up to the newest held packet that arrived at or before {@code lostBefore} (a
+     * packet sent after a hole that arrived a reordering window ago, after RACK, RFC 8985) that is
+     * not held itself. Ranges are written to {@code out} as pairs (first PSN, count), ascending, at
+     * most {@code out.length / 2} of them and each at most {@code maxRun} PSNs long (a longer run is
+     * split). Allocation-free.
+     *
+     * @return the number of ranges written (0 when nothing held arrived by {@code lostBefore})
+     */
+    public int missing(int ePsn, long lostBefore, int maxRun, int[] out) {
+        if (count == 0) {
+            return 0;
+        }
+        int limit = -1; // offset from ePsn of the newest held packet old enough
+        for (int i = 0; i < slots.length; i++) {
+            if (slots[i] != null && arrived[i] - lostBefore <= 0) {
+                int d = Psn.diff(psns[i], ePsn);
+                if (d > limit) {
+                    limit = d;
+                }
+            }
+        }
+        int n = 0;
+        int runStart = -1;
+        for (int d = 0; d < limit && n < out.length / 2; d++) {
+            int psn = Psn.add(ePsn, d);
+            boolean miss = !holds(psn);
+            if (miss && runStart == -1) {
+                runStart = d;
+            }
+            boolean end = runStart != -1 && (!miss || d - runStart + 1 == maxRun || d == limit - 1);
+            if (end) {
+                int last = miss ? d : d - 1;
+                out[2 * n] = Psn.add(ePsn, runStart);
+                out[2 * n + 1] = last - runStart + 1;
+                n++;
+                runStart = -1;
+            }
+        }
+        return n;
+    }
+
     /** @return the earliest arrival time of a held packet in nanoseconds, or {@link Long#MAX_VALUE} when empty */
     public long oldestArrival() {
         long t = Long.MAX_VALUE;

@@ -636,12 +636,12 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     }
 
     /**
-     * @return {@link #EXT_HOLDS_OUT_OF_ORDER} when the device runs adaptive recovery (its responder
-     *     holds out-of-order requests), else 0
+     * @return {@link #EXT_HOLDS_OUT_OF_ORDER} and {@link #EXT_SELECTIVE_NAK} when the device runs
+     *     adaptive recovery (its responder holds out-of-order requests and can name what it misses), else 0
      */
     @Override
     public int localExtensions() {
-        return host.config().adaptiveRecovery() ? EXT_HOLDS_OUT_OF_ORDER : 0;
+        return host.config().adaptiveRecovery() ? EXT_HOLDS_OUT_OF_ORDER | EXT_SELECTIVE_NAK : 0;
     }
 
     /**
@@ -780,6 +780,11 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         if (state == QpState.RTR || state == QpState.RTS || state == QpState.SQD || state == QpState.SQE) {
             engine.onCongestionExperienced();
         }
+    }
+
+    /** An rxe4j selective NAK for this QP's requester (the peer agreed EXT_SELECTIVE_NAK). Loop only. */
+    public void onSelectiveNak(PacketView pkt) {
+        engine.onSelectiveNak(pkt);
     }
 
     /** A CNP for this QP's requester arrived (ECN on): its congestion window shrinks. Loop only. */

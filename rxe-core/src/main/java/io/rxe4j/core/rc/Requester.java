@@ -701,6 +701,11 @@ public final class Requester {
         }
     }
 
+    /** An rxe4j selective NAK from the peer: the missing PSNs it names go again ({@link RequesterRepair#onSelectiveNak}). */
+    public void onSelectiveNak(io.rxe4j.core.wire.PacketView pkt) {
+        repair.onSelectiveNak(pkt);
+    }
+
     /** RNR NAK received: wait the responder's RNR time, then retry ({@code rxe-facts.md} §5.3; 7 = infinite). */
     void onRnrNak(int timerCode, boolean ignoreCount) {
         counters.inc(Counter.RCVD_RNR_ERR);

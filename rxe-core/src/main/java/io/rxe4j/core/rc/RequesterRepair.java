@@ -71,6 +71,8 @@ final class RequesterRepair {
     int nakRewindPsn = -1;
     private int lastRepairPsn = -1;
     private long lastRepairAt;
+    /** When each PSN was last sent again by a NAK or a selective NAK. */
+    private final io.rxe4j.core.policy.RepairLog repaired = new io.rxe4j.core.policy.RepairLog();
 
     RequesterRepair(Requester r, RxeQp qp, RcEngines rc) {
         this.r = r;
@@ -195,8 +197,8 @@ final class RequesterRepair {
             return true;
         }
         long guard = rtt != null && rtt.hasSample() ? rtt.srttNanos() : 0;
-        if (nakPsn == lastRepairPsn && now - lastRepairAt < guard) {
-            return true; // that packet was sent again less than a round trip ago
+        if ((nakPsn == lastRepairPsn && now - lastRepairAt < guard) || repaired.recentlyRepaired(nakPsn, now, guard)) {
+            return true; // that packet was sent again less than a round trip ago (by a NAK or a selective NAK)
         }
         if (!resend(nakPsn)) {
             return false;
@@ -204,10 +206,76 @@ final class RequesterRepair {
         counters.inc(Counter.SELECTIVE_REPAIRS);
         lastRepairPsn = nakPsn;
         lastRepairAt = now;
+        repaired.onRepair(nakPsn, now);
         if (r.budget != null && r.budget.onLoss()) {
             counters.inc(Counter.CC_WINDOW_REDUCTIONS);
         }
         return true;
+    }
+
+    /** Most packets one selective NAK may make the requester send again: 256 (bounded output per packet received). */
+    static final int MAX_REPAIRS_PER_SELECTIVE_NAK = 256;
+
+    /**
+     * An rxe4j selective NAK ({@code docs/wire.md} "Selective NAK"; only from a peer that agreed
+     * {@code EXT_SELECTIVE_NAK}): every PSN in its ranges that was sent, is not acknowledged yet and
+     * was not repaired within the last smoothed RTT is sent again, at most {@link
+     * #MAX_REPAIRS_PER_SELECTIVE_NAK} of them. The PSN-sequence NAK before it did the rest (comp.psn,
+     * the congestion window). A payload that is not a whole number of ranges is dropped and counted.
+     */
+    void onSelectiveNak(io.rxe4j.core.wire.PacketView pkt) {
+        int len = pkt.payloadLength();
+        if (len == 0 || (len & 3) != 0) {
+            counters.drop(io.rxe4j.core.wire.DropReason.OTHER);
+            return;
+        }
+        if (!r.adaptive || !sending()) {
+            return;
+        }
+        RttEstimator rtt = r.pathRtt();
+        long guard = rtt != null && rtt.hasSample() ? rtt.srttNanos() : 0;
+        long now = qp.scheduler.nanoTime();
+        int comp = rc.completer.compPsn();
+        ByteBuf b = pkt.buf();
+        int at = pkt.payloadIndex();
+        int budget = MAX_REPAIRS_PER_SELECTIVE_NAK;
+        for (int k = 0; k < len && budget > 0; k += 4) {
+            int word = b.getInt(at + k);
+            int first = word & Psn.MASK;
+            int n = (word >>> 24) + 1;
+            for (int j = 0; j < n && budget > 0; j++) {
+                int p = Psn.add(first, j);
+                if (Psn.diff(p, comp) < 0 || Psn.diff(p, r.psn) >= 0 || repaired.recentlyRepaired(p, now, guard)
+                        || insideRead(p)) {
+                    continue; // acknowledged, never sent, sent again less than a round trip ago, or no packet of ours
+                }
+                if (resend(p)) {
+                    counters.inc(Counter.SELECTIVE_REPAIRS);
+                    repaired.onRepair(p, now);
+                    budget--;
+                }
+            }
+        }
+        qp.host().flushTransport();
+    }
+
+    /**
+     * @return whether {@code p} lies after the first PSN of a sent READ: the PSNs of its responses,
+     *     which the responder sees as missing when the READ request was lost, but which no request
+     *     packet carries (the READ request at its first PSN stands for all of them)
+     */
+    private boolean insideRead(int p) {
+        long prod = qp.sqProducer();
+        for (long i = qp.sqCompleted(); i != prod; i++) {
+            SendWqe w = qp.sqAt(i);
+            if (w.state == SendWqe.State.POSTED || Psn.diff(p, w.firstPsn) < 0) {
+                return false;
+            }
+            if (w.state != SendWqe.State.DONE && Psn.diff(p, w.lastPsn) <= 0) {
+                return WrOpcodeInfo.of(w.opcode).family() == WrOpcodeInfo.Family.READ && p != w.firstPsn;
+            }
+        }
+        return false;
     }
 
     /** @return the last PSN of the sent request that starts at {@code p} (a READ's last response PSN), or -1 */

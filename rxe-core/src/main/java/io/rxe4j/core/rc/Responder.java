@@ -248,6 +248,7 @@ public final class Responder implements ResponderOps {
         draining = false;
         pendingAckPsn = -1;
         nakPsn = -1;
+        selectiveHigh = -1;
     }
 
     @Override
@@ -852,7 +853,43 @@ public final class Responder implements ResponderOps {
         nakPsn = ePsn;
         counters.inc(Counter.REORDER_NAKS);
         sendAck(Aeth.NAK_PSN_SEQ_ERROR, ePsn);
+        sendSelectiveNak(now);
         qp.host().flushTransport();
+    }
+
+    /** Ranges of a selective NAK: pairs (first PSN, count), at most 64. */
+    private final int[] missing = new int[2 * SELECTIVE_NAK_RANGES];
+    /** Most ranges in one selective NAK: 64 (256 payload bytes, the smallest path MTU). */
+    static final int SELECTIVE_NAK_RANGES = 64;
+    /** The last PSN a selective NAK named while its repairs may still be on the way (-1: none). */
+    private int selectiveHigh = -1;
+    private long selectiveAt;
+
+    /**
+     * After a PSN-sequence NAK, towards a peer that agreed {@code EXT_SELECTIVE_NAK}: every PSN range
+     * missing before a held packet that arrived a reordering window ago, so that the requester
+     * resends all of them in one round trip instead of one hole per round trip. Not sent when the
+     * only hole is the NAKed PSN itself.
+     */
+    private void sendSelectiveNak(long now) {
+        if ((qp.peerExtensions() & io.rxe4j.verbs.provider.QpOps.EXT_SELECTIVE_NAK) == 0) {
+            return;
+        }
+        int n = held.missing(ePsn, now - window().windowNanos(), 256, missing);
+        if (n == 0 || (n == 1 && missing[1] == 1)) {
+            return;
+        }
+        packets.sendSelectiveNak(ePsn, missing, n);
+        selectiveHigh = Psn.add(missing[2 * n - 2], missing[2 * n - 1] - 1);
+        selectiveAt = now;
+    }
+
+    /**
+     * @return whether the gap at ePsn was named by a selective NAK whose repairs may still be on the
+     *     way (sent less than the re-NAK time ago): the gap is then NAKed already
+     */
+    private boolean namedBySelectiveNak(long now) {
+        return selectiveHigh != -1 && Psn.diff(ePsn, selectiveHigh) <= 0 && now - selectiveAt < reNakNanos();
     }
 
     private void onGapTimeout() {
@@ -911,7 +948,12 @@ public final class Responder implements ResponderOps {
         if (progressed || !nakTimer.isOpen()) {
             nakTimer.close(); // a new gap: its deadline counts from its oldest held packet
             if (!held.isEmpty()) {
-                nakTimer.open(held.oldestArrival(), window().windowNanos());
+                long now = qp.scheduler.nanoTime();
+                if (namedBySelectiveNak(now)) {
+                    nakTimer.open(now, reNakNanos()); // its repair is on the way: NAK only if it is lost too
+                } else {
+                    nakTimer.open(held.oldestArrival(), window().windowNanos());
+                }
             }
         }
     }

@@ -38,6 +38,27 @@ final class ResponsePackets {
         qp.host().transmit(qp, headerOnlyResponse(Opcode.RC_ACKNOWLEDGE, psn, syndrome));
     }
 
+    /**
+     * Sends an rxe4j selective NAK (opcode 0xF2, {@code docs/wire.md} "Selective NAK"): BTH with PSN
+     * {@code psn} (the expected PSN), then one 4-byte big-endian word per range, {@code (count − 1)
+     * << 24 | first PSN}.
+     *
+     * @param ranges pairs (first PSN, count 1..256)
+     * @param n ranges, 1..64
+     */
+    void sendSelectiveNak(int psn, int[] ranges, int n) {
+        Opcode op = Opcode.RC_SELECTIVE_NAK;
+        int total = op.headerLength() + 4 * n + Icrc.LENGTH;
+        ByteBuf b = qp.host().allocPacket(total);
+        Bth.write(b, 0, op.code(), false, 0, Bth.DEFAULT_PKEY, qp.destQpn(), false, psn);
+        for (int i = 0; i < n; i++) {
+            b.setInt(op.headerLength() + 4 * i, (ranges[2 * i + 1] - 1) << 24 | ranges[2 * i]);
+        }
+        b.writerIndex(total);
+        counters.inc(Counter.SELECTIVE_NAKS);
+        qp.host().transmit(qp, b);
+    }
+
     /** Answers an atomic: ATOMIC ACKNOWLEDGE with the original value. */
     void sendAtomicAck(int psn, long original) {
         Opcode op = Opcode.RC_ATOMIC_ACKNOWLEDGE;

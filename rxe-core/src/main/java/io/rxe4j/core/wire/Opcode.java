@@ -55,6 +55,12 @@ public enum Opcode {
     RC_MASKED_COMPARE_SWAP(0xF0, Transport.RC, Operation.MASKED_COMPARE_SWAP, Payload.NONE, F.FIRST | F.LAST | F.ATOMIC, MASKED_CMP_SWAP_ETH),
     /** rxe4j masked fetch-and-add ({@code extensions.md} §2). */
     RC_MASKED_FETCH_ADD(0xF1, Transport.RC, Operation.MASKED_FETCH_ADD, Payload.NONE, F.FIRST | F.LAST | F.ATOMIC, ATOMIC_ETH),
+    /**
+     * rxe4j selective NAK ({@code docs/wire.md} "Selective NAK"): the PSN ranges a responder that
+     * holds out-of-order requests misses, sent right after its PSN-sequence NAK, only to a peer that
+     * agreed {@code EXT_SELECTIVE_NAK} at connection setup. Payload: 1..64 ranges of 4 bytes.
+     */
+    RC_SELECTIVE_NAK(0xF2, Transport.RC, Operation.SELECTIVE_NAK, Payload.NON_EMPTY, F.FIRST | F.LAST | F.RESPONSE),
     // ---- UC ----
     UC_SEND_FIRST(0x20, Transport.UC, Operation.SEND, Payload.PMTU, F.FIRST | F.RWR | F.SEND),
     UC_SEND_MIDDLE(0x21, Transport.UC, Operation.SEND, Payload.PMTU, F.MIDDLE | F.SEND),
@@ -150,6 +156,8 @@ public enum Opcode {
         MASKED_COMPARE_SWAP,
         /** Masked FETCH_ADD (rxe4j). */
         MASKED_FETCH_ADD,
+        /** The missing PSN ranges of a responder that holds out-of-order requests (rxe4j, 0xF2). */
+        SELECTIVE_NAK,
         /** Congestion notification (RoCEv2 CNP). */
         CNP,
         /** TID RDMA WRITE request (0xE0). */
@@ -186,7 +194,9 @@ public enum Opcode {
         /** TID RDMA WRITE_RESP and TID ACK/NAK: the TID WRITE requester. */
         TID_RESPONSE,
         /** A RoCEv2 CNP: the requester's congestion reaction. */
-        CNP
+        CNP,
+        /** An rxe4j selective NAK: the requester's selective repair ({@code RequesterRepair}). */
+        REPAIR
     }
 
     /**
@@ -277,6 +287,9 @@ public enum Opcode {
     private static Handler handlerOf(Transport transport, Operation operation, int flags) {
         if (transport == Transport.CNP) {
             return Handler.CNP;
+        }
+        if (operation == Operation.SELECTIVE_NAK) {
+            return Handler.REPAIR;
         }
         if (operation == Operation.TID_WRITE_DATA || operation == Operation.TID_RESYNC) {
             return Handler.TID_DATA;

@@ -48,6 +48,7 @@ class ReceiveDispatchTest {
         m.put(Opcode.TID_RDMA_WRITE_RESP, Handler.TID_RESPONSE);
         m.put(Opcode.TID_RDMA_ACK, Handler.TID_RESPONSE);
         m.put(Opcode.CNP, Handler.CNP);
+        m.put(Opcode.RC_SELECTIVE_NAK, Handler.REPAIR);
         return m;
     }
 

@@ -77,4 +77,44 @@ class ReorderBufferTest {
         assertThat(r.holds(Psn.add(e, 106))).isTrue();
         r.clear();
     }
+
+    /**
+     * The missing ranges: holes before a packet that arrived by the deadline, ascending, split at
+     * the run limit, bounded by the output, across the 24-bit wrap; holes after the newest old
+     * packet are left out (they may still be reordered, not lost).
+     */
+    @Test
+    void missingRangesAreTheHolesBeforeTheNewestOldPacket() {
+        ReorderBuffer r = new ReorderBuffer();
+        int e = Psn.MASK - 2; // ePsn three below the wrap
+        // held: e+2, e+3 (arrived at 10), e+7 (at 20), e+12 (at 100: too young)
+        r.offer(Psn.add(e, 2), e, pkt(10), 10);
+        r.offer(Psn.add(e, 3), e, pkt(10), 10);
+        r.offer(Psn.add(e, 7), e, pkt(10), 20);
+        r.offer(Psn.add(e, 12), e, pkt(10), 100);
+        int[] out = new int[16];
+        int n = r.missing(e, 50, 256, out);
+        assertThat(n).isEqualTo(2);
+        assertThat(out[0]).isEqualTo(e);
+        assertThat(out[1]).isEqualTo(2); // e, e+1
+        assertThat(out[2]).isEqualTo(Psn.add(e, 4));
+        assertThat(out[3]).isEqualTo(3); // e+4..e+6, across the wrap
+        // with the young packet old enough, the holes before it count too
+        n = r.missing(e, 100, 256, out);
+        assertThat(n).isEqualTo(3);
+        assertThat(out[4]).isEqualTo(Psn.add(e, 8));
+        assertThat(out[5]).isEqualTo(4);
+        // a run limit of 2 splits e+4..e+6 and e+8..e+11
+        n = r.missing(e, 100, 2, out);
+        assertThat(n).isEqualTo(5);
+        assertThat(java.util.Arrays.copyOf(out, 10)).containsExactly(e, 2, Psn.add(e, 4), 2, Psn.add(e, 6), 1,
+                Psn.add(e, 8), 2, Psn.add(e, 10), 2);
+        // the output bounds the ranges
+        int[] two = new int[4];
+        assertThat(r.missing(e, 100, 256, two)).isEqualTo(2);
+        // nothing old enough, or nothing held: none
+        assertThat(r.missing(e, 5, 256, out)).isZero();
+        r.clear();
+        assertThat(r.missing(e, 1000, 256, out)).isZero();
+    }
 }

@@ -83,6 +83,8 @@ class OpcodeTableTest {
         // rxe4j masked atomics (extensions.md §2): 12 + 44 and 12 + 28
         rc(0xF0, "MASKED_COMPARE_SWAP", List.of(MASKED_CMP_SWAP_ETH), 56, Payload.NONE, "F,L");
         rc(0xF1, "MASKED_FETCH_ADD", List.of(ATOMIC_ETH), 40, Payload.NONE, "F,L");
+        // rxe4j selective NAK (docs/wire.md): BTH + 4-byte ranges, a response
+        rc(0xF2, "SELECTIVE_NAK", List.of(), 12, Payload.NON_EMPTY, "F,L,R");
         // UC 0x20..0x2B: "same layout as the RC equivalents"
         for (Row r : List.copyOf(FACT_SHEET)) {
             if (r.code() <= 0x0B) {
@@ -202,7 +204,7 @@ class OpcodeTableTest {
 
     @ParameterizedTest
     @ValueSource(ints = {0x15, 0x18, 0x19, 0x1A, 0x1B, 0x1E, 0x1F, 0x2C, 0x40, 0x5C, 0x60, 0x66, 0x80, 0x82, 0xDF, 0xE8,
-        0xEF, 0xF2, 0xFF})
+        0xEF, 0xF3, 0xFF})
     void unknownCodesGiveNull(int code) {
         assertThat(Opcode.of(code)).isNull();
     }

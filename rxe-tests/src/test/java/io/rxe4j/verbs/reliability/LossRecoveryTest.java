@@ -137,6 +137,82 @@ class LossRecoveryTest {
         }
     }
 
+    /**
+     * (c') Two packets of one WRITE lost, between peers that agreed EXT_SELECTIVE_NAK at connection
+     * setup: after its reordering window the responder NAKs the first hole and names both holes in
+     * one selective NAK (opcode 0xF2, byte for byte as docs/wire.md "Selective NAK" specifies); the
+     * requester sends exactly those two packets again, once each, and no go-back-N follows.
+     */
+    @Test
+    void twoLostWritePacketsAreNamedByOneSelectiveNak() {
+        try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults())) {
+            p.negotiateExtensions();
+            p.capturer = pkt -> pkt.opcode() == 0xF2;
+            fill(p.a.mr.segment(), 0, 2048, 13);
+            java.util.Set<Integer> lose = new java.util.HashSet<>(java.util.List.of(0x101, 0x104));
+            p.dropper = pkt -> pkt.fromA() && lose.remove(pkt.psn()); // the first transmission of each
+            p.a.qp.postSend(new SendWr().set(4, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                    new Sge(p.a.mr.addr(), 2048, p.a.mr.lkey())).remote(p.b.mr.addr() + 4096, p.b.mr.rkey()));
+            WorkCompletion wc = p.next(p.a);
+            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(p.b.mr.segment().asSlice(4096, 2048).mismatch(p.a.mr.segment().asSlice(0, 2048))).isEqualTo(-1);
+            var fromA = p.log.stream().filter(Pkt::fromA).map(Pkt::psn).toList();
+            assertThat(fromA).containsExactly(0x100, 0x101, 0x102, 0x103, 0x104, 0x105, 0x106, 0x107, 0x101, 0x104);
+            assertThat(p.b.dev.counter("selective_naks")).isEqualTo(1);
+            assertThat(p.a.dev.counter("selective_repairs")).isEqualTo(2);
+            assertThat(p.a.dev.counter("rewinds")).isZero();
+            assertThat(p.captured).hasSize(1);
+            io.netty.buffer.ByteBuf snak = p.captured.get(0);
+            int qpn = p.a.qp.qpNum();
+            byte[] want = {
+                (byte) 0xF2, 0x00, (byte) 0xFF, (byte) 0xFF, // opcode, SE/M/PadCnt/TVer 0, P_Key
+                0x00, (byte) (qpn >> 16), (byte) (qpn >> 8), (byte) qpn, // resv8, DestQP = the requester's QP
+                0x00, 0x00, 0x01, 0x01, // AckReq 0, PSN = the expected PSN 0x000101
+                0x00, 0x00, 0x01, 0x01, // range: count 1 (count - 1 = 0), first PSN 0x000101
+                0x00, 0x00, 0x01, 0x04, // range: count 1, first PSN 0x000104
+            };
+            byte[] got = new byte[snak.readableBytes()];
+            snak.getBytes(snak.readerIndex(), got);
+            assertThat(got).hasSize(want.length + 4); // and the 4-byte ICRC
+            assertThat(java.util.Arrays.copyOf(got, want.length)).containsExactly(want);
+            assertThat(new io.rxe4j.core.wire.Icrc().check(snak, snak.readerIndex(), got.length,
+                    p.b.dev.address(), p.a.dev.address())).as("ICRC").isTrue();
+        }
+    }
+
+    /**
+     * (c'') A selective NAK from a peer that did not agree on it is dropped and counted, never acted
+     * on: it is rxe4j's own opcode, and only an agreed peer may send it.
+     */
+    @Test
+    void aSelectiveNakWithoutAgreementIsDropped() {
+        try (VirtualRcPair p = new VirtualRcPair(8192, Params.defaults())) {
+            p.capturer = pkt -> pkt.opcode() == 0xF2;
+            fill(p.a.mr.segment(), 0, 2048, 13);
+            java.util.Set<Integer> lose = new java.util.HashSet<>(java.util.List.of(0x101, 0x104));
+            p.dropper = pkt -> pkt.fromA() && lose.remove(pkt.psn());
+            p.a.qp.postSend(new SendWr().set(4, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                    new Sge(p.a.mr.addr(), 2048, p.a.mr.lkey())).remote(p.b.mr.addr() + 4096, p.b.mr.rkey()));
+            assertThat(p.next(p.a).status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(p.b.dev.counter("selective_naks")).as("not agreed: none sent").isZero();
+            assertThat(p.captured).isEmpty();
+            // a forged one, as a peer that never agreed might send it: dropped as the wrong transport
+            long before = p.a.dev.counter("drop_wrong_transport");
+            int qpn = p.a.qp.qpNum();
+            io.netty.buffer.ByteBuf forged = io.netty.buffer.Unpooled.buffer(20);
+            forged.writeBytes(new byte[] {(byte) 0xF2, 0, (byte) 0xFF, (byte) 0xFF, 0, (byte) (qpn >> 16),
+                (byte) (qpn >> 8), (byte) qpn, 0, 0, 0x01, 0x08, 0, 0, 0x01, 0x00});
+            forged.writeInt(0);
+            new io.rxe4j.core.wire.Icrc().write(forged, 0, 20, p.b.dev.address(), p.a.dev.address());
+            long resentBefore = p.a.dev.counter("resent_pkts");
+            p.replay(forged, false);
+            forged.release();
+            p.vs.runFor(1_000_000);
+            assertThat(p.a.dev.counter("drop_wrong_transport")).isEqualTo(before + 1);
+            assertThat(p.a.dev.counter("resent_pkts")).isEqualTo(resentBefore);
+        }
+    }
+
     /** (c) rdma_rxe's recovery: a middle WRITE packet is lost: PSN-sequence NAK, go-back-N from that packet. */
     @Test
     void withRxeRecoveryALostMiddleWritePacketIsResentWithAllAfterIt() {

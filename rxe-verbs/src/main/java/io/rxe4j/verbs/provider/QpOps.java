@@ -94,6 +94,14 @@ public interface QpOps {
     int EXT_HOLDS_OUT_OF_ORDER = 1;
 
     /**
+     * Extension bit (rxe4j peers only, {@code docs/wire.md} "Selective NAK"): this side's responder
+     * sends, right after a PSN-sequence NAK, an rxe4j selective NAK (opcode 0xF2) naming every PSN
+     * range it misses, and its requester resends exactly those; without the bit neither sends nor
+     * accepts the opcode.
+     */
+    int EXT_SELECTIVE_NAK = 2;
+
+    /**
      * @return the extension bits this QP's device offers to an rxe4j peer ({@code EXT_*}; 0 for a
      *     provider without extensions)
      */
