@@ -16,7 +16,9 @@ package io.rxe4j.verbs;
  *     {@code docs/reliability.md}); it changes only when packets are sent, never the wire
  * @param peerBudgetBytes the most bytes the device keeps in flight towards one peer, over all its
  *     QPs: {@link #DERIVE_BUDGET} (0, the default) takes the transport's hint (for UDP a quarter of the
- *     smaller of the granted socket buffers), {@link Long#MAX_VALUE} means no budget
+ *     smaller of the granted socket buffers; with congestion control and adaptive recovery on, 4 ×
+ *     that, since the window then keeps the peer's buffer from overflowing and a long path needs its
+ *     bandwidth-delay product in flight), {@link Long#MAX_VALUE} means no budget
  * @param ecn whether responders send a congestion notification (CNP, opcode 0x81) when a request
  *     arrives marked CE (Congestion Experienced) by the network, and requesters reduce their window
  *     on a CNP (RoCEv2 ECN; off by default, for interop)

@@ -225,6 +225,13 @@ public final class RxeLane implements PacketReceiver, QpHost {
      *     {@link Transport#inFlightBudgetHint()} divided by the number of lanes: the peer may have one
      *     receive buffer for all of them). Loop only.
      */
+    /**
+     * The derived budget under congestion control with adaptive recovery: 4 × the transport's hint
+     * (for UDP the whole smaller socket buffer instead of a quarter of it), so that one QP can keep a
+     * long path's bandwidth-delay product in flight (a 1 Gbit/s, 20 ms path needs 2.5 MB).
+     */
+    static final long HINT_SCALE = 4;
+
     @Override
     public PeerBudget peerBudget(InetSocketAddress peer) {
         PeerBudget b = budgets.get(peer);
@@ -232,6 +239,12 @@ public final class RxeLane implements PacketReceiver, QpHost {
             // the derived budget is shared by the lanes: a peer may have one receive buffer for all of
             // them (kernel rdma_rxe, a single-loop device, or NIO sockets hashed by address)
             long hint = transport.inFlightBudgetHint();
+            if (hint != Long.MAX_VALUE && config.congestionControl() && config.adaptiveRecovery()) {
+                // the window keeps the peer's buffer from overflowing (a queue there raises the RTT, and a
+                // loss with a queue shrinks it), and what overflows is repaired selectively: the static
+                // budget only caps the window, at HINT_SCALE x the hint (a long path needs more in flight)
+                hint = hint > Long.MAX_VALUE / HINT_SCALE ? Long.MAX_VALUE : hint * HINT_SCALE;
+            }
             long limit = config.peerBudgetBytes() == DeviceConfig.DERIVE_BUDGET
                     ? (hint == Long.MAX_VALUE ? hint : Math.max(1, hint / laneCount)) : config.peerBudgetBytes();
             b = new PeerBudget(limit, config.congestionControl());

@@ -10,7 +10,8 @@ package io.rxe4j.core.policy;
  *       start); above it by {@link #SEGMENT_BYTES} per window acknowledged (additive increase), up
  *       to {@link #MAX_BYTES}.
  *   <li>A loss or congestion signal (PSN-sequence NAK, a READ gap, a lost READ/atomic response, a
- *       retransmit timeout, a CNP): threshold and window become {@link #BETA} × the window, at least {@link
+ *       retransmit timeout, a CNP; {@link PeerBudget#onLoss} passes on a loss that may be noise only when
+ *       the path shows a queue): threshold and window become {@link #BETA} × the window, at least {@link
  *       #MIN_BYTES} (multiplicative decrease), once per loss episode: further signals are part of
  *       the same episode until as many bytes as were in flight at the decrease have been
  *       acknowledged since.
@@ -56,8 +57,24 @@ public final class CongestionWindow {
         return enabled ? (long) cwnd : MAX_BYTES;
     }
 
+    /** Round trip of reference for the growth above the threshold: 1 ms, in nanoseconds. */
+    public static final long REFERENCE_RTT_NANOS = 1_000_000;
+    /** Largest growth factor: 256 segments per round trip (reached at a 16 ms round trip). */
+    public static final double MAX_GROWTH = 256;
+
     /** {@code bytes} in flight were acknowledged. */
     void onAcknowledged(long bytes) {
+        onAcknowledged(bytes, 0);
+    }
+
+    /**
+     * {@code bytes} in flight were acknowledged, on a path whose smoothed RTT is {@code srttNanos}
+     * (0: unknown). Above the threshold the window grows by ρ² segments per window acknowledged, ρ =
+     * SRTT / {@link #REFERENCE_RTT_NANOS} (at least 1, ρ² at most {@link #MAX_GROWTH}): TCP Hybla's
+     * rule, so that the sending rate grows as fast per second on a long path as on a 1 ms one
+     * instead of ρ² times slower.
+     */
+    void onAcknowledged(long bytes, long srttNanos) {
         if (!enabled || bytes <= 0) {
             return;
         }
@@ -67,7 +84,8 @@ public final class CongestionWindow {
         if (cwnd < ssthresh) {
             cwnd = Math.min(cwnd + bytes, Math.max(ssthresh, cwnd));
         } else {
-            cwnd += SEGMENT_BYTES * (double) bytes / cwnd;
+            double rho = Math.max(1.0, (double) srttNanos / REFERENCE_RTT_NANOS);
+            cwnd += SEGMENT_BYTES * Math.min(MAX_GROWTH, rho * rho) * (double) bytes / cwnd;
         }
         if (cwnd > MAX_BYTES) {
             cwnd = MAX_BYTES;

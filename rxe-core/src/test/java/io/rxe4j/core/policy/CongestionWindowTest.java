@@ -43,4 +43,22 @@ class CongestionWindowTest {
         assertThat(w.windowBytes()).isEqualTo(CongestionWindow.MAX_BYTES);
     }
 
+
+    /**
+     * Above the threshold the growth per window acknowledged is ρ² segments, ρ = SRTT / 1 ms (TCP
+     * Hybla): one segment at 1 ms or less, 100 at 10 ms, at most 256.
+     */
+    @Test
+    void growthAboveTheThresholdScalesWithTheSquareOfTheRoundTrip() {
+        for (long[] c : new long[][] {{0, 1}, {500_000, 1}, {1_000_000, 1}, {10_000_000, 100}, {40_000_000, 256}}) {
+            CongestionWindow w = new CongestionWindow(true);
+            w.onLoss(CongestionWindow.INITIAL_BYTES); // threshold = window: additive increase from here
+            w.onAcknowledged(CongestionWindow.INITIAL_BYTES); // the episode ends
+            long before = w.windowBytes();
+            w.onAcknowledged(before, c[0]); // one window acknowledged
+            assertThat((double) (w.windowBytes() - before)).as("SRTT %d ns", c[0])
+                    .isCloseTo(c[1] * CongestionWindow.SEGMENT_BYTES, org.assertj.core.data.Offset.offset(
+                            0.05 * c[1] * CongestionWindow.SEGMENT_BYTES + 2));
+        }
+    }
 }
