@@ -61,6 +61,11 @@ public enum Counter {
     TX_NOT_WRITABLE,
     /** Congestion-window reductions (a loss or congestion signal, once per loss episode). */
     CC_WINDOW_REDUCTIONS,
+    /**
+     * Loss signals (NAKs, READ gaps, lost responses) not taken as congestion because the path showed
+     * no queueing delay ({@code PeerBudget.onLoss}): a lossy link, not a full queue.
+     */
+    CC_RANDOM_LOSSES,
     /** Times a requester waited because the device's byte budget towards its peer was spent. */
     BUDGET_WAITS,
     /** Congestion notification packets (CNP) sent by responders. */

@@ -85,13 +85,47 @@ public final class PeerBudget {
         return Math.min(limitBytes, window.windowBytes());
     }
 
+    /** What a loss signal did to the path's congestion window ({@link #onLoss}). */
+    public enum LossVerdict {
+        /** The window was reduced (the first signal of a loss episode). */
+        REDUCED,
+        /** Part of the loss episode under way: no further reduction. */
+        SAME_EPISODE,
+        /** Not taken as congestion: the path shows no queueing delay (a lossy link, not a full queue). */
+        NOT_CONGESTION
+    }
+
     /**
-     * A loss or congestion signal on this path (any QP's sequence NAK, READ gap, lost response,
-     * timeout, or a CNP).
+     * Least queueing delay ({@link RttEstimator#queueingDelayNanos()}) that makes a loss count as
+     * congestion, in nanoseconds: 250 µs, or half the minimum RTT when that is more.
+     */
+    public static final long MIN_QUEUEING_NANOS = 250_000;
+
+    /**
+     * A loss on this path that may be noise (any QP's sequence NAK, READ gap, lost response): it
+     * reduces the congestion window only when the path shows a queue, i.e. when every recent RTT
+     * sample exceeds the minimum RTT by more than max(minimum RTT / 2, {@link #MIN_QUEUEING_NANOS})
+     * (loss discrimination, as in TCP Westwood or Veno: a full tail-drop queue raises the delay of
+     * every packet before it drops one, a lossy link does not). Without an RTT sample every loss
+     * counts.
+     *
+     * @return what the signal did
+     */
+    public LossVerdict onLoss() {
+        if (window.enabled() && rtt.hasSample()
+                && rtt.queueingDelayNanos() <= Math.max(rtt.minRttNanos() / 2, MIN_QUEUEING_NANOS)) {
+            return LossVerdict.NOT_CONGESTION;
+        }
+        return window.onLoss(inFlightBytes) ? LossVerdict.REDUCED : LossVerdict.SAME_EPISODE;
+    }
+
+    /**
+     * A congestion signal that is never noise: a CNP (the network marked a queue), an RTT-derived or
+     * IB retransmit timeout (nothing came back for a whole timeout).
      *
      * @return whether the congestion window was reduced (once per loss episode)
      */
-    public boolean onLoss() {
+    public boolean onCongestion() {
         return window.onLoss(inFlightBytes);
     }
 
@@ -169,7 +203,7 @@ public final class PeerBudget {
             holders--;
         }
         if (acknowledged) {
-            window.onAcknowledged(bytes);
+            window.onAcknowledged(bytes, rtt.hasSample() ? rtt.srttNanos() : 0);
         }
         inFlightBytes -= bytes;
         if (inFlightBytes < 0) {

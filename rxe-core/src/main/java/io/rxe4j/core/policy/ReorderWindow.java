@@ -25,6 +25,8 @@ public final class ReorderWindow {
     public static final int CLEAN_VERDICTS = 16;
 
     private final RttEstimator rtt;
+    /** The longest reordering observed lately, × 5/4 (halved with the multiplier), in nanoseconds. */
+    private long observed;
     private int multiplier = 1;
     private int clean;
     private long spurious;
@@ -37,10 +39,22 @@ public final class ReorderWindow {
     /** @return the window in nanoseconds */
     public long windowNanos() {
         if (rtt.hasSample()) {
-            long w = rtt.reorderWindowNanos() * multiplier;
+            long w = Math.max(rtt.reorderWindowNanos() * multiplier, observed);
             return Math.min(w, Math.max(rtt.srttNanos(), RttEstimator.MIN_REORDER_NANOS));
         }
-        return Math.min(DEFAULT_NANOS * multiplier, MAX_NANOS);
+        return Math.min(Math.max(DEFAULT_NANOS * multiplier, observed), MAX_NANOS);
+    }
+
+    /**
+     * A packet arrived {@code delayNanos} after a packet sent after it, without having been asked
+     * for again: the path reorders by at least that much. The window covers 5/4 of the longest such
+     * delay seen lately (Linux TCP likewise widens its reordering allowance to the reordering it
+     * measures), halved with the multiplier after {@link #CLEAN_VERDICTS} verdicts.
+     */
+    public void onReorder(long delayNanos) {
+        if (delayNanos > 0) {
+            observed = Math.max(observed, delayNanos + delayNanos / 4);
+        }
     }
 
     /** @return the multiplier (tests, diagnostics) */
@@ -58,6 +72,7 @@ public final class ReorderWindow {
         if (++clean >= CLEAN_VERDICTS) {
             clean = 0;
             multiplier = Math.max(1, multiplier / 2);
+            observed /= 2;
         }
     }
 

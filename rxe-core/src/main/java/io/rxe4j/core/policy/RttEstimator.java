@@ -26,6 +26,10 @@ public final class RttEstimator {
     private long rttvar;
     private long minRtt = Long.MAX_VALUE;
     private long samples;
+    /** The smallest sample of the current round and of the one before (rounds of max(SRTT, 1 ms)). */
+    private long roundMin = Long.MAX_VALUE;
+    private long previousRoundMin = Long.MAX_VALUE;
+    private long roundStart;
 
     /**
      * One measured round trip: from sending a packet (sent once) to the response that acknowledged it.
@@ -33,7 +37,21 @@ public final class RttEstimator {
      * @param rttNanos the round trip in nanoseconds; values below 1 count as 1
      */
     public void sample(long rttNanos) {
+        sample(rttNanos, roundStart);
+    }
+
+    /**
+     * One measured round trip, taken at {@code now} (nanoseconds of the injected clock): as {@link
+     * #sample(long)}, and it keeps the smallest sample of the last rounds ({@link #recentMinNanos()}).
+     */
+    public void sample(long rttNanos, long now) {
         long r = Math.max(1, rttNanos);
+        if (samples == 0 || now - roundStart >= Math.max(srtt, MIN_RTO_NANOS)) {
+            previousRoundMin = roundMin;
+            roundMin = Long.MAX_VALUE;
+            roundStart = now;
+        }
+        roundMin = Math.min(roundMin, r);
         if (samples == 0) {
             srtt = r;
             rttvar = r / 2;
@@ -63,6 +81,24 @@ public final class RttEstimator {
     /** @return the RTT variation in nanoseconds (0 before the first sample) */
     public long rttvarNanos() {
         return rttvar;
+    }
+
+    /**
+     * @return the smallest sample of the current and the previous round (a round is max(SRTT, 1 ms)
+     *     of samples), in nanoseconds ({@link Long#MAX_VALUE} before the first sample). A standing
+     *     queue on the path raises every sample, so this minimum too; a sample raised only by its own
+     *     packet's wait (behind a hole at the responder, a late ACK) does not raise it.
+     */
+    public long recentMinNanos() {
+        return Math.min(roundMin, previousRoundMin);
+    }
+
+    /**
+     * @return the queueing delay the path shows now: {@link #recentMinNanos()} − {@link
+     *     #minRttNanos()}, in nanoseconds (0 before the first sample)
+     */
+    public long queueingDelayNanos() {
+        return samples == 0 ? 0 : recentMinNanos() - minRtt;
     }
 
     /** @return the smallest RTT seen in nanoseconds ({@link Long#MAX_VALUE} before the first sample) */

@@ -492,6 +492,9 @@ public final class Completer implements CompleterOps {
 
     /** UPDATE_COMP: comp.opcode follows the READ stream; comp.psn moves past this packet. */
     private State updateComp() {
+        if (adaptive && op.operation() == Opcode.Operation.READ_RESPONSE) {
+            observeReorder(psn);
+        }
         compOpcode = op.isLast() || op.operation() != Opcode.Operation.READ_RESPONSE ? null : op;
         advance(Psn.next(psn));
         if (adaptive) {
@@ -565,6 +568,7 @@ public final class Completer implements CompleterOps {
             wqe = w;
             return State.ERROR;
         }
+        observeReorder(psn);
         if (placed.size() == 0 || Psn.diff(psn, maxPlaced) > 0) {
             maxPlaced = psn;
         }
@@ -610,6 +614,24 @@ public final class Completer implements CompleterOps {
 
     private void openGap() {
         gapTimer.open(qp.scheduler.nanoTime(), reorder().windowNanos());
+    }
+
+    /**
+     * A READ response at {@code p} arrived after later ones were placed, without being asked for
+     * again: the path reordered it by as long as the first response placed after it waited, which
+     * the reordering window then covers ({@code ReorderWindow.onReorder}).
+     */
+    private void observeReorder(int p) {
+        if (placed.size() == 0 || placedAt == null || asked.contains(p) || Psn.diff(p, maxPlaced) >= 0) {
+            return;
+        }
+        int q = Psn.next(p);
+        for (int k = 0; k < 64 && !placed.contains(q) && Psn.diff(q, maxPlaced) < 0; k++) {
+            q = Psn.next(q);
+        }
+        if (placed.contains(q)) {
+            reorder().onReorder(qp.scheduler.nanoTime() - placedAt[q & (PsnSet.WINDOW - 1)]);
+        }
     }
 
     /** Counts in the responses placed earlier that are next in sequence; completes the READs they finish. */

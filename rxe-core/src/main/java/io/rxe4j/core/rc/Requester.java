@@ -242,7 +242,7 @@ public final class Requester {
         long now = scheduler.nanoTime();
         long sentAt = unacked.sampleSentAt(compPsn, rc.completer.previousResponseAt());
         if (sentAt != Long.MIN_VALUE && budget != null) {
-            budget.rtt().sample(now - sentAt); // Karn: only packets sent once give samples
+            budget.rtt().sample(now - sentAt, now); // Karn: only packets sent once give samples
         }
         releaseBudget(unacked.acknowledgeBefore(compPsn), true);
         retransmitTimer.onProgress(now);
@@ -696,7 +696,27 @@ public final class Requester {
      * per loss episode); nothing is resent.
      */
     public void onCnp() {
-        if (budget != null && budget.onLoss()) {
+        onCongestionSignal();
+    }
+
+    /**
+     * A loss on this QP's path that may be noise ({@link io.rxe4j.core.policy.PeerBudget#onLoss}):
+     * counts the window reduction, or the loss not taken as congestion.
+     */
+    void onLossSignal() {
+        if (budget == null) {
+            return;
+        }
+        switch (budget.onLoss()) {
+            case REDUCED -> counters.inc(Counter.CC_WINDOW_REDUCTIONS);
+            case NOT_CONGESTION -> counters.inc(Counter.CC_RANDOM_LOSSES);
+            default -> { }
+        }
+    }
+
+    /** A congestion signal that is never noise (CNP, timeout): the window shrinks once per episode. */
+    void onCongestionSignal() {
+        if (budget != null && budget.onCongestion()) {
             counters.inc(Counter.CC_WINDOW_REDUCTIONS);
         }
     }

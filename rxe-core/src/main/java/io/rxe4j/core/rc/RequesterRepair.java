@@ -191,9 +191,7 @@ final class RequesterRepair {
             lastRepairPsn = nakPsn;
             lastRepairAt = now;
             learnTimer.open(now, rtt.retransmitTimeoutNanos());
-            if (r.budget != null && r.budget.onLoss()) {
-                counters.inc(Counter.CC_WINDOW_REDUCTIONS);
-            }
+            r.onLossSignal();
             return true;
         }
         long guard = rtt != null && rtt.hasSample() ? rtt.srttNanos() : 0;
@@ -207,9 +205,7 @@ final class RequesterRepair {
         lastRepairPsn = nakPsn;
         lastRepairAt = now;
         repaired.onRepair(nakPsn, now);
-        if (r.budget != null && r.budget.onLoss()) {
-            counters.inc(Counter.CC_WINDOW_REDUCTIONS);
-        }
+        r.onLossSignal();
         return true;
     }
 
@@ -246,8 +242,8 @@ final class RequesterRepair {
             for (int j = 0; j < n && budget > 0; j++) {
                 int p = Psn.add(first, j);
                 if (Psn.diff(p, comp) < 0 || Psn.diff(p, r.psn) >= 0 || repaired.recentlyRepaired(p, now, guard)
-                        || insideRead(p)) {
-                    continue; // acknowledged, never sent, sent again less than a round trip ago, or no packet of ours
+                        || ofRead(p)) {
+                    continue; // acknowledged, never sent, sent again less than a round trip ago, or a READ's
                 }
                 if (resend(p)) {
                     counters.inc(Counter.SELECTIVE_REPAIRS);
@@ -260,11 +256,13 @@ final class RequesterRepair {
     }
 
     /**
-     * @return whether {@code p} lies after the first PSN of a sent READ: the PSNs of its responses,
-     *     which the responder sees as missing when the READ request was lost, but which no request
-     *     packet carries (the READ request at its first PSN stands for all of them)
+     * @return whether {@code p} is a PSN of a sent READ. A selective NAK does not re-request READs:
+     *     the PSNs after a READ's first carry no request packet of ours (the READ request stands for
+     *     all of them), and a READ request sent again on a reordering that was no loss costs a whole
+     *     READ reply; a lost READ request is repaired by the sequence NAK's single repair and the
+     *     completer's own READ rules instead
      */
-    private boolean insideRead(int p) {
+    private boolean ofRead(int p) {
         long prod = qp.sqProducer();
         for (long i = qp.sqCompleted(); i != prod; i++) {
             SendWqe w = qp.sqAt(i);
@@ -272,7 +270,7 @@ final class RequesterRepair {
                 return false;
             }
             if (w.state != SendWqe.State.DONE && Psn.diff(p, w.lastPsn) <= 0) {
-                return WrOpcodeInfo.of(w.opcode).family() == WrOpcodeInfo.Family.READ && p != w.firstPsn;
+                return WrOpcodeInfo.of(w.opcode).family() == WrOpcodeInfo.Family.READ;
             }
         }
         return false;
@@ -309,9 +307,7 @@ final class RequesterRepair {
             return;
         }
         counters.inc(Counter.RTT_TIMEOUTS);
-        if (r.budget != null && r.budget.onLoss()) {
-            counters.inc(Counter.CC_WINDOW_REDUCTIONS);
-        }
+        r.onCongestionSignal();
         onOtherRewind();
         r.rewind();
         r.run();

@@ -157,8 +157,10 @@ final class RequesterRetry {
         if (cause != Requester.RetryCause.TIMEOUT) {
             counters.inc(Counter.COMPLETER_RETRY_ERR);
         }
-        if (r.budget != null && r.budget.onLoss()) {
-            counters.inc(Counter.CC_WINDOW_REDUCTIONS); // any loss signal halves the path's window, once per episode
+        if (cause == Requester.RetryCause.TIMEOUT) {
+            r.onCongestionSignal(); // nothing came back for a whole timeout
+        } else {
+            r.onLossSignal(); // a NAK, a READ gap, a lost response: congestion only if the path shows a queue
         }
         if (!r.outstanding()) {
             return; // everything the requester sent was acknowledged meanwhile

@@ -249,6 +249,7 @@ public final class Responder implements ResponderOps {
         pendingAckPsn = -1;
         nakPsn = -1;
         selectiveHigh = -1;
+        namedRanges = 0;
     }
 
     @Override
@@ -290,8 +291,11 @@ public final class Responder implements ResponderOps {
             waiting.add(pkt.buf().retainedSlice(pkt.bthIndex(), pkt.length()));
             return;
         }
-        if (held != null && pkt.psn() == ePsn && held.holds(Psn.next(ePsn))) {
-            draining = true; // the gap fills: one ACK after the held packets
+        if (held != null && pkt.psn() == ePsn && !held.isEmpty()) {
+            observeReorder();
+            if (held.holds(Psn.next(ePsn))) {
+                draining = true; // the gap fills: one ACK after the held packets
+            }
         }
         process(pkt);
         drainHeld();
@@ -321,8 +325,11 @@ public final class Responder implements ResponderOps {
             waiting.poll();
             try {
                 if (waitingView.parse(b, b.readerIndex(), b.readableBytes()) == null) {
-                    if (held != null && waitingView.psn() == ePsn && held.holds(Psn.next(ePsn))) {
-                        draining = true;
+                    if (held != null && waitingView.psn() == ePsn && !held.isEmpty()) {
+                        observeReorder();
+                        if (held.holds(Psn.next(ePsn))) {
+                            draining = true;
+                        }
                     }
                     process(waitingView);
                 } else {
@@ -728,6 +735,8 @@ public final class Responder implements ResponderOps {
             nakPsn = -1; // the NAKed packet arrived twice: the late original and its resend
             window().onSpurious();
             counters.inc(Counter.SPURIOUS_NAKS);
+        } else {
+            onDuplicateOfNamed(checks.psn);
         }
         duplicates.answer(checks.pkt, checks.op, checks.psn);
         return State.DONE;
@@ -819,6 +828,7 @@ public final class Responder implements ResponderOps {
             case DUPLICATE -> {
                 copy.release();
                 counters.inc(Counter.DUPLICATE_REQUEST);
+                onDuplicateOfNamed(pkt.psn());
                 if (pkt.ackReq()) {
                     nakTimer.close();
                     sendGapNak(now); // a probe: the requester waits for exactly this answer
@@ -880,8 +890,51 @@ public final class Responder implements ResponderOps {
             return;
         }
         packets.sendSelectiveNak(ePsn, missing, n);
+        namedRanges = n;
+        namedSpurious = false;
         selectiveHigh = Psn.add(missing[2 * n - 2], missing[2 * n - 1] - 1);
         selectiveAt = now;
+    }
+
+    /**
+     * The expected PSN arrived while later requests are held: unless it was NAKed (then it may be the
+     * resend), the path reordered it by as long as the oldest held packet waited, which the
+     * reordering window then covers ({@code ReorderWindow.onReorder}).
+     */
+    private void observeReorder() {
+        if (ePsn == nakPsn || namedBySelectiveNak(ePsn)) {
+            return;
+        }
+        window().onReorder(qp.scheduler.nanoTime() - held.oldestArrival());
+    }
+
+    /** @return whether the last selective NAK named {@code psn} */
+    private boolean namedBySelectiveNak(int psn) {
+        for (int i = 0; i < namedRanges; i++) {
+            int d = Psn.diff(psn, missing[2 * i]);
+            if (d >= 0 && d < missing[2 * i + 1]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The ranges of the last selective NAK (pairs in {@link #missing}), and whether one of them proved spurious. */
+    private int namedRanges;
+    private boolean namedSpurious;
+
+    /**
+     * A second copy of PSN {@code psn} arrived: if the last selective NAK named it, the original was
+     * late, not lost (it and the resend both arrived), and the reordering window doubles, once per
+     * selective NAK (RFC 8985's DSACK rule).
+     */
+    private void onDuplicateOfNamed(int psn) {
+        if (namedRanges == 0 || namedSpurious || !namedBySelectiveNak(psn)) {
+            return;
+        }
+        namedSpurious = true;
+        window().onSpurious();
+        counters.inc(Counter.SPURIOUS_NAKS);
     }
 
     /**

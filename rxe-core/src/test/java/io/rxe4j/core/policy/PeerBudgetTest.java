@@ -206,12 +206,42 @@ class PeerBudgetTest {
         assertThat(budget.effectiveLimitBytes()).isEqualTo(CongestionWindow.INITIAL_BYTES);
         budget.take(CongestionWindow.INITIAL_BYTES, 0);
         assertThat(budget.fits(1)).isFalse();
-        assertThat(budget.onLoss()).isTrue();
-        assertThat(budget.onLoss()).as("same episode").isFalse();
+        assertThat(budget.onLoss()).as("no RTT sample: every loss counts").isEqualTo(PeerBudget.LossVerdict.REDUCED);
+        assertThat(budget.onLoss()).as("same episode").isEqualTo(PeerBudget.LossVerdict.SAME_EPISODE);
         assertThat(budget.effectiveLimitBytes()).isEqualTo((long) (CongestionWindow.INITIAL_BYTES * CongestionWindow.BETA));
         PeerBudget off = new PeerBudget(300_000, false);
-        assertThat(off.onLoss()).isFalse();
+        assertThat(off.onLoss()).isEqualTo(PeerBudget.LossVerdict.SAME_EPISODE);
+        assertThat(off.onCongestion()).isFalse();
         assertThat(off.effectiveLimitBytes()).isEqualTo(300_000);
+    }
+
+    /**
+     * Loss discrimination: a loss while the recent RTT samples sit at the path's minimum is not
+     * congestion (the window stays); once every sample of the last rounds carries a queueing delay
+     * above max(min RTT / 2, 250 µs), a loss reduces the window; a CNP or a timeout always does.
+     */
+    @Test
+    void aLossWithoutQueueingDelayIsNotCongestion() {
+        PeerBudget budget = new PeerBudget(Long.MAX_VALUE, true);
+        budget.take(CongestionWindow.INITIAL_BYTES, 0);
+        RttEstimator rtt = budget.rtt();
+        long t = 0;
+        for (int i = 0; i < 10; i++, t += 100_000) {
+            rtt.sample(i % 2 == 0 ? 2_000_000 : 9_000_000, t); // 2 ms path; some samples waited behind a hole
+        }
+        assertThat(budget.onLoss()).as("recent minimum at the path minimum").isEqualTo(PeerBudget.LossVerdict.NOT_CONGESTION);
+        assertThat(budget.effectiveLimitBytes()).isEqualTo(CongestionWindow.INITIAL_BYTES);
+        // a standing queue: 1.2 ms on every sample for two rounds (rounds of max(SRTT, 1 ms))
+        for (int i = 0; i < 60; i++, t += 200_000) {
+            rtt.sample(3_200_000, t);
+        }
+        assertThat(rtt.queueingDelayNanos()).isEqualTo(1_200_000);
+        assertThat(budget.onLoss()).as("1.2 ms of queue > 1 ms (half the minimum)").isEqualTo(PeerBudget.LossVerdict.REDUCED);
+        PeerBudget other = new PeerBudget(Long.MAX_VALUE, true);
+        other.take(CongestionWindow.INITIAL_BYTES, 0);
+        other.rtt().sample(2_000_000, 0);
+        assertThat(other.onLoss()).isEqualTo(PeerBudget.LossVerdict.NOT_CONGESTION);
+        assertThat(other.onCongestion()).as("a CNP or a timeout always counts").isTrue();
     }
 
     @Test

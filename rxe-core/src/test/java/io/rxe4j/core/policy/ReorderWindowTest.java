@@ -46,4 +46,35 @@ class ReorderWindowTest {
         assertThat(w.multiplier()).isEqualTo(2);
         assertThat(w.spuriousVerdicts()).isEqualTo(2);
     }
+
+    /**
+     * Observed reordering: the window covers 5/4 of the longest delay seen, with or without an RTT
+     * sample, never beyond the cap, and halves with the multiplier after 16 verdicts.
+     */
+    @Test
+    void theWindowCoversTheReorderingItObserves() {
+        RttEstimator rtt = new RttEstimator();
+        ReorderWindow w = new ReorderWindow(rtt);
+        assertThat(w.windowNanos()).isEqualTo(ReorderWindow.DEFAULT_NANOS);
+        w.onReorder(1_000_000);
+        assertThat(w.windowNanos()).as("no sample: 5/4 of 1 ms").isEqualTo(1_250_000);
+        w.onReorder(400_000);
+        assertThat(w.windowNanos()).as("the longest counts").isEqualTo(1_250_000);
+        w.onReorder(100_000_000);
+        assertThat(w.windowNanos()).as("capped").isEqualTo(ReorderWindow.MAX_NANOS);
+        RttEstimator r2 = new RttEstimator();
+        r2.sample(2_000_000);
+        ReorderWindow v = new ReorderWindow(r2);
+        assertThat(v.windowNanos()).as("a quarter of the minimum RTT").isEqualTo(500_000);
+        v.onReorder(1_000_000);
+        assertThat(v.windowNanos()).isEqualTo(1_250_000);
+        v.onReorder(10_000_000);
+        assertThat(v.windowNanos()).as("at most SRTT").isEqualTo(2_000_000);
+        ReorderWindow u = new ReorderWindow(r2);
+        u.onReorder(1_000_000);
+        for (int i = 0; i < ReorderWindow.CLEAN_VERDICTS; i++) {
+            u.onVerdict();
+        }
+        assertThat(u.windowNanos()).as("halved after 16 verdicts: 625 us").isEqualTo(625_000);
+    }
 }

@@ -60,4 +60,25 @@ class RttEstimatorTest {
         r.sample(-5);
         assertThat(r.minRttNanos()).isEqualTo(1);
     }
+
+    /**
+     * The recent minimum covers the current and the previous round (max(SRTT, 1 ms) each): a small
+     * sample keeps it down for up to two rounds, then only samples of the newer rounds count, while
+     * the all-time minimum stays.
+     */
+    @Test
+    void theRecentMinimumForgetsSamplesOlderThanTwoRounds() {
+        RttEstimator r = new RttEstimator();
+        r.sample(500_000, 0);
+        assertThat(r.recentMinNanos()).isEqualTo(500_000);
+        assertThat(r.queueingDelayNanos()).isZero();
+        r.sample(900_000, 400_000); // same round (1 ms)
+        r.sample(900_000, 1_100_000); // a new round: the first one is the previous round now
+        assertThat(r.recentMinNanos()).isEqualTo(500_000);
+        r.sample(900_000, 2_200_000); // another round: the 0.5 ms sample is two rounds old
+        assertThat(r.recentMinNanos()).isEqualTo(900_000);
+        assertThat(r.minRttNanos()).isEqualTo(500_000);
+        assertThat(r.queueingDelayNanos()).isEqualTo(400_000);
+        assertThat(new RttEstimator().queueingDelayNanos()).as("no sample").isZero();
+    }
 }

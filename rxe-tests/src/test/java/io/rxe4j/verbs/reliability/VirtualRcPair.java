@@ -56,6 +56,13 @@ final class VirtualRcPair implements AutoCloseable {
     final List<Pkt> log = new ArrayList<>();
     /** Drops a packet when it returns true; {@code null}: deliver everything. */
     Predicate<Pkt> dropper;
+    /**
+     * Extra one-way delay of a packet in virtual nanoseconds (0: none), on top of the fabric's
+     * latency, as netem's delay with reordering: a packet delayed more than the ones after it is
+     * overtaken. {@code null}: none.
+     */
+    java.util.function.ToLongFunction<Pkt> delayer;
+    private boolean replaying;
     /** Keeps a copy of a packet (in {@link #captured}) when it returns true; {@code null}: none. */
     Predicate<Pkt> capturer;
     /** Copies kept by {@link #capturer}, in order; released by {@link #close()}. */
@@ -301,6 +308,9 @@ final class VirtualRcPair implements AutoCloseable {
     }
 
     private boolean filter(ByteBuf packet, InetSocketAddress sender, InetSocketAddress recipient) {
+        if (replaying) {
+            return true; // a delayed packet, logged when it was first sent
+        }
         Pkt p = describe(packet, sender.equals(ADDR_A), false);
         boolean drop = dropper != null && dropper.test(p);
         if (drop) {
@@ -313,6 +323,23 @@ final class VirtualRcPair implements AutoCloseable {
         }
         if (onFabric != null) {
             onFabric.accept(p);
+        }
+        long extra = drop || delayer == null ? 0 : delayer.applyAsLong(p);
+        if (extra > 0) {
+            ByteBuf copy = Unpooled.copiedBuffer(packet);
+            boolean fromA = p.fromA;
+            vs.schedule(() -> {
+                replaying = true;
+                try {
+                    if (fabric.endpoint(fromA ? ADDR_A : ADDR_B) != null) { // not closed yet
+                        replay(copy, fromA);
+                    }
+                } finally {
+                    replaying = false;
+                    copy.release();
+                }
+            }, extra);
+            return false; // sent again later
         }
         return !drop;
     }
@@ -373,6 +400,9 @@ final class VirtualRcPair implements AutoCloseable {
             s.pd.close();
             s.dev.close();
         }
+        // packets still on the fabric's delayed link are scheduled deliveries: let them land on the closed
+        // endpoints, which release them, instead of discarding the tasks (and leaking the buffers) at shutdown
+        vs.runFor(fabric.latencyNanos() + 1_000_000_000L);
         vs.shutdown();
     }
 }
