@@ -206,6 +206,11 @@ public enum Counter {
      */
     DROP_STEER_QUEUE_FULL,
     /**
+     * Duplicate READ/atomic/ATOMIC WRITE/FLUSH requests dropped because later requests had reused
+     * their responder resource (late network duplicates; {@code DropReason.STALE_DUPLICATE}).
+     */
+    DROP_STALE_DUPLICATE,
+    /**
      * Datagrams dropped for the device's own sockets before rxe4j saw them (exact, per socket: the
      * {@code drops} of {@code /proc/net/udp}). Linux counts there both a full receive buffer and a bad
      * UDP checksum (a datagram corrupted on the way), so this is not only overflows: see {@link

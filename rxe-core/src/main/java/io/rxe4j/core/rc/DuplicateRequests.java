@@ -41,7 +41,7 @@ final class DuplicateRequests {
             case READ -> {
                 ResponderResources.Entry e = resources.find(ResponderResources.Type.READ, p);
                 if (e == null) {
-                    counters.drop(DropReason.OTHER);
+                    counters.drop(DropReason.STALE_DUPLICATE);
                     return;
                 }
                 reply.replay(pkt, e, p, true);
@@ -51,7 +51,7 @@ final class DuplicateRequests {
                         ? ResponderResources.Type.FLUSH : ResponderResources.Type.ATOMIC_WRITE;
                 ResponderResources.Entry e = resources.find(t, p);
                 if (e == null) { // evicted: a later response completes the WQE at the requester
-                    counters.drop(DropReason.OTHER);
+                    counters.drop(DropReason.STALE_DUPLICATE);
                     return;
                 }
                 if (e.firstPsn != p) {
@@ -66,7 +66,7 @@ final class DuplicateRequests {
                     e = resources.find(ResponderResources.Type.OPFN, p); // answered again, not negotiated again
                 }
                 if (e == null || e.firstPsn != p) {
-                    counters.drop(DropReason.OTHER);
+                    counters.drop(e == null ? DropReason.STALE_DUPLICATE : DropReason.OTHER);
                     return;
                 }
                 packets.sendAtomicAck(p, e.original); // memory is not touched again

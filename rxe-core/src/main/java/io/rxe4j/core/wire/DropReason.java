@@ -53,5 +53,13 @@ public enum DropReason {
      * A packet that arrived on one event loop of a multi-loop device for a QP of another, when the
      * ring between the two loops was full (the peer resends it); {@code docs/architecture.md}, lanes.
      */
-    STEER_QUEUE_FULL
+    STEER_QUEUE_FULL,
+    /**
+     * A duplicate READ, atomic, ATOMIC WRITE or FLUSH request whose responder resource later requests
+     * have reused (more than max_dest_rd_atomic of them came after it), so there is no record to
+     * answer it from: the requester has had its response (it never has more outstanding than the
+     * responder's resources), so this is a late network duplicate; {@code rdma_rxe} drops it too
+     * ({@code rxe-facts.md} §5.5).
+     */
+    STALE_DUPLICATE
 }
