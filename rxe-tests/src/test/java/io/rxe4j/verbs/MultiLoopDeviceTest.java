@@ -283,9 +283,8 @@ class MultiLoopDeviceTest {
             exercise(p, 8);
             RxeLane lane = laneOf(p.qa.get(1));
             long hint = ta.lanes().get(1).inFlightBudgetHint();
-            // under congestion control with adaptive recovery the derived budget is 4 x the hint (RxeLane.HINT_SCALE)
             assertThat(lane.callOnLoop(() -> lane.peerBudget(p.b.address()).limitBytes()))
-                    .as("the derived budget towards a peer is shared by the 4 lanes").isEqualTo(hint * 4 / 4);
+                    .as("the derived budget towards a peer is shared by the 4 lanes").isEqualTo(hint / 4);
             assertThat(p.a.counter(Counter.STEERED_PKTS)).as("the kernel put every packet on its QP's socket").isZero();
             assertThat(p.b.counter(Counter.STEERED_PKTS)).isZero();
             long received = 0;

@@ -111,6 +111,11 @@ public final class QpRunner implements QpEngine {
     }
 
     @Override
+    public void onPeerExtensions() {
+        rc.requester.onPeerKind();
+    }
+
+    @Override
     public void onSelectiveNak(PacketView pkt) {
         rc.requester.onSelectiveNak(pkt);
     }

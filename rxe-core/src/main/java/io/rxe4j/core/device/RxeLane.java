@@ -226,9 +226,11 @@ public final class RxeLane implements PacketReceiver, QpHost {
      *     receive buffer for all of them). Loop only.
      */
     /**
-     * The derived budget under congestion control with adaptive recovery: 4 × the transport's hint
-     * (for UDP the whole smaller socket buffer instead of a quarter of it), so that one QP can keep a
-     * long path's bandwidth-delay product in flight (a 1 Gbit/s, 20 ms path needs 2.5 MB).
+     * The derived budget towards a peer that holds out-of-order requests, under congestion control
+     * with adaptive recovery: 4 × the transport's hint (for UDP the whole smaller socket buffer
+     * instead of a quarter of it), so that one QP can keep a long path's bandwidth-delay product in
+     * flight (a 1 Gbit/s, 20 ms path needs 2.5 MB). Towards any other peer (kernel {@code rdma_rxe},
+     * whose responder discards everything after a gap) the hint stays.
      */
     static final long HINT_SCALE = 4;
 
@@ -239,15 +241,18 @@ public final class RxeLane implements PacketReceiver, QpHost {
             // the derived budget is shared by the lanes: a peer may have one receive buffer for all of
             // them (kernel rdma_rxe, a single-loop device, or NIO sockets hashed by address)
             long hint = transport.inFlightBudgetHint();
-            if (hint != Long.MAX_VALUE && config.congestionControl() && config.adaptiveRecovery()) {
-                // the window keeps the peer's buffer from overflowing (a queue there raises the RTT, and a
-                // loss with a queue shrinks it), and what overflows is repaired selectively: the static
-                // budget only caps the window, at HINT_SCALE x the hint (a long path needs more in flight)
-                hint = hint > Long.MAX_VALUE / HINT_SCALE ? Long.MAX_VALUE : hint * HINT_SCALE;
-            }
             long limit = config.peerBudgetBytes() == DeviceConfig.DERIVE_BUDGET
                     ? (hint == Long.MAX_VALUE ? hint : Math.max(1, hint / laneCount)) : config.peerBudgetBytes();
-            b = new PeerBudget(limit, config.congestionControl());
+            long holdingLimit = limit;
+            if (config.peerBudgetBytes() == DeviceConfig.DERIVE_BUDGET && hint != Long.MAX_VALUE
+                    && config.congestionControl() && config.adaptiveRecovery()) {
+                // towards a peer that holds out-of-order requests the window keeps its buffer from
+                // overflowing (a queue there raises the RTT, and a loss with a queue shrinks it), and what
+                // overflows is repaired one packet each: the static budget only caps the window, at
+                // HINT_SCALE x the hint (a long path needs its bandwidth-delay product in flight)
+                holdingLimit = limit > Long.MAX_VALUE / HINT_SCALE ? Long.MAX_VALUE : limit * HINT_SCALE;
+            }
+            b = new PeerBudget(limit, holdingLimit, config.congestionControl());
             budgets.put(peer, b);
         }
         return b;

@@ -68,13 +68,14 @@ public final class CongestionWindow {
     }
 
     /**
-     * {@code bytes} in flight were acknowledged, on a path whose smoothed RTT is {@code srttNanos}
+     * {@code bytes} in flight were acknowledged, on a path whose minimum RTT is {@code minRttNanos}
      * (0: unknown). Above the threshold the window grows by ρ² segments per window acknowledged, ρ =
-     * SRTT / {@link #REFERENCE_RTT_NANOS} (at least 1, ρ² at most {@link #MAX_GROWTH}): TCP Hybla's
-     * rule, so that the sending rate grows as fast per second on a long path as on a 1 ms one
-     * instead of ρ² times slower.
+     * minimum RTT / {@link #REFERENCE_RTT_NANOS} (at least 1, ρ² at most {@link #MAX_GROWTH}): TCP
+     * Hybla's rule, so that the sending rate grows as fast per second on a long path as on a 1 ms
+     * one instead of ρ² times slower. The minimum, not the smoothed RTT: a queue that builds (at a
+     * bottleneck, or in a slow peer's receive path) must not speed up the growth that builds it.
      */
-    void onAcknowledged(long bytes, long srttNanos) {
+    void onAcknowledged(long bytes, long minRttNanos) {
         if (!enabled || bytes <= 0) {
             return;
         }
@@ -84,7 +85,7 @@ public final class CongestionWindow {
         if (cwnd < ssthresh) {
             cwnd = Math.min(cwnd + bytes, Math.max(ssthresh, cwnd));
         } else {
-            double rho = Math.max(1.0, (double) srttNanos / REFERENCE_RTT_NANOS);
+            double rho = Math.max(1.0, (double) minRttNanos / REFERENCE_RTT_NANOS);
             cwnd += SEGMENT_BYTES * Math.min(MAX_GROWTH, rho * rho) * (double) bytes / cwnd;
         }
         if (cwnd > MAX_BYTES) {

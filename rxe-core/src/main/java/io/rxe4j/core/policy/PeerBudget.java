@@ -42,7 +42,10 @@ public final class PeerBudget {
     /** Bytes a QP may send per turn while other QPs wait for the budget: 64 KiB. */
     public static final int QUANTUM_BYTES = 64 * 1024;
 
-    private final long limitBytes;
+    private long limitBytes;
+    /** The static limit once the peer is known to hold out-of-order requests ({@link #peerHolds}). */
+    private final long holdingPeerLimitBytes;
+    private boolean holds;
     private final CongestionWindow window;
     private long inFlightBytes;
     /** QPs that hold bytes of this budget now. */
@@ -56,6 +59,17 @@ public final class PeerBudget {
      * @param congestionControl whether the path's {@link CongestionWindow} is in force
      */
     public PeerBudget(long limitBytes, boolean congestionControl) {
+        this(limitBytes, limitBytes, congestionControl);
+    }
+
+    /**
+     * @param limitBytes the static limit in bytes, at least 1 ({@link Long#MAX_VALUE}: unlimited)
+     * @param holdingPeerLimitBytes the static limit once a QP learns or is told that the peer holds
+     *     out-of-order requests ({@link #peerHolds}), at least {@code limitBytes}
+     * @param congestionControl whether the congestion window is in force
+     */
+    public PeerBudget(long limitBytes, long holdingPeerLimitBytes, boolean congestionControl) {
+        this.holdingPeerLimitBytes = Math.max(limitBytes, holdingPeerLimitBytes);
         this.limitBytes = limitBytes;
         this.window = new CongestionWindow(congestionControl);
     }
@@ -78,6 +92,22 @@ public final class PeerBudget {
     /** @return the path's congestion window */
     public CongestionWindow window() {
         return window;
+    }
+
+    /**
+     * A QP of this path learnt or was told (the connection manager's extensions) that the peer holds
+     * out-of-order requests: the peer is rxe4j with adaptive recovery, a loss costs one packet, and
+     * the static limit may rise to the one given for such a peer, and the window grows by the long-path
+     * rule ({@link CongestionWindow#onAcknowledged(long, long)}). Never undone.
+     */
+    public void peerHolds() {
+        limitBytes = holdingPeerLimitBytes;
+        holds = true;
+    }
+
+    /** @return whether a QP of this path learnt or was told that the peer holds out-of-order requests */
+    public boolean holds() {
+        return holds;
     }
 
     /** @return the limit in force now: the smaller of the static limit and the congestion window, in bytes */
@@ -112,7 +142,16 @@ public final class PeerBudget {
      * @return what the signal did
      */
     public LossVerdict onLoss() {
-        if (window.enabled() && rtt.hasSample()
+        return onLoss(true);
+    }
+
+    /**
+     * As {@link #onLoss()}, with loss discrimination only if {@code discriminate}: towards a peer that
+     * discards requests after a gap (kernel {@code rdma_rxe}, RoCE NICs) every loss costs a go-back-N
+     * of the window, so there every loss counts, as in TCP Reno.
+     */
+    public LossVerdict onLoss(boolean discriminate) {
+        if (discriminate && window.enabled() && rtt.hasSample()
                 && rtt.queueingDelayNanos() <= Math.max(rtt.minRttNanos() / 2, MIN_QUEUEING_NANOS)) {
             return LossVerdict.NOT_CONGESTION;
         }
@@ -203,7 +242,9 @@ public final class PeerBudget {
             holders--;
         }
         if (acknowledged) {
-            window.onAcknowledged(bytes, rtt.hasSample() ? rtt.srttNanos() : 0);
+            // the long-path growth only towards a peer that holds (a loss there costs one packet; a kernel
+            // peer that discards after a gap, and whose receive path is slow, keeps Reno's growth)
+            window.onAcknowledged(bytes, holds && rtt.hasSample() ? rtt.minRttNanos() : 0);
         }
         inFlightBytes -= bytes;
         if (inFlightBytes < 0) {

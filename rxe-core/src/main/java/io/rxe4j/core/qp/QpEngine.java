@@ -40,6 +40,9 @@ public interface QpEngine {
     /** A CNP for this QP's requester arrived. */
     void onCnp();
 
+    /** The extensions agreed with the peer changed ({@code RxeQp.setPeerExtensions}). */
+    void onPeerExtensions();
+
     /** An rxe4j selective NAK (0xF2) for this QP's requester arrived (the peer agreed EXT_SELECTIVE_NAK). */
     void onSelectiveNak(PacketView pkt);
 

@@ -663,6 +663,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         }
         host.callOnLoop(() -> {
             peerExtensions = bits;
+            engine.onPeerExtensions();
             return null;
         });
     }

@@ -200,6 +200,17 @@ public final class Requester {
         releaseBudget(unacked.clear(), false);
         budget = qp.host().peerBudget(peer);
         probe.rtt(adaptive && budget != null ? budget.rtt() : null);
+        onPeerKind();
+    }
+
+    /**
+     * The peer was told or learnt to hold out-of-order requests (or the AV changed): the path's
+     * budget may rise to its limit for such a peer ({@link io.rxe4j.core.policy.PeerBudget#peerHolds}).
+     */
+    public void onPeerKind() {
+        if (adaptive && budget != null && repair.kind() == RequesterRepair.PeerKind.HOLDS) {
+            budget.peerHolds();
+        }
     }
 
     /** @return the RTT estimate of this QP's peer path, or null before the AV is set */
@@ -700,14 +711,15 @@ public final class Requester {
     }
 
     /**
-     * A loss on this QP's path that may be noise ({@link io.rxe4j.core.policy.PeerBudget#onLoss}):
-     * counts the window reduction, or the loss not taken as congestion.
+     * A loss on this QP's path that may be noise ({@link io.rxe4j.core.policy.PeerBudget#onLoss}),
+     * judged so only towards a peer that holds out-of-order requests (elsewhere a loss costs a
+     * go-back-N and always counts): counts the window reduction, or the loss not taken as congestion.
      */
     void onLossSignal() {
         if (budget == null) {
             return;
         }
-        switch (budget.onLoss()) {
+        switch (budget.onLoss(repair.kind() == RequesterRepair.PeerKind.HOLDS)) {
             case REDUCED -> counters.inc(Counter.CC_WINDOW_REDUCTIONS);
             case NOT_CONGESTION -> counters.inc(Counter.CC_RANDOM_LOSSES);
             default -> { }

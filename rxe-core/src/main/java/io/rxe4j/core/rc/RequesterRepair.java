@@ -94,6 +94,7 @@ final class RequesterRepair {
         learnTimer.close();
         if (peer != k) {
             peer = k;
+            r.onPeerKind();
             LOG.debug("{}: the peer {} out-of-order requests (PSN 0x{}): sequence NAKs get {} from now on", qp,
                     k == PeerKind.HOLDS ? "holds" : "discards", Integer.toHexString(psn),
                     k == PeerKind.HOLDS ? "selective repairs" : "a go-back-N");

@@ -45,11 +45,11 @@ class CongestionWindowTest {
 
 
     /**
-     * Above the threshold the growth per window acknowledged is ρ² segments, ρ = SRTT / 1 ms (TCP
+     * Above the threshold the growth per window acknowledged is ρ² segments, ρ = min RTT / 1 ms (TCP
      * Hybla): one segment at 1 ms or less, 100 at 10 ms, at most 256.
      */
     @Test
-    void growthAboveTheThresholdScalesWithTheSquareOfTheRoundTrip() {
+    void growthAboveTheThresholdScalesWithTheSquareOfTheMinimumRoundTrip() {
         for (long[] c : new long[][] {{0, 1}, {500_000, 1}, {1_000_000, 1}, {10_000_000, 100}, {40_000_000, 256}}) {
             CongestionWindow w = new CongestionWindow(true);
             w.onLoss(CongestionWindow.INITIAL_BYTES); // threshold = window: additive increase from here

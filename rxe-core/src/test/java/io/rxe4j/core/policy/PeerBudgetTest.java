@@ -254,4 +254,37 @@ class PeerBudgetTest {
         budget.release(64 * 1024, true, 0);
         assertThat(budget.effectiveLimitBytes()).isEqualTo(CongestionWindow.INITIAL_BYTES + 64 * 1024);
     }
+
+    /**
+     * Towards a peer that holds out-of-order requests ({@link PeerBudget#peerHolds}) the static limit
+     * rises to the one given for such a peer and the window grows by the long-path rule; before, the
+     * limit stays and the growth is one segment per window whatever the round trip.
+     */
+    @Test
+    void aHoldingPeerGetsTheHigherLimitAndTheLongPathGrowth() {
+        PeerBudget b = new PeerBudget(1 << 20, 4 << 20, true);
+        assertThat(b.limitBytes()).isEqualTo(1 << 20);
+        assertThat(b.holds()).isFalse();
+        b.rtt().sample(10_000_000); // a 10 ms path: rho^2 = 100
+        b.take(CongestionWindow.INITIAL_BYTES, 0);
+        b.onCongestion(); // threshold = window: additive increase from here
+        b.release(CongestionWindow.INITIAL_BYTES, true, 0); // the episode ends
+        long w0 = b.window().windowBytes();
+        b.take(w0, 0);
+        b.release(w0, true, 0);
+        long plain = b.window().windowBytes() - w0;
+        assertThat(plain).as("one segment per window").isBetween(CongestionWindow.SEGMENT_BYTES - 2,
+                CongestionWindow.SEGMENT_BYTES + 2);
+        b.peerHolds();
+        assertThat(b.holds()).isTrue();
+        assertThat(b.limitBytes()).isEqualTo(4 << 20);
+        long w1 = b.window().windowBytes();
+        b.take(w1, 0);
+        b.release(w1, true, 0);
+        assertThat(b.window().windowBytes() - w1).as("100 segments per window at 10 ms")
+                .isBetween(99 * CongestionWindow.SEGMENT_BYTES, 101 * CongestionWindow.SEGMENT_BYTES);
+        PeerBudget fixed = new PeerBudget(300_000, true);
+        fixed.peerHolds();
+        assertThat(fixed.limitBytes()).as("a configured budget stays").isEqualTo(300_000);
+    }
 }
