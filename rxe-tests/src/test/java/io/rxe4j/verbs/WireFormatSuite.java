@@ -608,6 +608,17 @@ abstract class WireFormatSuite extends ConformanceFixture {
                 acked.add(i);
             }
         }
+        if (repeatsAllowed()) {
+            // real time: a stall of the host may fire a retransmit timer, and a path that was silent
+            // for it restarts from a one-segment window, whose packets also ask for ACKs; what holds
+            // then is the bound: no 8 packets in a row without AckReq, and the last one with it
+            for (int i = 0, run = 0; i < npkts; i++) {
+                run = acked.contains(i) ? 0 : run + 1;
+                assertThat(run).as("packets since the last AckReq at %d: %s", i, acked).isLessThan(8);
+            }
+            assertThat(acked).contains(npkts - 1);
+            return;
+        }
         assertThat(acked).containsExactly(7, 15, 23, 31, 39, 47, 55, 63, npkts - 1);
         // the mid-message ACKs carry the MSN of the messages completed so far: 0
         assertThat(opcodes(resp)).containsExactly(ACK, ACK, ACK, ACK, ACK, ACK, ACK, ACK, ACK);

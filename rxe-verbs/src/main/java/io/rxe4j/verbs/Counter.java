@@ -83,6 +83,13 @@ public enum Counter {
      */
     RTT_TIMEOUTS,
     /**
+     * Retransmit or probe deadlines that passed while received datagrams were still waiting to be
+     * read (the transport's last read batch was full, {@link io.rxe4j.verbs.spi.Transport#receiveBacklogged()}):
+     * the timer waited for the next batch before acting, at most one timeout period, so that an
+     * acknowledgement queued behind a backlog on a loaded host is not answered by a retransmission.
+     */
+    TIMER_DEFERRALS,
+    /**
      * Selective repairs (adaptive recovery): one request packet resent for a PSN-sequence NAK, or one
      * missing part of a READ re-requested, instead of a go-back-N, towards a peer seen to hold
      * out-of-order packets.

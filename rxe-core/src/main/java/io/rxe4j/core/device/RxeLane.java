@@ -264,6 +264,12 @@ public final class RxeLane implements PacketReceiver, QpHost {
         return transport.isWritable();
     }
 
+    /** @return whether the lane's transport may hold received datagrams not read yet. Loop only. */
+    @Override
+    public boolean receiveBacklogged() {
+        return transport.receiveBacklogged();
+    }
+
     /**
      * {@code qp} stopped producing because the transport is not writable: it gets a turn (see
      * {@link #requestService}) once the transport calls {@link #onWritable()}. Loop only.

@@ -9,12 +9,19 @@ package io.rxe4j.core.policy;
  *   <li>Acknowledged bytes: below the threshold the window grows by the bytes acknowledged (slow
  *       start); above it by {@link #SEGMENT_BYTES} per window acknowledged (additive increase), up
  *       to {@link #MAX_BYTES}.
- *   <li>A loss or congestion signal (PSN-sequence NAK, a READ gap, a lost READ/atomic response, a
- *       retransmit timeout, a CNP; {@link PeerBudget#onLoss} passes on a loss that may be noise only when
+ *   <li>A loss or congestion signal (PSN-sequence NAK, a READ gap, a lost READ/atomic response, one
+ *       QP's retransmit timeout while the path makes progress, a CNP; {@link PeerBudget#onLoss} passes on a loss that may be noise only when
  *       the path shows a queue): threshold and window become {@link #BETA} × the window, at least {@link
  *       #MIN_BYTES} (multiplicative decrease), once per loss episode: further signals are part of
  *       the same episode until as many bytes as were in flight at the decrease have been
  *       acknowledged since.
+ *   <li>A stalled path (a retransmit timer, IB or RTT-derived, expired and no QP of the path made
+ *       progress for as long, {@link PeerBudget#onTimeout}): the window collapses to {@link
+ *       #LOSS_WINDOW_BYTES} and slow start begins again, the threshold becoming {@link #BETA} × the
+ *       window before the first timeout of a stall (held for the timeouts that follow it without
+ *       progress): RFC 5681 §3.1. A go-back-N after a timeout thus resends one segment, then twice
+ *       as much per round trip, instead of the whole window again to a peer that may only be slow
+ *       (a loaded kernel {@code rdma_rxe} answers each duplicate with its own ACK).
  * </ul>
  *
  * <p>Retransmissions count against the same window: a resent packet takes budget bytes like a new
@@ -34,6 +41,8 @@ public final class CongestionWindow {
     public static final long MIN_BYTES = 4 * SEGMENT_BYTES;
     /** Window of a new path: 256 KiB. */
     public static final long INITIAL_BYTES = 256 * 1024;
+    /** The window after a retransmit timeout: one 4 KiB segment (RFC 5681's loss window, 1 SMSS). */
+    public static final long LOSS_WINDOW_BYTES = SEGMENT_BYTES;
     /** Largest window: 1 GiB (in practice the budget's static limit binds first). */
     public static final long MAX_BYTES = 1L << 30;
 
@@ -42,6 +51,8 @@ public final class CongestionWindow {
     private double ssthresh = MAX_BYTES;
     /** Bytes still to be acknowledged before the current loss episode ends (0: none under way). */
     private long episodeBytes;
+    /** A timeout collapsed the window and nothing was acknowledged since. */
+    private boolean collapsed;
 
     CongestionWindow(boolean enabled) {
         this.enabled = enabled;
@@ -79,6 +90,7 @@ public final class CongestionWindow {
         if (!enabled || bytes <= 0) {
             return;
         }
+        collapsed = false;
         if (episodeBytes > 0) {
             episodeBytes = Math.max(0, episodeBytes - bytes);
         }
@@ -106,6 +118,28 @@ public final class CongestionWindow {
         cwnd = ssthresh;
         episodeBytes = Math.max(inFlightBytes, SEGMENT_BYTES);
         return true;
+    }
+
+    /**
+     * A retransmit timeout while {@code inFlightBytes} are in flight: the window becomes {@link
+     * #LOSS_WINDOW_BYTES}; the threshold {@link #BETA} × the window, unless an earlier timeout
+     * without acknowledged bytes since already set it. Starts a loss episode, so the NAKs that the
+     * resent packets draw do not reduce the window again.
+     *
+     * @return whether the window was reduced (false when disabled or already at the loss window)
+     */
+    boolean onTimeout(long inFlightBytes) {
+        if (!enabled) {
+            return false;
+        }
+        if (!collapsed) {
+            ssthresh = Math.max(cwnd * BETA, MIN_BYTES);
+            collapsed = true;
+        }
+        boolean reduced = cwnd > LOSS_WINDOW_BYTES;
+        cwnd = LOSS_WINDOW_BYTES;
+        episodeBytes = Math.max(inFlightBytes, SEGMENT_BYTES);
+        return reduced;
     }
 
     @Override

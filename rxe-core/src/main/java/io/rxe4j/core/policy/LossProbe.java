@@ -23,8 +23,10 @@ import io.rxe4j.verbs.spi.Scheduler;
  *
  * <p>Progress (comp.psn moves) returns to PROBE with the backoff cleared. Before the path has an
  * RTT sample, or with the IB timeout off (0), the early timers do not run. One scheduler timer at
- * most is pending, with a lazy deadline as {@link RetransmitTimer}. Loop only; time comes only from
- * the injected {@link Scheduler}.
+ * most is pending, with a lazy deadline as {@link RetransmitTimer}, and a deadline that passes while
+ * received datagrams may still wait to be read waits for the next read batch as there ({@link
+ * #deferWhile}; at most the phase's own timeout). Loop only; time comes only from the injected
+ * {@link Scheduler}.
  */
 public final class LossProbe {
     /** What the timers do next. */
@@ -60,6 +62,10 @@ public final class LossProbe {
     private int backoff;
     private Scheduler.Cancellable pending;
     private long scheduledAt;
+    private java.util.function.BooleanSupplier backlogged = () -> false;
+    private Runnable onDeferred = () -> { };
+    /** When the current expiry was first deferred ({@link Long#MIN_VALUE}: it was not). */
+    private long deferredSince = Long.MIN_VALUE;
 
     /**
      * @param scheduler the QP's loop and clock
@@ -70,6 +76,16 @@ public final class LossProbe {
         this.scheduler = scheduler;
         this.unacked = unacked;
         this.listener = listener;
+    }
+
+    /**
+     * Makes an expiry wait while {@code receiveBacklogged} says that received datagrams may still
+     * wait to be read, re-checking after each read batch, at most the phase's own timeout; {@code
+     * onDeferred} runs once per expiry so deferred.
+     */
+    public void deferWhile(java.util.function.BooleanSupplier receiveBacklogged, Runnable onDeferred) {
+        this.backlogged = receiveBacklogged;
+        this.onDeferred = onDeferred;
     }
 
     /** Sets the path whose RTT the timers derive from (null: none, the timers do not run). */
@@ -126,6 +142,7 @@ public final class LossProbe {
     /** comp.psn moved: backoff cleared, the probe deadline restarts from now (or idle if all acknowledged). */
     public void onProgress() {
         backoff = 0;
+        deferredSince = Long.MIN_VALUE;
         if (unacked.isEmpty()) {
             phase = Phase.IDLE;
             return;
@@ -145,6 +162,7 @@ public final class LossProbe {
             pending.cancel();
             pending = null;
         }
+        deferredSince = Long.MIN_VALUE;
         phase = Phase.IDLE;
         backoff = 0;
     }
@@ -186,6 +204,17 @@ public final class LossProbe {
             scheduledAt = now + left;
             return;
         }
+        long bound = phase == Phase.PROBE ? rtt.probeTimeoutNanos() : rtt.retransmitTimeoutNanos() << backoff;
+        if (backlogged.getAsBoolean() && (deferredSince == Long.MIN_VALUE || now - deferredSince < bound)) {
+            if (deferredSince == Long.MIN_VALUE) {
+                deferredSince = now;
+                onDeferred.run();
+            }
+            pending = scheduler.schedule(task, RetransmitTimer.DEFER_NANOS); // after the loop's next read batch
+            scheduledAt = now + RetransmitTimer.DEFER_NANOS;
+            return;
+        }
+        deferredSince = Long.MIN_VALUE;
         if (phase == Phase.PROBE) {
             phase = Phase.RTO;
             rtoStart = now;

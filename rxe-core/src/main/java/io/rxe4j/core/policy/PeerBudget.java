@@ -48,6 +48,9 @@ public final class PeerBudget {
     private boolean holds;
     private final CongestionWindow window;
     private long inFlightBytes;
+    /** When a QP of the path last made progress, and whether one ever did ({@link #onProgress}). */
+    private long lastProgressAt;
+    private boolean progressed;
     /** QPs that hold bytes of this budget now. */
     private int holders;
     private final ArrayDeque<BudgetWaiter> waiters = new ArrayDeque<>();
@@ -159,13 +162,38 @@ public final class PeerBudget {
     }
 
     /**
-     * A congestion signal that is never noise: a CNP (the network marked a queue), an RTT-derived or
-     * IB retransmit timeout (nothing came back for a whole timeout).
+     * A congestion signal that is never noise: a CNP (the network marked a queue).
      *
      * @return whether the congestion window was reduced (once per loss episode)
      */
     public boolean onCongestion() {
         return window.onLoss(inFlightBytes);
+    }
+
+    /**
+     * A QP of this path made progress at {@code now} (scheduler nanoseconds): the path is alive
+     * ({@link #onTimeout}).
+     */
+    public void onProgress(long now) {
+        lastProgressAt = now;
+        progressed = true;
+    }
+
+    /**
+     * A QP's retransmit timer (the IB one, or the RTT-derived one) expired at {@code now} after
+     * {@code silenceNanos} without its own progress. If no QP of the path made progress for as long either, the path is stalled (the peer
+     * is down or drowning): the window collapses to one segment and slow-starts again ({@link
+     * CongestionWindow#onTimeout}, RFC 5681 §3.1). If others did, the path is alive and this is one
+     * QP's loss: the window shrinks as on a loss signal (once per episode), or 256 QPs at a
+     * bottleneck, whose timers expire one after the other, would hold it at one segment.
+     *
+     * @return whether the congestion window was reduced
+     */
+    public boolean onTimeout(long now, long silenceNanos) {
+        if (progressed && now - lastProgressAt < silenceNanos) {
+            return window.onLoss(inFlightBytes);
+        }
+        return window.onTimeout(inFlightBytes);
     }
 
     /** @return the bytes in flight now */

@@ -13,10 +13,21 @@ import io.rxe4j.verbs.spi.Scheduler;
  * <p>One scheduler timer at most is pending; it is not moved on every packet: when it fires early
  * it re-arms itself for the remainder (a lazy deadline), and when it fires with nothing outstanding
  * it just stops. Runs on the QP's loop; time comes only from the injected {@link Scheduler}.
+ *
+ * <p>A deadline that passes while received datagrams may still wait to be read ({@link
+ * #deferWhile}: the transport's last read batch was full) waits for the next read batch, as often as
+ * needed but at most one period in all, before it counts: on a loaded host the acknowledgement may be
+ * in that backlog, and a retransmission would only lengthen it (kernel {@code rdma_rxe}'s completer
+ * also drains its queued responses before it considers a timeout).
  */
 public final class RetransmitTimer {
     /** 4.096 µs in nanoseconds: the unit of the local ACK timeout. */
     public static final long UNIT_NANOS = 4096;
+    /**
+     * How long a deadline deferred by a receive backlog waits before it looks again: 20 µs, enough
+     * for the event loop to run one read batch (a loop turns to its I/O before its due timers).
+     */
+    public static final long DEFER_NANOS = 20_000;
 
     private final Scheduler scheduler;
     private final UnackedPackets unacked;
@@ -24,6 +35,10 @@ public final class RetransmitTimer {
     private final Runnable task = this::onTimer;
     private long periodNanos;
     private long lastProgress = Long.MIN_VALUE;
+    private java.util.function.BooleanSupplier backlogged = () -> false;
+    private Runnable onDeferred = () -> { };
+    /** When the current expiry was first deferred ({@link Long#MIN_VALUE}: it was not). */
+    private long deferredSince = Long.MIN_VALUE;
     private Scheduler.Cancellable pending;
     /** When the pending timer fires, in scheduler nanoseconds (valid while {@link #pending} is set). */
     private long scheduledAt;
@@ -37,6 +52,16 @@ public final class RetransmitTimer {
         this.scheduler = scheduler;
         this.unacked = unacked;
         this.onExpiry = onExpiry;
+    }
+
+    /**
+     * Makes an expiry wait while {@code receiveBacklogged} says that received datagrams may still
+     * wait to be read, re-checking after each read batch, at most one period; {@code onDeferred}
+     * runs once per expiry so deferred (a counter).
+     */
+    public void deferWhile(java.util.function.BooleanSupplier receiveBacklogged, Runnable onDeferred) {
+        this.backlogged = receiveBacklogged;
+        this.onDeferred = onDeferred;
     }
 
     /**
@@ -76,6 +101,7 @@ public final class RetransmitTimer {
     /** Acknowledged progress at {@code now} nanoseconds: the deadline restarts from it. */
     public void onProgress(long now) {
         lastProgress = now;
+        deferredSince = Long.MIN_VALUE;
         pullIn(now);
     }
 
@@ -124,6 +150,7 @@ public final class RetransmitTimer {
             pending.cancel();
             pending = null;
         }
+        deferredSince = Long.MIN_VALUE;
     }
 
     private void onTimer() {
@@ -137,6 +164,15 @@ public final class RetransmitTimer {
             arm(now, left);
             return;
         }
+        if (backlogged.getAsBoolean() && (deferredSince == Long.MIN_VALUE || now - deferredSince < periodNanos)) {
+            if (deferredSince == Long.MIN_VALUE) {
+                deferredSince = now;
+                onDeferred.run();
+            }
+            arm(now, DEFER_NANOS); // after the loop's next read batch
+            return;
+        }
+        deferredSince = Long.MIN_VALUE;
         onExpiry.run();
     }
 }

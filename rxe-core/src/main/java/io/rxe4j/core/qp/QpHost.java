@@ -38,6 +38,15 @@ public interface QpHost {
     /** @return whether the transport takes more output now (else wait for {@link #awaitWritable}) */
     boolean transportWritable();
 
+    /**
+     * @return whether received datagrams may still wait to be read ({@link
+     *     io.rxe4j.verbs.spi.Transport#receiveBacklogged()}): timers that would act on the peer's
+     *     silence wait for the next read batch first
+     */
+    default boolean receiveBacklogged() {
+        return false;
+    }
+
     /** {@code qp} waits for the transport to become writable again; it is then served ({@link #requestService}). */
     void awaitWritable(RxeQp qp);
 

@@ -126,6 +126,11 @@ public final class Requester {
             }
         });
         this.rnr = new RnrBackoff(scheduler, qp.guard("RNR timer", this::onRnrTimer));
+        // a deadline passing while received datagrams wait to be read waits for them (a loaded host)
+        java.util.function.BooleanSupplier backlogged = qp.host()::receiveBacklogged;
+        Runnable deferred = () -> counters.inc(Counter.TIMER_DEFERRALS);
+        retransmitTimer.deferWhile(backlogged, deferred);
+        probe.deferWhile(backlogged, deferred);
     }
 
     /** Sets the next PSN to send (modify_qp sq_psn, 24 bits), and the completer's expected PSN with it. */
@@ -174,6 +179,7 @@ public final class Requester {
         stop();
         noAckPkts = 0;
         outputStalled = false;
+        timeoutCap = Integer.MAX_VALUE;
         credits = qp.attr.maxRdAtomic();
     }
 
@@ -192,7 +198,7 @@ public final class Requester {
         return (b == null ? "budget{-}" : b.toString() + " " + b.rtt()) + " rt{" + retransmitTimer.debugState(scheduler.nanoTime())
                 + (adaptive ? " probe=" + probe.phase() + "/" + probe.backoff() + " win=" + unacked.limit() : "")
                 + (rnr.waiting() ? " rnrWaiting" : "") + (retryStarted ? " retryStarted" : "") + " retryLeft=" + retryLeft
-                + (outputStalled ? " stalled" : "") + '}';
+                + (outputStalled ? " stalled" : "") + (timeoutCap != Integer.MAX_VALUE ? " timeoutCap=" + timeoutCap : "") + '}';
     }
 
     /** The peer is {@code peer} (modify_qp AV): its budget is the one this QP's packets count against. */
@@ -256,6 +262,10 @@ public final class Requester {
             budget.rtt().sample(now - sentAt, now); // Karn: only packets sent once give samples
         }
         releaseBudget(unacked.acknowledgeBefore(compPsn), true);
+        if (budget != null) {
+            budget.onProgress(now);
+        }
+        growTimeoutCap(compPsn);
         retransmitTimer.onProgress(now);
         probe.onProgress();
         repair.onProgress(compPsn);
@@ -384,7 +394,7 @@ public final class Requester {
         if (adaptive) {
             unacked.limit(windowPackets());
         }
-        if (unacked.isFull()) {
+        if (unacked.isFull() || unacked.size() >= timeoutCap) {
             return Stall.UNACKED_BOUND;
         }
         if (!qp.host().transportWritable()) {
@@ -726,11 +736,54 @@ public final class Requester {
         }
     }
 
-    /** A congestion signal that is never noise (CNP, timeout): the window shrinks once per episode. */
+    /** A CNP, a congestion signal that is never noise: the window shrinks once per episode. */
     void onCongestionSignal() {
         if (budget != null && budget.onCongestion()) {
             counters.inc(Counter.CC_WINDOW_REDUCTIONS);
         }
+    }
+
+    /**
+     * A retransmit timeout (the IB timer, or the RTT-derived one) at {@code now} after {@code
+     * silenceNanos} without progress of this QP: if the whole path acknowledged nothing for as long,
+     * its window collapses to one segment, so
+     * that the go-back-N that follows resends one segment and then slow-starts, not the whole window
+     * again ({@link io.rxe4j.core.policy.PeerBudget#onTimeout}); else it shrinks as on a loss.
+     */
+    void onTimeoutSignal(long now, long silenceNanos) {
+        if (budget != null && budget.onTimeout(now, silenceNanos)) {
+            counters.inc(Counter.CC_WINDOW_REDUCTIONS);
+        }
+        // and this QP slow-starts on its own (a TCP connection's RTO, RFC 5681 §3.1): one segment's
+        // packets unacknowledged at most, growing by each packet acknowledged, until its window is reached
+        timeoutCap = (int) Math.max(1, io.rxe4j.core.policy.CongestionWindow.LOSS_WINDOW_BYTES / qp.pmtu());
+        timeoutCapPsn = rc.completer.compPsn();
+    }
+
+    /**
+     * The packets this QP may have unacknowledged after a retransmit timeout, while its slow start
+     * lasts ({@link Integer#MAX_VALUE}: no such limit).
+     */
+    private int timeoutCap = Integer.MAX_VALUE;
+    /** comp.psn when {@link #timeoutCap} was set or last grew. */
+    private int timeoutCapPsn;
+
+    /** comp.psn moved to {@code compPsn}: the slow start after a timeout grows by the packets acknowledged. */
+    private void growTimeoutCap(int compPsn) {
+        if (timeoutCap == Integer.MAX_VALUE) {
+            return;
+        }
+        int acked = Psn.diff(compPsn, timeoutCapPsn);
+        if (acked > 0) {
+            timeoutCapPsn = compPsn;
+            long grown = (long) timeoutCap + acked;
+            timeoutCap = grown >= (adaptive ? windowPackets() : UnackedPackets.CAPACITY) ? Integer.MAX_VALUE : (int) grown;
+        }
+    }
+
+    /** @return the IB local ACK timeout period in nanoseconds (0: off) */
+    long retransmitPeriodNanos() {
+        return retransmitTimer.periodNanos();
     }
 
     /** An rxe4j selective NAK from the peer: the missing PSNs it names go again ({@link RequesterRepair#onSelectiveNak}). */

@@ -308,7 +308,10 @@ final class RequesterRepair {
             return;
         }
         counters.inc(Counter.RTT_TIMEOUTS);
-        r.onCongestionSignal();
+        RttEstimator rtt = r.pathRtt();
+        // the RTO passed without progress of this QP: a collapse if the whole path was silent as long
+        r.onTimeoutSignal(qp.scheduler.nanoTime(), rtt != null && rtt.hasSample()
+                ? rtt.retransmitTimeoutNanos() : r.retransmitPeriodNanos());
         onOtherRewind();
         r.rewind();
         r.run();

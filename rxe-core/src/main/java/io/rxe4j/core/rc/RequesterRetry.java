@@ -158,7 +158,7 @@ final class RequesterRetry {
             counters.inc(Counter.COMPLETER_RETRY_ERR);
         }
         if (cause == Requester.RetryCause.TIMEOUT) {
-            r.onCongestionSignal(); // nothing came back for a whole timeout
+            r.onTimeoutSignal(qp.scheduler.nanoTime(), r.retransmitPeriodNanos()); // nothing came back for a whole timeout
         } else {
             r.onLossSignal(); // a NAK, a READ gap, a lost response: congestion only if the path shows a queue
         }

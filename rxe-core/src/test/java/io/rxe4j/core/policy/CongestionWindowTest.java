@@ -35,9 +35,54 @@ class CongestionWindowTest {
                 .isLessThan(CongestionWindow.MIN_BYTES + 2 * CongestionWindow.SEGMENT_BYTES);
     }
 
+    /**
+     * RFC 5681 §3.1: a timeout collapses the window to one segment whatever the episode, the
+     * threshold is BETA x the window before the first timeout and is held for further timeouts
+     * without progress, and slow start then doubles per window acknowledged back up to it.
+     */
+    @Test
+    void aTimeoutCollapsesTheWindowToOneSegmentAndSlowStartsBackToTheHeldThreshold() {
+        CongestionWindow w = new CongestionWindow(true);
+        w.onAcknowledged(CongestionWindow.INITIAL_BYTES); // slow start: 512 KiB
+        long before = w.windowBytes();
+        assertThat(w.onLoss(before)).as("a NAK first: x BETA").isTrue();
+        long afterLoss = w.windowBytes();
+        assertThat(w.onTimeout(afterLoss)).as("a timeout in the same episode still collapses").isTrue();
+        assertThat(w.windowBytes()).isEqualTo(CongestionWindow.LOSS_WINDOW_BYTES);
+        assertThat(w.onTimeout(afterLoss)).as("already at the loss window").isFalse();
+        assertThat(w.onLoss(afterLoss)).as("the resends' NAKs belong to the timeout's episode").isFalse();
+        assertThat(w.windowBytes()).isEqualTo(CongestionWindow.LOSS_WINDOW_BYTES);
+        long threshold = (long) (afterLoss * CongestionWindow.BETA);
+        // slow start: the window doubles per window acknowledged until the threshold, held by the second timeout
+        int rounds = 0;
+        while (w.windowBytes() < threshold - 1) {
+            long win = w.windowBytes();
+            w.onAcknowledged(win);
+            rounds++;
+            assertThat(w.windowBytes()).isCloseTo(Math.min(2 * win, Math.max(threshold, win)), org.assertj.core.data.Offset.offset(1L));
+        }
+        assertThat(w.windowBytes()).isCloseTo(threshold, org.assertj.core.data.Offset.offset(1L));
+        assertThat(rounds).as("doubling per round trip")
+                .isEqualTo((int) Math.ceil(Math.log((double) threshold / CongestionWindow.LOSS_WINDOW_BYTES) / Math.log(2)));
+        w.onAcknowledged(w.windowBytes());
+        assertThat(w.windowBytes()).as("above the threshold: additive increase")
+                .isLessThanOrEqualTo(threshold + CongestionWindow.SEGMENT_BYTES + 1);
+        // after progress a new timeout takes its threshold from the window it meets
+        long now = w.windowBytes();
+        w.onTimeout(0);
+        assertThat(w.windowBytes()).isEqualTo(CongestionWindow.LOSS_WINDOW_BYTES);
+        w.onAcknowledged(CongestionWindow.LOSS_WINDOW_BYTES);
+        w.onTimeout(0);
+        w.onAcknowledged(1L << 30);
+        assertThat(w.windowBytes()).as("slow start stops at the threshold of the second stall")
+                .isEqualTo((long) Math.max(2 * CongestionWindow.LOSS_WINDOW_BYTES * CongestionWindow.BETA, CongestionWindow.MIN_BYTES));
+        assertThat(now).isGreaterThan(CongestionWindow.MIN_BYTES);
+    }
+
     @Test
     void disabledItIsTheMaximumAndIgnoresLoss() {
         CongestionWindow w = new CongestionWindow(false);
+        assertThat(w.onTimeout(1 << 20)).isFalse();
         assertThat(w.onLoss(1 << 20)).isFalse();
         w.onAcknowledged(1 << 20);
         assertThat(w.windowBytes()).isEqualTo(CongestionWindow.MAX_BYTES);

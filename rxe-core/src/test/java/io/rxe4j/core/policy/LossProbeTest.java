@@ -112,4 +112,33 @@ class LossProbeTest {
         sched.advance(CEILING);
         assertThat(probes + timeouts).isZero();
     }
+
+    /**
+     * The probe and the RTT timeout wait for a receive backlog as the IB timer does, each at most
+     * its own timeout; without a backlog nothing changes.
+     */
+    @Test
+    void theEarlyTimersWaitForAReceiveBacklogAtMostTheirOwnTimeout() {
+        boolean[] backlogged = {true};
+        int[] deferrals = {0};
+        probe.deferWhile(() -> backlogged[0], () -> deferrals[0]++);
+        path(1_000_000); // probe timeout 2 ms
+        send(1);
+        sched.advance(2_000_000);
+        assertThat(probes).as("the probe waits for the backlog").isZero();
+        assertThat(deferrals[0]).isEqualTo(1);
+        sched.advance(rtt.probeTimeoutNanos() - RetransmitTimer.DEFER_NANOS);
+        assertThat(probes).isZero();
+        sched.advance(2 * RetransmitTimer.DEFER_NANOS);
+        assertThat(probes).as("bounded by the probe timeout").isEqualTo(1);
+        assertThat(probe.phase()).isEqualTo(LossProbe.Phase.RTO);
+        backlogged[0] = false;
+        long due = probe.deadline(); // the probe's time + the RTO
+        assertThat(due - sched.nanoTime()).isGreaterThan(0).isLessThanOrEqualTo(rtt.retransmitTimeoutNanos());
+        sched.advance(due - sched.nanoTime() - 1);
+        assertThat(timeouts).isZero();
+        sched.advance(1);
+        assertThat(timeouts).as("no backlog: on time").isEqualTo(1);
+        assertThat(deferrals[0]).isEqualTo(1);
+    }
 }

@@ -287,4 +287,27 @@ class PeerBudgetTest {
         fixed.peerHolds();
         assertThat(fixed.limitBytes()).as("a configured budget stays").isEqualTo(300_000);
     }
+
+    /**
+     * An IB timeout collapses the window to one segment only when no QP of the path made progress for
+     * the timeout's length (a stalled path); while others progress it is one QP's loss (x 0.7, once
+     * per episode), so that many QPs' timers at a bottleneck cannot pin the window at one segment.
+     */
+    @Test
+    void anIbTimeoutCollapsesTheWindowOnlyOnAStalledPath() {
+        long period = 67_108_864L; // IB timeout 14
+        PeerBudget budget = new PeerBudget(1L << 30, true);
+        long start = budget.effectiveLimitBytes();
+        assertThat(start).isEqualTo(CongestionWindow.INITIAL_BYTES);
+        budget.take(100_000, 0);
+        budget.onProgress(1_000_000_000L);
+        assertThat(budget.onTimeout(1_000_000_000L + period - 1, period)).as("another QP progressed within the period").isTrue();
+        assertThat(budget.effectiveLimitBytes()).isEqualTo((long) (start * CongestionWindow.BETA));
+        assertThat(budget.onTimeout(1_000_000_000L + period - 1, period)).as("the same episode").isFalse();
+        assertThat(budget.onTimeout(1_000_000_000L + period, period)).as("a whole period of silence on the path").isTrue();
+        assertThat(budget.effectiveLimitBytes()).isEqualTo(CongestionWindow.LOSS_WINDOW_BYTES);
+        PeerBudget fresh = new PeerBudget(1L << 30, true);
+        assertThat(fresh.onTimeout(5, period)).as("no progress ever: stalled").isTrue();
+        assertThat(fresh.effectiveLimitBytes()).isEqualTo(CongestionWindow.LOSS_WINDOW_BYTES);
+    }
 }

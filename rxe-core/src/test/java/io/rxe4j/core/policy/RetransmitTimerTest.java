@@ -130,4 +130,45 @@ class RetransmitTimerTest {
         sched.advance(1L << 30);
         assertThat(expiries).isZero();
     }
+
+    /**
+     * A deadline that passes while the transport's last read batch was full waits (re-checking
+     * every DEFER_NANOS) until the backlog is read: progress found in it restarts the deadline, and
+     * nothing found lets it fire; at most one period in all, then it fires anyway; one deferral is
+     * counted per expiry.
+     */
+    @Test
+    void aDeadlineWaitsForAReceiveBacklogAtMostOnePeriod() {
+        boolean[] backlogged = {true};
+        int[] deferrals = {0};
+        timer.deferWhile(() -> backlogged[0], () -> deferrals[0]++);
+        timer.timeout(10); // 4.194 ms
+        long period = timer.periodNanos();
+        send(1);
+        send(2);
+        sched.advance(period);
+        assertThat(expiries).as("deferred: the acknowledgement may be in the backlog").isZero();
+        assertThat(deferrals[0]).isEqualTo(1);
+        sched.advance(5 * RetransmitTimer.DEFER_NANOS);
+        assertThat(expiries).isZero();
+        // the backlog held the acknowledgement of PSN 1: the deadline restarts from that progress
+        unacked.acknowledgeBefore(2);
+        timer.onProgress(sched.nanoTime());
+        backlogged[0] = false;
+        sched.advance(period - 1);
+        assertThat(expiries).as("a full period from the progress").isZero();
+        sched.advance(1);
+        assertThat(expiries).as("no backlog: fires on time").isEqualTo(1);
+        assertThat(deferrals[0]).isEqualTo(1);
+        // a backlog that never ends delays an expiry by one period, no more
+        backlogged[0] = true;
+        send(3);
+        sched.advance(period);
+        assertThat(expiries).isEqualTo(1);
+        sched.advance(period - RetransmitTimer.DEFER_NANOS);
+        assertThat(expiries).as("still within one period of the first deferral").isEqualTo(1);
+        sched.advance(2 * RetransmitTimer.DEFER_NANOS);
+        assertThat(expiries).as("the bound: fires though the backlog persists").isEqualTo(2);
+        assertThat(deferrals[0]).isEqualTo(2);
+    }
 }

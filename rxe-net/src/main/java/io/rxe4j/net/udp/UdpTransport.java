@@ -210,6 +210,15 @@ public final class UdpTransport implements Transport {
     /** Default number of datagrams one {@code recvmmsg} may return with {@link Io#EPOLL}: 16. */
     public static final int DEFAULT_RECV_BATCH = 16;
 
+    /**
+     * Reads (recvmmsg calls, or single datagrams over NIO, whose batch is {@link #DEFAULT_RECV_BATCH}
+     * datagrams) per read batch before the event loop turns to its other work: 4.
+     */
+    static final int READ_BATCH_READS = 4;
+
+    /** recvmsg calls per read batch with UDP GRO (each returns one datagram or one coalesced train): 16. */
+    static final int GRO_BATCH_READS = 16;
+
     /** The largest possible UDP payload, 65 507 bytes over IPv4 (65 535 − 20 − 8). */
     public static final int MAX_UDP_PAYLOAD_BYTES = 65_507;
 
@@ -260,6 +269,12 @@ public final class UdpTransport implements Transport {
     }
 
     private final DatagramChannel channel;
+    /** Datagrams one read batch delivers at most before the loop turns to its tasks (the socket may hold more). */
+    private int readBatchDatagrams;
+    /** Datagrams of the read batch under way. Loop only. */
+    private int batchDatagrams;
+    /** Whether the last read batch stopped at {@link #readBatchDatagrams}. Loop only. */
+    private boolean receiveBacklogged;
     private final Io io;
     private final EventLoopGroup ownGroup;
     private final NettyScheduler scheduler;
@@ -368,18 +383,27 @@ public final class UdpTransport implements Transport {
             if (ch instanceof EpollDatagramChannel epoll && groWanted) {
                 groActive = setGro(epoll, b.gro == null);
             }
+            // a read batch ends when the socket is empty or after readBatchDatagrams datagrams (Netty's
+            // maxMessagesPerRead, which a new allocator would otherwise set to 1: one datagram, or one
+            // recvmmsg, per pass of the event loop)
             if (ch instanceof EpollDatagramChannel epoll && groActive) {
                 // GRO: recvmsg into a 64 KiB buffer, Netty splits the coalesced datagrams
                 epoll.config().setMaxDatagramPayloadSize(0);
+                // (each read returns one datagram or one coalesced train: a batch of GRO_BATCH_READS
+                // datagrams or more may have stopped at the limit)
                 config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator(
-                        Math.max(GRO_READ_BUFFER_BYTES, b.maxDatagramBytes + 1)));
+                        Math.max(GRO_READ_BUFFER_BYTES, b.maxDatagramBytes + 1)).maxMessagesPerRead(GRO_BATCH_READS));
+                this.readBatchDatagrams = GRO_BATCH_READS;
             } else if (ch instanceof EpollDatagramChannel epoll) {
                 // recvmmsg: each read buffer is cut into recvBatch slots of this size
                 epoll.config().setMaxDatagramPayloadSize(b.maxDatagramBytes + 1);
-                config.setRecvByteBufAllocator(
-                        new FixedRecvByteBufAllocator((b.maxDatagramBytes + 1) * b.recvBatch));
+                this.readBatchDatagrams = READ_BATCH_READS * b.recvBatch;
+                config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator((b.maxDatagramBytes + 1) * b.recvBatch)
+                        .maxMessagesPerRead(readBatchDatagrams));
             } else {
-                config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator(b.maxDatagramBytes + 1));
+                this.readBatchDatagrams = READ_BATCH_READS * DEFAULT_RECV_BATCH;
+                config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator(b.maxDatagramBytes + 1)
+                        .maxMessagesPerRead(readBatchDatagrams));
             }
             config.setReceiveBufferSize(b.receiveBufferBytes);
             config.setSendBufferSize(b.sendBufferBytes);
@@ -554,6 +578,18 @@ public final class UdpTransport implements Transport {
     @Override
     public boolean signalsReadComplete() {
         return true;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @return whether the last read batch delivered its maximum of datagrams (4 recvmmsg calls of
+     *     {@link Builder#recvBatch(int)} datagrams over epoll, 16 reads with GRO, 64 reads over NIO),
+     *     so that the socket may hold more
+     */
+    @Override
+    public boolean receiveBacklogged() {
+        return receiveBacklogged;
     }
 
     /** @return the default number of event loops of {@link Builder#bindLoops()}: the available cores, at most 8 */
@@ -1439,6 +1475,7 @@ public final class UdpTransport implements Transport {
                     return; // cannot happen: reading starts only after start()
                 }
                 received.increment();
+                batchDatagrams++;
                 r.onPacket(content, datagram.sender(), localAddress);
             } catch (VirtualMachineError e) {
                 throw e;
@@ -1450,9 +1487,11 @@ public final class UdpTransport implements Transport {
             }
         }
 
-        /** The end of one read batch (one recvmmsg, or up to 16 reads): the receiver flushes once. */
+        /** The end of one read batch (up to READ_BATCH_READS recvmmsg calls or 64 NIO reads): the receiver flushes once. */
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
+            receiveBacklogged = batchDatagrams >= readBatchDatagrams;
+            batchDatagrams = 0;
             PacketReceiver r = receiver;
             if (r == null) {
                 return;

@@ -346,4 +346,132 @@ class LossRecoveryTest {
         assertThat(p.b.mr.segment().asSlice(2048, 1024).mismatch(p.a.mr.segment().asSlice(0, 1024)))
                 .isEqualTo(-1);
     }
+
+    /**
+     * RFC 5681 §3.1 on a retransmit timeout: after an outage of 200 ms (longer than every RTT-derived
+     * timer, shorter than the failure budget of 8 × 67 ms), each go-back-N resends one segment's worth
+     * of packets (4 KiB: 3 of 1 KiB with headers), not the whole window again; after the outage the
+     * window slow-starts and the 1 MiB of WRITEs completes, every byte in place. Before the collapse a
+     * timeout only cut the window to 0.7 x (once per episode), and each timeout resent 243 packets.
+     */
+    @Test
+    void aTimeoutResendsOneSegmentAndTheWindowSlowStartsAfterTheOutage() {
+        int msg = 64 * 1024;
+        int n = 16;
+        try (VirtualRcPair p = new VirtualRcPair((long) n * msg, new Params(Mtu.MTU_1024, 14, 7, 0x100, 0x200),
+                VirtualRcPair.ALL_REMOTE, 50_000)) {
+            fill(p.a.mr.segment(), 0, n * msg, 21);
+            long[] outage = {-1, -1};
+            int[] fromA = {0};
+            p.dropper = pkt -> {
+                if (!pkt.fromA()) {
+                    return false;
+                }
+                if (++fromA[0] == 100) {
+                    outage[0] = pkt.time();
+                    outage[1] = pkt.time() + 200_000_000L;
+                }
+                return outage[0] >= 0 && pkt.time() >= outage[0] && pkt.time() < outage[1];
+            };
+            for (int i = 0; i < n; i++) {
+                p.a.qp.postSend(new SendWr().set(i, WrOpcode.RDMA_WRITE, i == n - 1 ? SendFlags.SIGNALED : 0,
+                        new Sge(p.a.mr.addr() + (long) i * msg, msg, p.a.mr.lkey())).remote(p.b.mr.addr() + (long) i * msg,
+                        p.b.mr.rkey()));
+            }
+            WorkCompletion wc = p.next(p.a);
+            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(p.b.mr.segment().asSlice(0, (long) n * msg).mismatch(p.a.mr.segment().asSlice(0, (long) n * msg)))
+                    .as("every byte in place").isEqualTo(-1);
+            // the requester's sends during the outage, in bursts (a burst ends at a pause of 1 ms)
+            java.util.List<Integer> bursts = new java.util.ArrayList<>();
+            long last = Long.MIN_VALUE;
+            for (Pkt k : p.log) {
+                if (!k.fromA() || k.time() < outage[0] || k.time() >= outage[1]) {
+                    continue;
+                }
+                if (bursts.isEmpty() || k.time() - last > 1_000_000) {
+                    bursts.add(0);
+                }
+                bursts.set(bursts.size() - 1, bursts.get(bursts.size() - 1) + 1);
+                last = k.time();
+            }
+            assertThat(bursts.size()).as("the first window, then timeouts and probes: %s", bursts).isGreaterThanOrEqualTo(4);
+            assertThat(bursts.subList(1, bursts.size())).as("every resend after a timeout: one segment, %s", bursts)
+                    .allMatch(b -> b <= 4);
+            assertThat(p.a.dev.counter("retransmit_timeouts") + p.a.dev.counter("rtt_timeouts")).isGreaterThanOrEqualTo(2);
+            assertThat(p.a.dev.counter("retry_exceeded_err")).isZero();
+            assertThat(p.a.qp.state()).isEqualTo(QpState.RTS);
+        }
+    }
+
+    /**
+     * A timeout of one QP while another QP to the same peer keeps being acknowledged: the path is
+     * alive, so its shared window only shrinks as on a loss, but the QP that timed out slow-starts on
+     * its own (RFC 5681 §3.1 per connection): each of its resends is one segment's packets, while
+     * the other QP's stream goes on; both complete with every byte in place.
+     */
+    @Test
+    void aQpThatTimedOutSlowStartsAloneWhileAnotherQpOfThePathFlows() {
+        int msg = 64 * 1024;
+        int n = 8;
+        try (VirtualRcPair p = new VirtualRcPair(2L * n * msg, new Params(Mtu.MTU_1024, 14, 7, 0x100, 0x200),
+                VirtualRcPair.ALL_REMOTE, 50_000)) {
+            VirtualRcPair.Conn other = p.newConnection();
+            fill(p.a.mr.segment(), 0, 2 * n * msg, 22);
+            int lossyDest = p.b.qp.qpNum();
+            long[] outage = {-1, -1};
+            int[] lossySent = {0};
+            p.dropper = pkt -> {
+                if (!pkt.fromA() || pkt.destQp() != lossyDest) {
+                    return false;
+                }
+                if (++lossySent[0] == 50) {
+                    outage[0] = pkt.time();
+                    outage[1] = pkt.time() + 200_000_000L;
+                }
+                return outage[0] >= 0 && pkt.time() >= outage[0] && pkt.time() < outage[1];
+            };
+            for (int i = 0; i < n; i++) {
+                p.a.qp.postSend(new SendWr().set(i, WrOpcode.RDMA_WRITE, i == n - 1 ? SendFlags.SIGNALED : 0,
+                        new Sge(p.a.mr.addr() + (long) i * msg, msg, p.a.mr.lkey())).remote(p.b.mr.addr() + (long) i * msg,
+                        p.b.mr.rkey()));
+            }
+            // the other QP: a stream that keeps the path acknowledged through the outage
+            int posted = 0;
+            int done = 0;
+            long other0 = (long) n * msg;
+            while (p.vs.nanoTime() < (outage[1] < 0 ? Long.MAX_VALUE : outage[1]) && done < 100_000) {
+                while (posted - done < 4) {
+                    other.qa().postSend(new SendWr().set(1000 + posted, WrOpcode.RDMA_WRITE, SendFlags.SIGNALED,
+                            new Sge(p.a.mr.addr() + other0, msg, p.a.mr.lkey())).remote(p.b.mr.addr() + other0,
+                            p.b.mr.rkey()));
+                    posted++;
+                }
+                assertThat(p.next(other.cqa(), "the other QP").status).isEqualTo(WcStatus.SUCCESS);
+                done++;
+            }
+            assertThat(outage[0]).as("the outage happened: %d packets to 0x%x", lossySent[0], lossyDest).isNotNegative();
+            assertThat(p.vs.nanoTime()).as("the other QP flowed through the outage").isGreaterThanOrEqualTo(outage[1]);
+            WorkCompletion wc = p.next(p.a);
+            assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(p.b.mr.segment().asSlice(0, (long) n * msg).mismatch(p.a.mr.segment().asSlice(0, (long) n * msg)))
+                    .as("every byte in place").isEqualTo(-1);
+            java.util.List<Integer> bursts = new java.util.ArrayList<>();
+            long last = Long.MIN_VALUE;
+            for (Pkt k : p.log) {
+                if (!k.fromA() || k.destQp() != lossyDest || k.time() < outage[0] || k.time() >= outage[1]) {
+                    continue;
+                }
+                if (bursts.isEmpty() || k.time() - last > 1_000_000) {
+                    bursts.add(0);
+                }
+                bursts.set(bursts.size() - 1, bursts.get(bursts.size() - 1) + 1);
+                last = k.time();
+            }
+            assertThat(bursts.size()).as("the first window, then timeouts: %s", bursts).isGreaterThanOrEqualTo(3);
+            assertThat(bursts.subList(1, bursts.size())).as("each resend of the QP that timed out: one segment, %s", bursts)
+                    .allMatch(b -> b <= 4);
+            assertThat(p.a.dev.counter("retry_exceeded_err")).isZero();
+        }
+    }
 }

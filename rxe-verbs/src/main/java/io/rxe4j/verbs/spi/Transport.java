@@ -139,6 +139,21 @@ public interface Transport extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Whether received datagrams may still be waiting to be read: the last read batch stopped at
+     * the transport's per-batch limit rather than because the socket was empty. The engine's
+     * retransmit and probe timers then wait for the next batch before they decide that the peer is
+     * silent, so that an acknowledgement already received, but queued behind a backlog on a loaded
+     * host, is not answered by a retransmission ({@code docs/reliability.md}, "Timers on a loaded
+     * host"). Loop only.
+     *
+     * @return {@code false} by default (a transport that cannot tell, or that delivers every
+     *     packet as it arrives, such as the in-JVM fabric)
+     */
+    default boolean receiveBacklogged() {
+        return false;
+    }
+
     /** Pushes queued packets to the network. Must be called on the loop. */
     void flush();
 
