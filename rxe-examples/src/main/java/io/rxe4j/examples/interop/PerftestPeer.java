@@ -44,6 +44,9 @@ import java.util.Locale;
  * of the TCP connection, as a RoCE host would. Iterations are per QP, as in perftest.
  */
 public final class PerftestPeer {
+    /** perftest's default QP timeout ({@code -u}): 14, 4.096 µs × 2^14 = 67 ms. */
+    public static final int PERFTEST_QP_TIMEOUT = 14;
+
     /**
      * What to run, as perftest's options.
      *
@@ -60,13 +63,22 @@ public final class PerftestPeer {
      * @param port the TCP port of the exchange ({@code -p})
      * @param pcap a pcap file for this side's packets, or null
      * @param opfn whether OPFN and TID RDMA are on (a kernel peer ignores them)
+     * @param loops event loops of the device
+     * @param qpTimeout the QPs' local ACK timeout exponent (perftest's {@code -u}, 4.096 µs × 2^n;
+     *     perftest's default {@link #PERFTEST_QP_TIMEOUT}), 1..31
      */
     public record Config(PerfTest test, int size, long iters, int qps, int txDepth, AtomicType atomic, Mtu mtu,
-            boolean server, String host, int port, Path pcap, boolean opfn, int loops) {
+            boolean server, String host, int port, Path pcap, boolean opfn, int loops, int qpTimeout) {
         /** One event loop. */
         public Config(PerfTest test, int size, long iters, int qps, int txDepth, AtomicType atomic, Mtu mtu,
                 boolean server, String host, int port, Path pcap, boolean opfn) {
             this(test, size, iters, qps, txDepth, atomic, mtu, server, host, port, pcap, opfn, 1);
+        }
+
+        /** perftest's QP timeout. */
+        public Config(PerfTest test, int size, long iters, int qps, int txDepth, AtomicType atomic, Mtu mtu,
+                boolean server, String host, int port, Path pcap, boolean opfn, int loops) {
+            this(test, size, iters, qps, txDepth, atomic, mtu, server, host, port, pcap, opfn, loops, PERFTEST_QP_TIMEOUT);
         }
 
         /** @throws IllegalArgumentException for a latency test or out-of-range values */
@@ -76,6 +88,9 @@ public final class PerftestPeer {
             }
             if (size < 1 || iters < 1 || qps < 1 || txDepth < 1) {
                 throw new IllegalArgumentException("size, iterations, QPs and tx depth must be >= 1");
+            }
+            if (qpTimeout < 1 || qpTimeout > 31) {
+                throw new IllegalArgumentException("-u (QP timeout) must be 1..31, got " + qpTimeout);
             }
             if (loops < 1 || loops > 64) {
                 throw new IllegalArgumentException("--loops must be 1..64, got " + loops);
@@ -133,7 +148,19 @@ public final class PerftestPeer {
                 int[] sys = wire.sysData(CYCLE_BUFFER, CACHE_LINE);
                 Mtu mine = c.mtu() != null ? c.mtu() : dev.device().queryPort(1).activeMtu();
                 Mtu mtu = Mtu.values()[wire.mtu(mine.value()) - 1];
-                return test(dev, wire, rv, sys[0], mtu);
+                try {
+                    return test(dev, wire, rv, sys[0], mtu);
+                } catch (RuntimeException e) {
+                    // what the engine saw (drops by reason, timeouts, resends) names the cause of a failed completion
+                    StringBuilder sb = new StringBuilder("rxe-perf --perftest: device counters at the failure:");
+                    dev.device().counters().forEach((k, v) -> {
+                        if (v != 0) {
+                            sb.append(' ').append(k).append('=').append(v);
+                        }
+                    });
+                    System.err.println(sb);
+                    throw e;
+                }
             }
         }
     }
@@ -450,13 +477,13 @@ public final class PerftestPeer {
                 mr.lkey()));
     }
 
-    /** perftest's {@code ctx_connect} for RC: RESET → INIT → RTR → RTS. */
-    private static void connectQp(InteropDevice dev, QueuePair qp, PerftestDest my, PerftestDest rem, Mtu mtu) {
+    /** perftest's {@code ctx_connect} for RC: RESET → INIT → RTR → RTS, with the QP timeout of {@code -u}. */
+    private void connectQp(InteropDevice dev, QueuePair qp, PerftestDest my, PerftestDest rem, Mtu mtu) {
         qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(Access.LOCAL_WRITE
                 | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
         qp.modify(new QpAttr().state(QpState.RTR).av(dev.peerAddress(rem.gid(), 4791)).pathMtu(mtu)
                 .destQpNum(rem.qpn()).rqPsn(rem.psn()).maxDestRdAtomic(my.outReads()).minRnrTimer(12));
-        qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7).sqPsn(my.psn())
+        qp.modify(new QpAttr().state(QpState.RTS).timeout(c.qpTimeout()).retryCnt(7).rnrRetry(7).sqPsn(my.psn())
                 .maxRdAtomic(Math.max(1, Math.min(rem.outReads(), 128))));
     }
 

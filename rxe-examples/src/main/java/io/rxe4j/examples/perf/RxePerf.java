@@ -241,6 +241,10 @@ public final class RxePerf implements Callable<Integer> {
             + "(default ${DEFAULT-VALUE}: 537 ms, 4.3 s with the 7 retries, as rdma_cm)")
     int ackTimeout = DEFAULT_ACK_TIMEOUT;
 
+    @Option(names = {"-u", "--qp-timeout"}, description = "with --perftest: the QP local ACK timeout exponent as "
+            + "perftest's -u (4.096 us x 2^n; default ${DEFAULT-VALUE}, perftest's: 67 ms, 537 ms with the 7 retries)")
+    int qpTimeout = io.rxe4j.examples.interop.PerftestPeer.PERFTEST_QP_TIMEOUT;
+
     private PrintStream out = System.out;
     private final List<Result[]> rows = new ArrayList<>();
 
@@ -582,7 +586,7 @@ public final class RxePerf implements Callable<Integer> {
             }
             PerfTest t = test();
             cfg = new io.rxe4j.examples.interop.PerftestPeer.Config(t, sizes().get(0), iterationsPerSize(), qps, txDepth,
-                    atomicType, pathMtu(), server, host, p, pcap, tid, loops);
+                    atomicType, pathMtu(), server, host, p, pcap, tid, loops, qpTimeout);
         } catch (IllegalArgumentException e) {
             System.err.println("rxe-perf: " + e.getMessage());
             return 2;
