@@ -941,7 +941,7 @@ public final class Responder implements ResponderOps {
      * @return whether the gap at ePsn was named by a selective NAK whose repairs may still be on the
      *     way (sent less than the re-NAK time ago): the gap is then NAKed already
      */
-    private boolean namedBySelectiveNak(long now) {
+    private boolean gapNakedBySelectiveNak(long now) {
         return selectiveHigh != -1 && Psn.diff(ePsn, selectiveHigh) <= 0 && now - selectiveAt < reNakNanos();
     }
 
@@ -1002,7 +1002,7 @@ public final class Responder implements ResponderOps {
             nakTimer.close(); // a new gap: its deadline counts from its oldest held packet
             if (!held.isEmpty()) {
                 long now = qp.scheduler.nanoTime();
-                if (namedBySelectiveNak(now)) {
+                if (gapNakedBySelectiveNak(now)) {
                     nakTimer.open(now, reNakNanos()); // its repair is on the way: NAK only if it is lost too
                 } else {
                     nakTimer.open(held.oldestArrival(), window().windowNanos());
