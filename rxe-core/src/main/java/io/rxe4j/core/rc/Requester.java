@@ -577,11 +577,12 @@ public final class Requester {
 
     /**
      * AckReq on the last packet of a message, on every {@link #ACK_REQ_INTERVAL}-th packet, and on
-     * the packet that reaches the output bound (so the ACK that lets the QP go on is asked for).
+     * the packet that reaches the output bound or the slow start's bound after a timeout (so the ACK
+     * that lets the QP go on is asked for).
      */
     private boolean ackReq(boolean last) {
-        boolean ackReq = last || noAckPkts + 1 >= ACK_REQ_INTERVAL || unacked.size() + 1 >= unacked.limit()
-                || mayStopAfterThis();
+        boolean ackReq = last || noAckPkts + 1 >= ACK_REQ_INTERVAL
+                || unacked.size() + 1 >= Math.min(unacked.limit(), timeoutCap) || mayStopAfterThis();
         if (ackReq) {
             noAckPkts = 0;
         } else {

@@ -211,13 +211,14 @@ public final class UdpTransport implements Transport {
     public static final int DEFAULT_RECV_BATCH = 16;
 
     /**
-     * Reads (recvmmsg calls, or single datagrams over NIO, whose batch is {@link #DEFAULT_RECV_BATCH}
-     * datagrams) per read batch before the event loop turns to its other work: 4.
+     * recvmmsg calls per read batch before the event loop turns to its other work: 1 (4 lost a third
+     * of the goodput at 1 % loss on the netlab link, docs/networks.md); NIO reads {@link
+     * #DEFAULT_RECV_BATCH} single datagrams per batch.
      */
-    static final int READ_BATCH_READS = 4;
+    static final int READ_BATCH_READS = 1;
 
-    /** recvmsg calls per read batch with UDP GRO (each returns one datagram or one coalesced train): 16. */
-    static final int GRO_BATCH_READS = 16;
+    /** recvmsg calls per read batch with UDP GRO (each returns one datagram or one coalesced train): 1. */
+    static final int GRO_BATCH_READS = 1;
 
     /** The largest possible UDP payload, 65 507 bytes over IPv4 (65 535 − 20 − 8). */
     public static final int MAX_UDP_PAYLOAD_BYTES = 65_507;
@@ -384,8 +385,8 @@ public final class UdpTransport implements Transport {
                 groActive = setGro(epoll, b.gro == null);
             }
             // a read batch ends when the socket is empty or after readBatchDatagrams datagrams (Netty's
-            // maxMessagesPerRead, which a new allocator would otherwise set to 1: one datagram, or one
-            // recvmmsg, per pass of the event loop)
+            // maxMessagesPerRead, which a new allocator would otherwise set to 1: over NIO one datagram
+            // per pass of the event loop)
             if (ch instanceof EpollDatagramChannel epoll && groActive) {
                 // GRO: recvmsg into a 64 KiB buffer, Netty splits the coalesced datagrams
                 epoll.config().setMaxDatagramPayloadSize(0);
@@ -393,7 +394,7 @@ public final class UdpTransport implements Transport {
                 // datagrams or more may have stopped at the limit)
                 config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator(
                         Math.max(GRO_READ_BUFFER_BYTES, b.maxDatagramBytes + 1)).maxMessagesPerRead(GRO_BATCH_READS));
-                this.readBatchDatagrams = GRO_BATCH_READS;
+                this.readBatchDatagrams = Integer.MAX_VALUE; // one read: a backlog cannot be told from a train
             } else if (ch instanceof EpollDatagramChannel epoll) {
                 // recvmmsg: each read buffer is cut into recvBatch slots of this size
                 epoll.config().setMaxDatagramPayloadSize(b.maxDatagramBytes + 1);
@@ -401,7 +402,7 @@ public final class UdpTransport implements Transport {
                 config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator((b.maxDatagramBytes + 1) * b.recvBatch)
                         .maxMessagesPerRead(readBatchDatagrams));
             } else {
-                this.readBatchDatagrams = READ_BATCH_READS * DEFAULT_RECV_BATCH;
+                this.readBatchDatagrams = DEFAULT_RECV_BATCH;
                 config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator(b.maxDatagramBytes + 1)
                         .maxMessagesPerRead(readBatchDatagrams));
             }
@@ -583,9 +584,10 @@ public final class UdpTransport implements Transport {
     /**
      * {@inheritDoc}
      *
-     * @return whether the last read batch delivered its maximum of datagrams (4 recvmmsg calls of
-     *     {@link Builder#recvBatch(int)} datagrams over epoll, 16 reads with GRO, 64 reads over NIO),
-     *     so that the socket may hold more
+     * @return whether the last read batch delivered its maximum of datagrams (one recvmmsg of
+     *     {@link Builder#recvBatch(int)} datagrams over epoll, 16 reads over NIO), so that the socket
+     *     may hold more; always false with UDP GRO, whose single read per batch may return a
+     *     coalesced train (a backlog cannot be told from one)
      */
     @Override
     public boolean receiveBacklogged() {
@@ -1487,7 +1489,7 @@ public final class UdpTransport implements Transport {
             }
         }
 
-        /** The end of one read batch (up to READ_BATCH_READS recvmmsg calls or 64 NIO reads): the receiver flushes once. */
+        /** The end of one read batch (one recvmmsg, one GRO read, or up to 16 NIO reads): the receiver flushes once. */
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
             receiveBacklogged = batchDatagrams >= readBatchDatagrams;

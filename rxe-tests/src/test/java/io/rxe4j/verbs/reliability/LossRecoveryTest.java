@@ -384,17 +384,26 @@ class LossRecoveryTest {
                     .as("every byte in place").isEqualTo(-1);
             // the requester's sends during the outage, in bursts (a burst ends at a pause of 1 ms)
             java.util.List<Integer> bursts = new java.util.ArrayList<>();
+            java.util.List<Boolean> lastAckReq = new java.util.ArrayList<>();
+            Pkt lastPkt = null;
             long last = Long.MIN_VALUE;
             for (Pkt k : p.log) {
                 if (!k.fromA() || k.time() < outage[0] || k.time() >= outage[1]) {
                     continue;
                 }
                 if (bursts.isEmpty() || k.time() - last > 1_000_000) {
+                    if (!bursts.isEmpty() && lastPkt != null) {
+                        lastAckReq.add(lastPkt.ackReq());
+                    }
                     bursts.add(0);
                 }
                 bursts.set(bursts.size() - 1, bursts.get(bursts.size() - 1) + 1);
                 last = k.time();
+                lastPkt = k;
             }
+            // the packet that fills the slow start's bound asks for the ACK that lets the QP go on
+            assertThat(lastAckReq.subList(1, lastAckReq.size())).as("AckReq on each resend burst's last packet")
+                    .allMatch(b -> b);
             assertThat(bursts.size()).as("the first window, then timeouts and probes: %s", bursts).isGreaterThanOrEqualTo(4);
             assertThat(bursts.subList(1, bursts.size())).as("every resend after a timeout: one segment, %s", bursts)
                     .allMatch(b -> b <= 4);
@@ -457,17 +466,26 @@ class LossRecoveryTest {
             assertThat(p.b.mr.segment().asSlice(0, (long) n * msg).mismatch(p.a.mr.segment().asSlice(0, (long) n * msg)))
                     .as("every byte in place").isEqualTo(-1);
             java.util.List<Integer> bursts = new java.util.ArrayList<>();
+            java.util.List<Boolean> lastAckReq = new java.util.ArrayList<>();
+            Pkt lastPkt = null;
             long last = Long.MIN_VALUE;
             for (Pkt k : p.log) {
                 if (!k.fromA() || k.destQp() != lossyDest || k.time() < outage[0] || k.time() >= outage[1]) {
                     continue;
                 }
                 if (bursts.isEmpty() || k.time() - last > 1_000_000) {
+                    if (!bursts.isEmpty() && lastPkt != null) {
+                        lastAckReq.add(lastPkt.ackReq());
+                    }
                     bursts.add(0);
                 }
                 bursts.set(bursts.size() - 1, bursts.get(bursts.size() - 1) + 1);
                 last = k.time();
+                lastPkt = k;
             }
+            // the packet that fills the slow start's bound asks for the ACK that lets the QP go on
+            assertThat(lastAckReq.subList(1, lastAckReq.size())).as("AckReq on each resend burst's last packet")
+                    .allMatch(b -> b);
             assertThat(bursts.size()).as("the first window, then timeouts: %s", bursts).isGreaterThanOrEqualTo(3);
             assertThat(bursts.subList(1, bursts.size())).as("each resend of the QP that timed out: one segment, %s", bursts)
                     .allMatch(b -> b <= 4);
