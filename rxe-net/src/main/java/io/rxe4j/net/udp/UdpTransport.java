@@ -211,9 +211,9 @@ public final class UdpTransport implements Transport {
     public static final int DEFAULT_RECV_BATCH = 16;
 
     /**
-     * recvmmsg calls per read batch before the event loop turns to its other work: 1 (4 lost a third
-     * of the goodput at 1 % loss on the netlab link, docs/networks.md); NIO reads {@link
-     * #DEFAULT_RECV_BATCH} single datagrams per batch.
+     * recvmmsg calls per read batch before the event loop turns to its other work: 1, as Netty's
+     * default (4 was tried; the netlab loss rows vary too much between runs to tell its effect, so
+     * the default stays); NIO reads {@link #DEFAULT_RECV_BATCH} single datagrams per batch.
      */
     static final int READ_BATCH_READS = 1;
 
