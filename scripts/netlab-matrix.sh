@@ -48,7 +48,7 @@ SPECS=(
   "delay-10ms-jitter-2ms-reorder|delay=10000,jitter=2000,jitter_reorder=1"
   "bottleneck-1Gbit-1ms|rate=1e9,qlimit=1048576,delay=1000"
   "bottleneck-1Gbit-1ms-16qp|rate=1e9,qlimit=1048576,delay=1000|-q 16"
-  "bottleneck-1Gbit-1ms-128qp|rate=1e9,qlimit=1048576,delay=1000|-q 128"
+  "bottleneck-1Gbit-1ms-128qp|rate=1e9,qlimit=1048576,delay=1000|-q 128 -t 8"
   "bottleneck-100Mbit-1ms|rate=1e8,qlimit=1048576,delay=1000"
   "corrupt-0.1%|corrupt=0.0005,corrupt_icrc=0.0005"
   "1Gbit-20ms-rtt|rate=1e9,qlimit=4194304,delay=10000"
