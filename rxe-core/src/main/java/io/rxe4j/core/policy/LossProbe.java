@@ -62,10 +62,7 @@ public final class LossProbe {
     private int backoff;
     private Scheduler.Cancellable pending;
     private long scheduledAt;
-    private java.util.function.BooleanSupplier backlogged = () -> false;
-    private Runnable onDeferred = () -> { };
-    /** When the current expiry was first deferred ({@link Long#MIN_VALUE}: it was not). */
-    private long deferredSince = Long.MIN_VALUE;
+    private final ReceiveBacklogDeferral deferral = new ReceiveBacklogDeferral();
 
     /**
      * @param scheduler the QP's loop and clock
@@ -84,8 +81,7 @@ public final class LossProbe {
      * onDeferred} runs once per expiry so deferred.
      */
     public void deferWhile(java.util.function.BooleanSupplier receiveBacklogged, Runnable onDeferred) {
-        this.backlogged = receiveBacklogged;
-        this.onDeferred = onDeferred;
+        deferral.set(receiveBacklogged, onDeferred);
     }
 
     /** Sets the path whose RTT the timers derive from (null: none, the timers do not run). */
@@ -142,7 +138,7 @@ public final class LossProbe {
     /** comp.psn moved: backoff cleared, the probe deadline restarts from now (or idle if all acknowledged). */
     public void onProgress() {
         backoff = 0;
-        deferredSince = Long.MIN_VALUE;
+        deferral.reset();
         if (unacked.isEmpty()) {
             phase = Phase.IDLE;
             return;
@@ -162,7 +158,7 @@ public final class LossProbe {
             pending.cancel();
             pending = null;
         }
-        deferredSince = Long.MIN_VALUE;
+        deferral.reset();
         phase = Phase.IDLE;
         backoff = 0;
     }
@@ -205,16 +201,11 @@ public final class LossProbe {
             return;
         }
         long bound = phase == Phase.PROBE ? rtt.probeTimeoutNanos() : rtt.retransmitTimeoutNanos() << backoff;
-        if (backlogged.getAsBoolean() && (deferredSince == Long.MIN_VALUE || now - deferredSince < bound)) {
-            if (deferredSince == Long.MIN_VALUE) {
-                deferredSince = now;
-                onDeferred.run();
-            }
+        if (deferral.defer(now, bound)) {
             pending = scheduler.schedule(task, RetransmitTimer.DEFER_NANOS); // after the loop's next read batch
             scheduledAt = now + RetransmitTimer.DEFER_NANOS;
             return;
         }
-        deferredSince = Long.MIN_VALUE;
         if (phase == Phase.PROBE) {
             phase = Phase.RTO;
             rtoStart = now;

@@ -35,10 +35,7 @@ public final class RetransmitTimer {
     private final Runnable task = this::onTimer;
     private long periodNanos;
     private long lastProgress = Long.MIN_VALUE;
-    private java.util.function.BooleanSupplier backlogged = () -> false;
-    private Runnable onDeferred = () -> { };
-    /** When the current expiry was first deferred ({@link Long#MIN_VALUE}: it was not). */
-    private long deferredSince = Long.MIN_VALUE;
+    private final ReceiveBacklogDeferral deferral = new ReceiveBacklogDeferral();
     private Scheduler.Cancellable pending;
     /** When the pending timer fires, in scheduler nanoseconds (valid while {@link #pending} is set). */
     private long scheduledAt;
@@ -60,8 +57,7 @@ public final class RetransmitTimer {
      * runs once per expiry so deferred (a counter).
      */
     public void deferWhile(java.util.function.BooleanSupplier receiveBacklogged, Runnable onDeferred) {
-        this.backlogged = receiveBacklogged;
-        this.onDeferred = onDeferred;
+        deferral.set(receiveBacklogged, onDeferred);
     }
 
     /**
@@ -101,7 +97,7 @@ public final class RetransmitTimer {
     /** Acknowledged progress at {@code now} nanoseconds: the deadline restarts from it. */
     public void onProgress(long now) {
         lastProgress = now;
-        deferredSince = Long.MIN_VALUE;
+        deferral.reset();
         pullIn(now);
     }
 
@@ -150,7 +146,7 @@ public final class RetransmitTimer {
             pending.cancel();
             pending = null;
         }
-        deferredSince = Long.MIN_VALUE;
+        deferral.reset();
     }
 
     private void onTimer() {
@@ -164,15 +160,10 @@ public final class RetransmitTimer {
             arm(now, left);
             return;
         }
-        if (backlogged.getAsBoolean() && (deferredSince == Long.MIN_VALUE || now - deferredSince < periodNanos)) {
-            if (deferredSince == Long.MIN_VALUE) {
-                deferredSince = now;
-                onDeferred.run();
-            }
+        if (deferral.defer(now, periodNanos)) {
             arm(now, DEFER_NANOS); // after the loop's next read batch
             return;
         }
-        deferredSince = Long.MIN_VALUE;
         onExpiry.run();
     }
 }

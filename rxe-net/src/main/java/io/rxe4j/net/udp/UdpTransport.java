@@ -210,16 +210,6 @@ public final class UdpTransport implements Transport {
     /** Default number of datagrams one {@code recvmmsg} may return with {@link Io#EPOLL}: 16. */
     public static final int DEFAULT_RECV_BATCH = 16;
 
-    /**
-     * recvmmsg calls per read batch before the event loop turns to its other work: 1, as Netty's
-     * default (4 was tried; the netlab loss rows vary too much between runs to tell its effect, so
-     * the default stays); NIO reads {@link #DEFAULT_RECV_BATCH} single datagrams per batch.
-     */
-    static final int READ_BATCH_READS = 1;
-
-    /** recvmsg calls per read batch with UDP GRO (each returns one datagram or one coalesced train): 1. */
-    static final int GRO_BATCH_READS = 1;
-
     /** The largest possible UDP payload, 65 507 bytes over IPv4 (65 535 − 20 − 8). */
     public static final int MAX_UDP_PAYLOAD_BYTES = 65_507;
 
@@ -386,19 +376,18 @@ public final class UdpTransport implements Transport {
             }
             // a read batch ends when the socket is empty or after readBatchDatagrams datagrams (Netty's
             // maxMessagesPerRead, which a new allocator would otherwise set to 1: over NIO one datagram
-            // per pass of the event loop)
+            // per pass of the event loop; with GRO it stays one read)
             if (ch instanceof EpollDatagramChannel epoll && groActive) {
                 // GRO: recvmsg into a 64 KiB buffer, Netty splits the coalesced datagrams
                 epoll.config().setMaxDatagramPayloadSize(0);
-                // (each read returns one datagram or one coalesced train: a batch of GRO_BATCH_READS
-                // datagrams or more may have stopped at the limit)
+                // (one read per batch, which may return a coalesced train)
                 config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator(
-                        Math.max(GRO_READ_BUFFER_BYTES, b.maxDatagramBytes + 1)).maxMessagesPerRead(GRO_BATCH_READS));
+                        Math.max(GRO_READ_BUFFER_BYTES, b.maxDatagramBytes + 1)));
                 this.readBatchDatagrams = Integer.MAX_VALUE; // one read: a backlog cannot be told from a train
             } else if (ch instanceof EpollDatagramChannel epoll) {
                 // recvmmsg: each read buffer is cut into recvBatch slots of this size
                 epoll.config().setMaxDatagramPayloadSize(b.maxDatagramBytes + 1);
-                this.readBatchDatagrams = READ_BATCH_READS * b.recvBatch;
+                this.readBatchDatagrams = b.recvBatch; // one recvmmsg per batch (4 were tried, no measurable gain)
                 config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator((b.maxDatagramBytes + 1) * b.recvBatch)
                         .maxMessagesPerRead(readBatchDatagrams));
             } else {
