@@ -310,8 +310,8 @@ public final class WrOpcodeInfo {
 
     /**
      * @return whether a packet of this opcode holds its payload of the peer byte budget (SEND,
-     *     WRITE); the others hold only a request's 64 bytes (a READ's response stream is paced by
-     *     the responder, see {@code Requester.budgetBytes})
+     *     WRITE); the others hold a request's 64 bytes, a READ also (part of) its response bytes
+     *     ({@code Requester.budgetBytes})
      */
     public boolean payloadInBudget() {
         return payloadInBudget;

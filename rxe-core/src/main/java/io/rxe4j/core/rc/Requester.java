@@ -435,17 +435,29 @@ public final class Requester {
     }
 
     /**
+     * Most bytes of a READ's response stream that its request holds of the peer budget: 256 KiB.
+     * A READ up to this size holds all of its response bytes until its last response arrives, so
+     * that READs, like WRITEs, keep to the path's congestion window (128 QPs with 8 READs each put
+     * 64 MiB of responses at a 1 MiB bottleneck queue otherwise); a longer READ holds only this
+     * much, so that one 1 GiB READ does not shut every other QP of the path out for as long as it
+     * runs.
+     */
+    static final int READ_BUDGET_CAP_BYTES = 256 * 1024;
+
+    /**
      * @return the bytes the next packet of {@code w} holds of the peer budget: a SEND/WRITE packet
-     *     its payload plus headers; a READ request, an atomic, ATOMIC WRITE or FLUSH 64 bytes. A
-     *     READ's response stream is not counted: it may last far longer than one round trip (a
-     *     1 GiB READ), so holding its bytes would block every other QP of the path until it ends;
-     *     the responder bounds and paces it (batches, writability), and a gap in it still halves the
-     *     path's window
+     *     its payload plus headers; a READ request the response bytes still to come, at most {@link
+     *     #READ_BUDGET_CAP_BYTES}, plus 64; an atomic, ATOMIC WRITE or FLUSH 64 bytes
      */
     private int budgetBytes(SendWqe w) {
-        return WrOpcodeInfo.of(w.opcode).payloadInBudget()
-                ? (int) Math.min(w.length - (w.state == SendWqe.State.POSTED ? 0 : w.sentBytes), qp.pmtu()) + 64
-                : 64;
+        WrOpcodeInfo info = WrOpcodeInfo.of(w.opcode);
+        if (info.payloadInBudget()) {
+            return (int) Math.min(w.length - (w.state == SendWqe.State.POSTED ? 0 : w.sentBytes), qp.pmtu()) + 64;
+        }
+        if (info.family() == WrOpcodeInfo.Family.READ) {
+            return (int) Math.min(w.length - w.readBytes, READ_BUDGET_CAP_BYTES) + 64;
+        }
+        return 64;
     }
 
     /**
