@@ -404,23 +404,35 @@ final class RdmaBench {
                 }
             }
             boolean stop = posted >= limit;
+            int[] open = new int[qps.length];
+            for (long k = 0; k < posted; k++) {
+                open[(int) (k % qps.length)]++;
+            }
+            long lastCompletion = start;
             while (done < posted) {
                 int n = side.poll(wcs);
                 if (n == 0) {
                     side.idle();
+                    long now = System.nanoTime();
+                    if (now - lastCompletion > STALL_NANOS) {
+                        throw stalled(open, posted - done, now - lastCompletion);
+                    }
                 } else {
                     side.worked();
                     end = System.nanoTime();
+                    lastCompletion = end;
                     stop |= end >= deadline;
                 }
                 for (int k = 0; k < n; k++) {
                     WorkCompletion wc = wcs[k];
                     side.check(wc);
                     done++;
+                    int i = side.qpIndex(wc.qpNum);
+                    open[i]--;
                     if (!stop && posted < limit) {
-                        int i = side.qpIndex(wc.qpNum);
                         wrs[i].wrId = posted++;
                         qps[i].postSend(wrs[i]);
+                        open[i]++;
                     }
                 }
                 if (n == 0 && System.nanoTime() >= deadline) {
@@ -428,6 +440,31 @@ final class RdmaBench {
                 }
             }
             return new Result(test, false, size, done, (end - start) / 1e9, null, 0);
+        }
+
+        /**
+         * No completion for this long while WRs are outstanding ends a bandwidth run with an error
+         * that names the QPs still waiting: 30 s, in nanoseconds, longer than any retry budget of the
+         * tool's timeouts (perftest's -u 14 with retry_cnt 7 gives up after 4.3 s), so a WR that
+         * neither completes nor fails is reported instead of hanging the tool.
+         */
+        static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+        private IllegalStateException stalled(int[] open, long outstanding, long silentNanos) {
+            StringBuilder sb = new StringBuilder("no completion for ").append(silentNanos / 1_000_000)
+                    .append(" ms with ").append(outstanding).append(" WRs outstanding; QPs still waiting:");
+            int shown = 0;
+            for (int i = 0; i < open.length; i++) {
+                if (open[i] > 0 && shown++ < 8) {
+                    sb.append("\n  QP ").append(i).append(" (").append(open[i]).append(" WRs): ")
+                            .append(side.qps[i].debugState());
+                }
+            }
+            if (shown > 8) {
+                sb.append("\n  … and ").append(shown - 8).append(" more QPs");
+            }
+            sb.append("\n  counters ").append(side.device.counters());
+            return new IllegalStateException(sb.toString());
         }
 
         private Result latency(PerfTest test, int size, long iterations, long durationNanos) {
