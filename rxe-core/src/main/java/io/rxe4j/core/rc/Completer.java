@@ -186,6 +186,7 @@ public final class Completer implements CompleterOps {
             }
         }
         pkt = p;
+        int compBefore = compPsn;
         syndrome = op.has(Header.AETH) ? Aeth.syndrome(p.buf(), p.index(Header.AETH)) : Aeth.ACK_UNLIMITED;
         status = null;
         retryCause = null;
@@ -213,7 +214,12 @@ public final class Completer implements CompleterOps {
             pkt = null;
             wqe = null;
         }
-        if (valid && qp.state() != io.rxe4j.verbs.QpState.ERR) {
+        // a valid response, or a NAK that acknowledged PSNs before its own, frees the requester's
+        // window: it runs again. (A sequence NAK at req.psn after a rewind acknowledges everything
+        // sent, and the retry it asks for may find one under way and do nothing: without this run a
+        // requester stopped by its output bound then waited for good, nothing unacknowledged and no
+        // timer running.)
+        if ((valid || compPsn != compBefore) && qp.state() != io.rxe4j.verbs.QpState.ERR) {
             rc.requester.run();
         }
     }
