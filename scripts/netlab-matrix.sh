@@ -99,7 +99,7 @@ for entry in "${SPECS[@]}"; do
             srv=$!
             if wait_for "$OUT/$tag.$t.server.log" "waiting on TCP port"; then
                 ip netns exec nl-a timeout $((DURATION * 4 + 120)) bin/rxe-perf "$t" --connect "10.77.0.2:$PORT" \
-                    -D "$DURATION" -w 0 --json $PERF_ARGS $rowargs >"$OUT/$tag.$t.json" 2>"$OUT/$tag.$t.client.log"
+                    -D "$DURATION" -w 0 --json --watchdog $((DURATION * 4 + 90)) $PERF_ARGS $rowargs >"$OUT/$tag.$t.json" 2>"$OUT/$tag.$t.client.log"
                 echo "$?" >"$OUT/$tag.$t.rc"
             else
                 echo "server did not start" >"$OUT/$tag.$t.client.log"; echo 99 >"$OUT/$tag.$t.rc"

@@ -64,6 +64,10 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = {"-D", "--duration"}, description = "seconds per size instead of -n")
     Double duration;
 
+    @Option(names = "--watchdog", paramLabel = "SECONDS", description = "two processes, client: if the run has not "
+            + "ended after SECONDS, print every thread's stack to stderr and exit 3 (default 0: off)")
+    double watchdog;
+
     @Option(names = {"-w", "--warmup"}, description = "warm-up seconds before each measured size (default ${DEFAULT-VALUE})")
     double warmup = 1.0;
 
@@ -882,7 +886,40 @@ public final class RxePerf implements Callable<Integer> {
         return 0;
     }
 
+    /**
+     * Starts the {@code --watchdog}: a daemon thread that, unless the JVM ended first, dumps every
+     * thread's stack to stderr after the given time and exits with 3, so that a run that hangs
+     * (outside the bandwidth loop's own 30 s stall check) tells where before a harness kills it.
+     */
+    private void startWatchdog() {
+        if (watchdog <= 0) {
+            return;
+        }
+        long millis = (long) (watchdog * 1000);
+        Thread t = new Thread(() -> {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                return;
+            }
+            StringBuilder sb = new StringBuilder("rxe-perf: --watchdog " + watchdog + " s passed, the run has not ended;"
+                    + " thread stacks:\n");
+            for (var e : Thread.getAllStackTraces().entrySet()) {
+                sb.append('"').append(e.getKey().getName()).append("\" ").append(e.getKey().getState()).append('\n');
+                for (StackTraceElement f : e.getValue()) {
+                    sb.append("\tat ").append(f).append('\n');
+                }
+            }
+            System.err.print(sb);
+            System.err.flush();
+            Runtime.getRuntime().halt(3);
+        }, "rxe-perf-watchdog");
+        t.setDaemon(true);
+        t.start();
+    }
+
     private int runClient() throws Exception {
+        startWatchdog();
         int colon = connect.lastIndexOf(':');
         String host = colon < 0 ? connect : connect.substring(0, colon);
         int p = colon < 0 ? DEFAULT_PORT : Integer.parseInt(connect.substring(colon + 1));
