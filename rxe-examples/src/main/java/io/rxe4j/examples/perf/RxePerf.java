@@ -362,6 +362,9 @@ public final class RxePerf implements Callable<Integer> {
         if (warmup < 0) {
             throw new IllegalArgumentException("--warmup must be >= 0, got " + warmup);
         }
+        if (!(watchdog >= 0)) {
+            throw new IllegalArgumentException("--watchdog must be >= 0 seconds (0: off), got " + watchdog);
+        }
         if (server && connect != null) {
             throw new IllegalArgumentException("--server and --connect exclude each other");
         }
