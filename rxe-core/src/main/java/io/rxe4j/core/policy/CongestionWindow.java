@@ -7,8 +7,10 @@ package io.rxe4j.core.policy;
  * <ul>
  *   <li>Start: {@link #INITIAL_BYTES}, slow-start threshold unlimited.
  *   <li>Acknowledged bytes: below the threshold the window grows by the bytes acknowledged (slow
- *       start); above it by {@link #SEGMENT_BYTES} per window acknowledged (additive increase), up
- *       to {@link #MAX_BYTES}.
+ *       start, which ends early when the round trip rises: HyStart++'s delay rule); above it by
+ *       {@link #SEGMENT_BYTES} per window acknowledged (additive increase; ρ² times that on a long path
+ *       without a queue, Hybla), up to {@link #MAX_BYTES}; not at all during a loss episode (NewReno's
+ *       fast recovery). See {@link #onAcknowledged(long, long, long, boolean)}.
  *   <li>A loss or congestion signal (PSN-sequence NAK, a READ gap, a lost READ/atomic response, one
  *       QP's retransmit timeout while the path makes progress, a CNP; {@link PeerBudget#onLoss} passes on a loss that may be noise only when
  *       the path shows a queue): threshold and window become {@link #BETA} × the window, at least {@link
@@ -53,6 +55,8 @@ public final class CongestionWindow {
     private long episodeBytes;
     /** A timeout collapsed the window and nothing was acknowledged since. */
     private boolean collapsed;
+    /** The loss episode under way was started by {@link #onLoss}: the window holds until it ends. */
+    private boolean fastRecovery;
 
     CongestionWindow(boolean enabled) {
         this.enabled = enabled;
@@ -75,29 +79,72 @@ public final class CongestionWindow {
 
     /** {@code bytes} in flight were acknowledged. */
     void onAcknowledged(long bytes) {
-        onAcknowledged(bytes, 0);
+        onAcknowledged(bytes, 0, 0, false);
+    }
+
+    /** As {@link #onAcknowledged(long, long, long, boolean)} with no queueing delay, the long-path rule on. */
+    void onAcknowledged(long bytes, long minRttNanos) {
+        onAcknowledged(bytes, minRttNanos, 0, true);
     }
 
     /**
-     * {@code bytes} in flight were acknowledged, on a path whose minimum RTT is {@code minRttNanos}
-     * (0: unknown). Above the threshold the window grows by ρ² segments per window acknowledged, ρ =
-     * minimum RTT / {@link #REFERENCE_RTT_NANOS} (at least 1, ρ² at most {@link #MAX_GROWTH}): TCP
-     * Hybla's rule, so that the sending rate grows as fast per second on a long path as on a 1 ms
-     * one instead of ρ² times slower. The minimum, not the smoothed RTT: a queue that builds (at a
-     * bottleneck, or in a slow peer's receive path) must not speed up the growth that builds it.
+     * Smallest rise of the path's round trip over its minimum that ends slow start: 4 ms (RFC 9406's
+     * MIN_RTT_THRESH), in nanoseconds.
      */
-    void onAcknowledged(long bytes, long minRttNanos) {
+    public static final long SLOW_START_EXIT_MIN_NANOS = 4_000_000;
+    /** Largest rise that slow start waits for: 16 ms (RFC 9406's MAX_RTT_THRESH), in nanoseconds. */
+    public static final long SLOW_START_EXIT_MAX_NANOS = 16_000_000;
+
+    /**
+     * {@code bytes} in flight were acknowledged, on a path whose minimum RTT is {@code minRttNanos}
+     * (0: unknown) and whose recent round trips exceed it by {@code queueingDelayNanos} (a queue that
+     * builds: {@code RttEstimator.queueingDelayNanos()}).
+     *
+     * <ul>
+     *   <li>During a loss episode started by {@link #onLoss} the window does not grow (NewReno's fast
+     *       recovery, RFC 6582 §3.2): the bytes acknowledged count towards the episode's end only.
+     *       Growing there at a full queue would refill it as fast as the decrease drained it.
+     *   <li>Below the threshold (slow start) the window grows by the bytes acknowledged, until the
+     *       queueing delay reaches minimum RTT / 8, clamped to [{@link #SLOW_START_EXIT_MIN_NANOS},
+     *       {@link #SLOW_START_EXIT_MAX_NANOS}]: then the threshold becomes the window (HyStart++'s
+     *       delay rule, RFC 9406 §4.2), so slow start ends at a queue that builds instead of doubling
+     *       on until it overflows.
+     *   <li>Above the threshold the window grows by ρ² segments per window acknowledged, ρ = minimum
+     *       RTT / {@link #REFERENCE_RTT_NANOS} (at least 1, ρ² at most {@link #MAX_GROWTH}), when
+     *       {@code longPath} is set and the path shows no queue (a queueing delay of at most half the
+     *       minimum RTT and {@link PeerBudget#MIN_QUEUEING_NANOS}, the loss discrimination's rule): TCP Hybla's rule, so that the sending rate grows as fast per second on a long
+     *       path as on a 1 ms one instead of ρ² times slower. With a queue it is Reno's one segment per
+     *       window: a queue that builds (at a bottleneck, in a slow peer's receive path) must not
+     *       speed up the growth that builds it, and a minimum RTT taken while the path was already
+     *       queued (a warming JVM's first samples) must not make the growth ρ² times too fast.
+     * </ul>
+     */
+    void onAcknowledged(long bytes, long minRttNanos, long queueingDelayNanos, boolean longPath) {
         if (!enabled || bytes <= 0) {
             return;
         }
         collapsed = false;
         if (episodeBytes > 0) {
-            episodeBytes = Math.max(0, episodeBytes - bytes);
+            long left = episodeBytes - bytes;
+            episodeBytes = Math.max(0, left);
+            if (fastRecovery) {
+                if (left >= 0) {
+                    return;
+                }
+                fastRecovery = false;
+                bytes = -left; // only what lies beyond the episode grows the window
+            }
         }
         if (cwnd < ssthresh) {
-            cwnd = Math.min(cwnd + bytes, Math.max(ssthresh, cwnd));
+            if (minRttNanos > 0 && queueingDelayNanos >= Math.min(SLOW_START_EXIT_MAX_NANOS,
+                    Math.max(SLOW_START_EXIT_MIN_NANOS, minRttNanos / 8))) {
+                ssthresh = Math.max(cwnd, MIN_BYTES); // a queue builds: slow start ends here
+            } else {
+                cwnd = Math.min(cwnd + bytes, Math.max(ssthresh, cwnd));
+            }
         } else {
-            double rho = Math.max(1.0, (double) minRttNanos / REFERENCE_RTT_NANOS);
+            boolean queued = queueingDelayNanos > Math.max(minRttNanos / 2, PeerBudget.MIN_QUEUEING_NANOS);
+            double rho = longPath && !queued ? Math.max(1.0, (double) minRttNanos / REFERENCE_RTT_NANOS) : 1.0;
             cwnd += SEGMENT_BYTES * Math.min(MAX_GROWTH, rho * rho) * (double) bytes / cwnd;
         }
         if (cwnd > MAX_BYTES) {
@@ -117,6 +164,7 @@ public final class CongestionWindow {
         ssthresh = Math.max(cwnd * BETA, MIN_BYTES);
         cwnd = ssthresh;
         episodeBytes = Math.max(inFlightBytes, SEGMENT_BYTES);
+        fastRecovery = true;
         return true;
     }
 
@@ -139,6 +187,7 @@ public final class CongestionWindow {
         boolean reduced = cwnd > LOSS_WINDOW_BYTES;
         cwnd = LOSS_WINDOW_BYTES;
         episodeBytes = Math.max(inFlightBytes, SEGMENT_BYTES);
+        fastRecovery = false; // slow start grows from the loss window at once (RFC 5681 §3.1)
         return reduced;
     }
 

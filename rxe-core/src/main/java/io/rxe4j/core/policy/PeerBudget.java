@@ -101,7 +101,7 @@ public final class PeerBudget {
      * A QP of this path learnt or was told (the connection manager's extensions) that the peer holds
      * out-of-order requests: the peer is rxe4j with adaptive recovery, a loss costs one packet, and
      * the static limit may rise to the one given for such a peer, and the window grows by the long-path
-     * rule ({@link CongestionWindow#onAcknowledged(long, long)}). Never undone.
+     * rule ({@link CongestionWindow#onAcknowledged(long, long, long, boolean)}). Never undone.
      */
     public void peerHolds() {
         limitBytes = holdingPeerLimitBytes;
@@ -271,8 +271,10 @@ public final class PeerBudget {
         }
         if (acknowledged) {
             // the long-path growth only towards a peer that holds (a loss there costs one packet; a kernel
-            // peer that discards after a gap, and whose receive path is slow, keeps Reno's growth)
-            window.onAcknowledged(bytes, holds && rtt.hasSample() ? rtt.minRttNanos() : 0);
+            // peer that discards after a gap, and whose receive path is slow, keeps Reno's growth); the
+            // queueing delay ends slow start and the long-path growth towards any peer
+            boolean sampled = rtt.hasSample();
+            window.onAcknowledged(bytes, sampled ? rtt.minRttNanos() : 0, sampled ? rtt.queueingDelayNanos() : 0, holds);
         }
         inFlightBytes -= bytes;
         if (inFlightBytes < 0) {

@@ -106,4 +106,81 @@ class CongestionWindowTest {
                             0.05 * c[1] * CongestionWindow.SEGMENT_BYTES + 2));
         }
     }
+
+    /**
+     * NewReno's fast recovery (RFC 6582 §3.2): after a decrease the window holds until the episode's
+     * bytes are acknowledged; only the bytes beyond them grow it. It used to grow all along, and at a
+     * full queue refilled it as fast as the decrease drained it (netlab 1 Gbit/s bottleneck, 1 QP:
+     * 18.5 % of the packets resent).
+     */
+    @Test
+    void theWindowHoldsDuringALossEpisode() {
+        CongestionWindow w = new CongestionWindow(true);
+        w.onAcknowledged(CongestionWindow.INITIAL_BYTES); // 512 KiB
+        assertThat(w.onLoss(400_000)).isTrue();
+        long reduced = w.windowBytes();
+        for (int i = 0; i < 39; i++) {
+            w.onAcknowledged(10_000, 20_000_000, 0, true); // 390 000 of the episode's 400 000 bytes
+        }
+        assertThat(w.windowBytes()).as("no growth inside the episode, not even on a long path").isEqualTo(reduced);
+        w.onAcknowledged(10_000 + reduced, 0, 0, true); // the episode ends; what lies beyond it counts
+        assertThat(w.windowBytes()).as("beyond the episode: additive increase on one window")
+                .isCloseTo(reduced + CongestionWindow.SEGMENT_BYTES, org.assertj.core.data.Offset.offset(2L));
+    }
+
+    /** After a timeout slow start grows at once (the timeout's episode holds nothing back). */
+    @Test
+    void slowStartAfterATimeoutIsNotHeldByItsEpisode() {
+        CongestionWindow w = new CongestionWindow(true);
+        w.onTimeout(1 << 20);
+        w.onAcknowledged(CongestionWindow.LOSS_WINDOW_BYTES);
+        assertThat(w.windowBytes()).isEqualTo(2 * CongestionWindow.LOSS_WINDOW_BYTES);
+    }
+
+    /**
+     * HyStart++'s delay rule (RFC 9406 §4.2): slow start ends when the round trips rise over the
+     * minimum by minimum / 8, clamped to 4..16 ms, instead of doubling on until a queue overflows.
+     */
+    @Test
+    void slowStartEndsWhenTheRoundTripRises() {
+        long[][] cases = {
+            // min RTT, queueing delay, whether slow start goes on
+            {1_000_000, 3_900_000, 1}, {1_000_000, 4_000_000, 0}, // the 4 ms floor
+            {80_000_000, 9_000_000, 1}, {80_000_000, 10_000_000, 0}, // min / 8
+            {400_000_000, 15_000_000, 1}, {400_000_000, 16_000_000, 0}, // the 16 ms ceiling
+            {0, 100_000_000, 1}, // no RTT known: plain slow start
+        };
+        for (long[] c : cases) {
+            CongestionWindow w = new CongestionWindow(true);
+            w.onAcknowledged(64 * 1024, c[0], c[1], true);
+            long grown = CongestionWindow.INITIAL_BYTES + 64 * 1024;
+            assertThat(w.windowBytes()).as("min %d ns, queue %d ns", c[0], c[1])
+                    .isEqualTo(c[2] == 1 ? grown : CongestionWindow.INITIAL_BYTES);
+            if (c[2] == 0) {
+                w.onAcknowledged(w.windowBytes(), c[0], 0, false);
+                assertThat(w.windowBytes()).as("then additive increase")
+                        .isCloseTo(CongestionWindow.INITIAL_BYTES + CongestionWindow.SEGMENT_BYTES, org.assertj.core.data.Offset.offset(2L));
+            }
+        }
+    }
+
+    /**
+     * Hybla's long-path growth only while the path shows no queue: a queueing delay above half the
+     * minimum RTT (and 250 µs) brings back Reno's one segment per window, so a minimum taken while the
+     * path was already queued cannot make the growth ρ² times too fast at a bottleneck.
+     */
+    @Test
+    void theLongPathGrowthStopsWhileAQueueShows() {
+        for (long[] c : new long[][] {{10_000_000, 0, 100}, {10_000_000, 5_000_000, 100}, {10_000_000, 5_000_001, 1},
+                {600_000, 250_000, 1}, {2_000_000, 300_000, 4}, {2_000_000, 1_000_001, 1}}) {
+            CongestionWindow w = new CongestionWindow(true);
+            w.onLoss(CongestionWindow.INITIAL_BYTES);
+            w.onAcknowledged(CongestionWindow.INITIAL_BYTES); // the episode ends
+            long before = w.windowBytes();
+            w.onAcknowledged(before, c[0], c[1], true);
+            assertThat((double) (w.windowBytes() - before)).as("min %d ns, queue %d ns", c[0], c[1])
+                    .isCloseTo(c[2] * CongestionWindow.SEGMENT_BYTES, org.assertj.core.data.Offset.offset(
+                            0.05 * c[2] * CongestionWindow.SEGMENT_BYTES + 2));
+        }
+    }
 }
