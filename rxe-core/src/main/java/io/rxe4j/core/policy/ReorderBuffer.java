@@ -17,6 +17,21 @@ public final class ReorderBuffer {
     /** Most bytes held: 8 MiB. */
     public static final long MAX_BYTES = 8L << 20;
 
+    /** Bytes a held packet may take beyond its payload (BTH, RETH, ImmDt, ICRC): 64, a generous bound. */
+    public static final int HEADER_ALLOWANCE_BYTES = 64;
+
+    /**
+     * @return the most request packets of path MTU {@code pmtu} (bytes) that may lie ahead of a gap and
+     *     all be held: the PSN bound {@link #MAX_PACKETS} − 1 or the byte bound {@link #MAX_BYTES} in
+     *     packets of {@code pmtu} + {@link #HEADER_ALLOWANCE_BYTES}, whichever is smaller (4095 at
+     *     path MTU 1024, 2016 at 4096). A requester that keeps its window within this span towards an
+     *     rxe4j responder never has a loss cost more than the lost packets: beyond it, the responder
+     *     must drop what follows a gap, and the requester then learns of each drop one NAK at a time.
+     */
+    public static int spanPackets(int pmtu) {
+        return (int) Math.min(MAX_PACKETS - 1, MAX_BYTES / (Math.max(1, pmtu) + HEADER_ALLOWANCE_BYTES));
+    }
+
     /** What became of an offered packet. */
     public enum Offer {
         /** Held (the buffer owns it now). */

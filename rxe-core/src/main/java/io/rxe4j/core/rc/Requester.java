@@ -55,11 +55,12 @@ public final class Requester {
     /** After the output bound was reached, sending resumes once fewer than 16 packets are unacknowledged. */
     static final int RESUME_BELOW = 16;
     /**
-     * The PSN window under adaptive recovery: 2^15 PSNs unacknowledged (32 MiB at path MTU 1024),
-     * far inside the half of the 24-bit PSN space that tells new from duplicate; the congestion
-     * window and the peer budget bind long before it on any path of today.
+     * The PSN window under adaptive recovery: 4095 PSNs unacknowledged (4 MiB at path MTU 1024), the
+     * span an rxe4j responder holds ahead of a gap ({@link io.rxe4j.core.policy.ReorderBuffer#MAX_PACKETS}
+     * − 1): a request beyond it would be dropped after any loss before it (a READ request too, whose
+     * PSNs count for its whole response), so a wider window only turns one loss into many.
      */
-    static final int ADAPTIVE_PSN_WINDOW = 1 << 15;
+    static final int ADAPTIVE_PSN_WINDOW = io.rxe4j.core.policy.ReorderBuffer.MAX_PACKETS - 1;
 
     private final RxeQp qp;
     /** The QP's RC engines (its completer). */
@@ -464,10 +465,12 @@ public final class Requester {
      * The per-QP window in packets under adaptive recovery: this QP's fair share of the path's limit
      * in force (the smaller of the congestion window and the static budget, divided by the QPs that
      * hold bytes of it, this one included) in packets of its path MTU, at least {@link
-     * UnackedPackets#CAPACITY} (rdma_rxe's bound), at most {@link UnackedPackets#MAX_CAPACITY}. One QP
-     * alone fills a long path; many QPs keep the 64-packet bound under which the budget's turns are
-     * fair (a QP far above its share would take every byte that comes back before a waiting QP's
-     * turn runs).
+     * UnackedPackets#CAPACITY} (rdma_rxe's bound), at most the span an rxe4j responder holds ahead of a
+     * gap ({@link io.rxe4j.core.policy.ReorderBuffer#spanPackets}: 4095 packets at path MTU 1024, 2016
+     * at 4096; beyond it one loss made the responder drop the rest of the window, which came back one
+     * NAK per probe, netlab 1 Gbit/s bottleneck: no completion for 30 s). One QP alone fills a long
+     * path; many QPs keep the 64-packet bound under which the budget's turns are fair (a QP far above
+     * its share would take every byte that comes back before a waiting QP's turn runs).
      */
     private int windowPackets() {
         if (budget == null) {
@@ -476,7 +479,8 @@ public final class Requester {
         long limit = budget.effectiveLimitBytes();
         int sharers = budget.sharers(unacked.heldBytes());
         long pkts = limit == Long.MAX_VALUE ? UnackedPackets.MAX_CAPACITY : limit / sharers / (qp.pmtu() + 64) + 16;
-        return (int) Math.min(UnackedPackets.MAX_CAPACITY, Math.max(UnackedPackets.CAPACITY, pkts));
+        int span = Math.min(UnackedPackets.MAX_CAPACITY, io.rxe4j.core.policy.ReorderBuffer.spanPackets(qp.pmtu()));
+        return (int) Math.min(span, Math.max(UnackedPackets.CAPACITY, pkts));
     }
 
     /**

@@ -117,4 +117,14 @@ class ReorderBufferTest {
         r.clear();
         assertThat(r.missing(e, 1000, 256, out)).isZero();
     }
+
+    @Test
+    void theSpanIsThePsnBoundOrTheByteBoundInPacketsOfThePathMtu() {
+        assertThat(ReorderBuffer.spanPackets(256)).isEqualTo(ReorderBuffer.MAX_PACKETS - 1);
+        assertThat(ReorderBuffer.spanPackets(1024)).isEqualTo(ReorderBuffer.MAX_PACKETS - 1);
+        assertThat(ReorderBuffer.spanPackets(4096)).isEqualTo((int) (ReorderBuffer.MAX_BYTES / (4096 + 64))).isEqualTo(2016);
+        // a full span of the largest packets fits the byte bound: the buffer can hold all of it
+        assertThat((long) ReorderBuffer.spanPackets(4096) * (4096 + ReorderBuffer.HEADER_ALLOWANCE_BYTES))
+                .isLessThanOrEqualTo(ReorderBuffer.MAX_BYTES);
+    }
 }
