@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The engine's import rules ({@code docs/architecture.md}, "Packages and what may import what"),
  * checked on the compiled main classes with ArchUnit. Floors, lowest first: {@code memory} and
- * {@code cq}; {@code wire}; {@code stats} and {@code policy}; {@code qp}; {@code rc}; {@code tid};
- * {@code device}. A package may use only packages on lower floors (and the API, {@code
+ * {@code cq}; {@code wire}; {@code stats} and {@code policy}; {@code qp}; {@code rc} and {@code ud};
+ * {@code tid}; {@code device}. A package may use only packages on lower floors (and the API, {@code
  * io.rxe4j.verbs..}); nothing imports upward, so RC never names TID, a policy never names a QP, and
  * only {@code device} names a lane. A failure names the rule and each offending dependency
  * ({@code file:line}).
@@ -50,16 +50,18 @@ class ArchitectureTest {
                 .layer("qp").definedBy("io.rxe4j.core.qp..")
                 .layer("rc").definedBy("io.rxe4j.core.rc..")
                 .layer("tid").definedBy("io.rxe4j.core.tid..")
+                .layer("ud").definedBy("io.rxe4j.core.ud..")
                 .layer("device").definedBy("io.rxe4j.core.device..")
                 .whereLayer("device").mayNotBeAccessedByAnyLayer()
+                .whereLayer("ud").mayOnlyBeAccessedByLayers("device")
                 .whereLayer("tid").mayOnlyBeAccessedByLayers("device")
                 .whereLayer("rc").mayOnlyBeAccessedByLayers("tid", "device")
-                .whereLayer("qp").mayOnlyBeAccessedByLayers("rc", "tid", "device")
-                .whereLayer("policy").mayOnlyBeAccessedByLayers("qp", "rc", "tid", "device")
-                .whereLayer("stats").mayOnlyBeAccessedByLayers("policy", "qp", "rc", "tid", "device")
-                .whereLayer("wire").mayOnlyBeAccessedByLayers("stats", "policy", "qp", "rc", "tid", "device")
-                .whereLayer("cq").mayOnlyBeAccessedByLayers("qp", "rc", "tid", "device")
-                .whereLayer("memory").mayOnlyBeAccessedByLayers("wire", "qp", "rc", "tid", "device");
+                .whereLayer("qp").mayOnlyBeAccessedByLayers("rc", "tid", "ud", "device")
+                .whereLayer("policy").mayOnlyBeAccessedByLayers("qp", "rc", "tid", "ud", "device")
+                .whereLayer("stats").mayOnlyBeAccessedByLayers("policy", "qp", "rc", "tid", "ud", "device")
+                .whereLayer("wire").mayOnlyBeAccessedByLayers("stats", "policy", "qp", "rc", "tid", "ud", "device")
+                .whereLayer("cq").mayOnlyBeAccessedByLayers("qp", "rc", "tid", "ud", "device")
+                .whereLayer("memory").mayOnlyBeAccessedByLayers("wire", "qp", "rc", "tid", "ud", "device");
     }
 
     @Test

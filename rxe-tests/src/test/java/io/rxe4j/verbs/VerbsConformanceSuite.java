@@ -1347,4 +1347,282 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
         }
         return out;
     }
+
+    // =====================================================================================
+    // UD queue pairs (verbs-surface-facts.md §2; pyverbs test_qp.py's UD parts)
+    // =====================================================================================
+
+    static final int UD_QKEY = 0x11111111; // pyverbs' tests/base.py UD_QKEY
+    static final String UD_LOSS = "a UD datagram lost on the wire is lost for good (no retry), by design";
+
+    /** One UD end: a PD, CQs, a UD QP in RTS with {@code qkey}, an MR filled with seeded bytes. */
+    final class UdSide {
+        final RdmaDevice dev;
+        final ProtectionDomain pd;
+        final CompletionQueue scq;
+        final CompletionQueue rcq;
+        final QueuePair qp;
+        final MemoryRegion mr;
+
+        UdSide(RdmaDevice dev, int qkey, long seed) {
+            this.dev = dev;
+            this.pd = closeLater(dev.allocPd());
+            this.scq = closeLater(dev.createCq(1024));
+            this.rcq = closeLater(dev.createCq(1024));
+            this.qp = closeLater(pd.createQp(QpInitAttr.ud(scq, rcq)));
+            this.mr = closeLater(pd.allocMr(MR_BYTES, Access.LOCAL_WRITE));
+            fill(mr.segment(), 0, MR_BYTES, seed);
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(qkey));
+            qp.modify(new QpAttr().state(QpState.RTR));
+            qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0x123));
+        }
+
+        Sge sge(long off, int len) {
+            return new Sge(mr.addr() + off, len, mr.lkey());
+        }
+
+        AddressHandle ahTo(UdSide peer) {
+            return closeLater(pd.createAh(AhAttr.of(peer.dev.address())));
+        }
+
+        WorkCompletion nextSend() {
+            return next(scq);
+        }
+
+        WorkCompletion nextRecv() {
+            return next(rcq);
+        }
+    }
+
+    /** @return the largest UD message: the port's active MTU in bytes */
+    int udMtu() {
+        return devA.queryPort(1).activeMtu().bytes();
+    }
+
+    @ParameterizedTest(name = "UD SEND of {0} bytes, immediate {1}")
+    @MethodSource("udSizes")
+    @NotOnLossyNet(UD_LOSS)
+    void udSendPlacesTheGrhThenThePayload(int len, boolean imm) {
+        UdSide a = new UdSide(devA, UD_QKEY, 0xA11CE);
+        UdSide b = new UdSide(devB, UD_QKEY, 0xB0B);
+        int size = Math.min(len, udMtu());
+        byte[] before = bytes(b.mr.segment(), HALF, 8192);
+        b.qp.postRecv(new RecvWr().set(7, b.sge(HALF, 40 + size + 100)));
+        SendWr wr = imm ? new SendWr().sendWithImm(5, 0xCAFEF00D, a.sge(0, size)) : new SendWr().send(5, a.sge(0, size));
+        a.qp.postSend(wr.ud(a.ahTo(b), b.qp.qpNum(), UD_QKEY).signaled());
+
+        assertWc(a.nextSend(), 5, WcStatus.SUCCESS, WcOpcode.SEND, size, imm ? WC_WITH_IMM : 0, a.qp);
+        WorkCompletion r = b.nextRecv();
+        assertWc(r, 7, WcStatus.SUCCESS, WcOpcode.RECV, 40 + size, WC_GRH | (imm ? WC_WITH_IMM : 0), b.qp);
+        assertThat(r.srcQp).as("src_qp: the DETH source QP").isEqualTo(a.qp.qpNum());
+        if (imm) {
+            assertThat(r.immData).isEqualTo(0xCAFEF00D);
+        }
+        assertThat(bytes(b.mr.segment(), HALF + 40, size)).as("the payload after the 40-byte GRH")
+                .isEqualTo(bytes(a.mr.segment(), 0, size));
+        assertGrh(bytes(b.mr.segment(), HALF, 40), a.dev.address().getAddress(), b.dev.address().getAddress(), size,
+                imm);
+        assertThat(bytes(b.mr.segment(), HALF + 40 + size, 8192 - 40 - size)).as("nothing past the message is touched")
+                .isEqualTo(Arrays.copyOfRange(before, 40 + size, 8192));
+        assertNoCompletion(a.scq);
+        assertNoCompletion(b.rcq);
+    }
+
+    static Stream<Arguments> udSizes() {
+        return Stream.of(Arguments.of(0, false), Arguments.of(1, false), Arguments.of(13, true),
+                Arguments.of(1000, false), Arguments.of(1 << 20, true)); // 1 MiB: clamped to the MTU
+    }
+
+    /** The GRH as verbs-surface-facts.md §2.6 gives it: 20 zero bytes + the IPv4 header, or the IPv6 header. */
+    static void assertGrh(byte[] g, java.net.InetAddress src, java.net.InetAddress dst, int payload, boolean imm) {
+        int udp = 12 + 8 + (imm ? 4 : 0) + payload + (-payload & 3) + 4; // BTH DETH [ImmDt] payload pad ICRC
+        java.nio.ByteBuffer bb = java.nio.ByteBuffer.wrap(g);
+        if (src instanceof java.net.Inet4Address) {
+            assertThat(Arrays.copyOfRange(g, 0, 20)).as("IPv4: 20 zero bytes first").containsOnly(0);
+            assertThat(g[20]).as("version 4, IHL 5").isEqualTo((byte) 0x45);
+            assertThat(bb.getShort(22) & 0xFFFF).as("IPv4 total length").isEqualTo(20 + 8 + udp);
+            assertThat(g[29]).as("protocol UDP").isEqualTo((byte) 17);
+            assertThat(Arrays.copyOfRange(g, 32, 36)).as("source").isEqualTo(src.getAddress());
+            assertThat(Arrays.copyOfRange(g, 36, 40)).as("destination").isEqualTo(dst.getAddress());
+            int sum = 0;
+            for (int i = 20; i < 40; i += 2) {
+                sum += bb.getShort(i) & 0xFFFF;
+            }
+            sum = (sum & 0xFFFF) + (sum >>> 16);
+            assertThat(sum & 0xFFFF).as("the IPv4 header checksum holds").isEqualTo(0xFFFF);
+        } else {
+            assertThat(g[0] >>> 4 & 0xF).as("version 6").isEqualTo(6);
+            assertThat(bb.getShort(4) & 0xFFFF).as("IPv6 payload length").isEqualTo(8 + udp);
+            assertThat(g[6]).as("next header UDP").isEqualTo((byte) 17);
+            assertThat(Arrays.copyOfRange(g, 8, 24)).as("source").isEqualTo(src.getAddress());
+            assertThat(Arrays.copyOfRange(g, 24, 40)).as("destination").isEqualTo(dst.getAddress());
+        }
+    }
+
+    @Test
+    @NotOnLossyNet(UD_LOSS)
+    void udDatagramsFromTwoQpsNameTheirSenders() {
+        UdSide a1 = new UdSide(devA, UD_QKEY, 1);
+        UdSide a2 = new UdSide(devA, UD_QKEY, 2);
+        UdSide b = new UdSide(devB, UD_QKEY, 3);
+        for (int i = 0; i < 4; i++) {
+            b.qp.postRecv(new RecvWr().set(100 + i, b.sge(HALF + 2048L * i, 2048)));
+        }
+        a1.qp.postSend(new SendWr().send(1, a1.sge(0, 100)).ud(a1.ahTo(b), b.qp.qpNum(), UD_QKEY));
+        a2.qp.postSend(new SendWr().send(2, a2.sge(0, 200)).ud(a2.ahTo(b), b.qp.qpNum(), UD_QKEY));
+        java.util.Map<Integer, Integer> bySender = new java.util.HashMap<>();
+        for (int i = 0; i < 2; i++) {
+            WorkCompletion r = b.nextRecv();
+            assertThat(r.status).isEqualTo(WcStatus.SUCCESS);
+            bySender.put(r.srcQp, r.byteLen);
+        }
+        assertThat(bySender).containsExactlyInAnyOrderEntriesOf(
+                java.util.Map.of(a1.qp.qpNum(), 140, a2.qp.qpNum(), 240));
+        assertNoCompletion(a1.scq); // unsignaled sends: no CQE
+    }
+
+    @Test
+    @NotOnLossyNet(UD_LOSS)
+    void udWithTheWrongQkeyIsDroppedAndCounted() {
+        UdSide a = new UdSide(devA, UD_QKEY, 1);
+        UdSide b = new UdSide(devB, 0x22222222, 2);
+        long before = counter(devB, "drop_bad_qkey");
+        b.qp.postRecv(new RecvWr().set(9, b.sge(HALF, 4096)));
+        a.qp.postSend(new SendWr().send(1, a.sge(0, 64)).ud(a.ahTo(b), b.qp.qpNum(), UD_QKEY).signaled());
+        assertWc(a.nextSend(), 1, WcStatus.SUCCESS, WcOpcode.SEND, 64, 0, a.qp); // the sender cannot know
+        await(() -> counter(devB, "drop_bad_qkey") == before + 1, "drop_bad_qkey on B");
+        assertNoCompletion(b.rcq);
+        // the right Q_Key goes through, into the WQE that stayed posted
+        a.qp.postSend(new SendWr().send(2, a.sge(0, 64)).ud(a.ahTo(b), b.qp.qpNum(), 0x22222222));
+        assertWc(b.nextRecv(), 9, WcStatus.SUCCESS, WcOpcode.RECV, 104, WC_GRH, b.qp);
+    }
+
+    /** IBTA's privileged-Q_Key rule (verbs-surface-facts.md §2.4 rule 1): bit 31 set sends the QP's own Q_Key. */
+    @Test
+    @NotOnLossyNet(UD_LOSS)
+    void udQkeyWithBit31SetSendsTheQpsOwnQkey() {
+        UdSide a = new UdSide(devA, UD_QKEY, 1);
+        UdSide b = new UdSide(devB, UD_QKEY, 2);
+        b.qp.postRecv(new RecvWr().set(9, b.sge(HALF, 4096)));
+        a.qp.postSend(new SendWr().send(1, a.sge(0, 8)).ud(a.ahTo(b), b.qp.qpNum(), 0x80000000));
+        assertWc(b.nextRecv(), 9, WcStatus.SUCCESS, WcOpcode.RECV, 48, WC_GRH, b.qp);
+    }
+
+    @Test
+    @NotOnLossyNet(UD_LOSS)
+    void udWithoutAReceiveWqeIsDroppedWithoutACompletion() {
+        UdSide a = new UdSide(devA, UD_QKEY, 1);
+        UdSide b = new UdSide(devB, UD_QKEY, 2);
+        long before = counter(devB, "drop_no_recv_wqe");
+        a.qp.postSend(new SendWr().send(1, a.sge(0, 10)).ud(a.ahTo(b), b.qp.qpNum(), UD_QKEY));
+        await(() -> counter(devB, "drop_no_recv_wqe") == before + 1, "drop_no_recv_wqe on B");
+        assertNoCompletion(b.rcq);
+        assertThat(b.qp.state()).as("class D: the QP stays up").isEqualTo(QpState.RTS);
+        b.qp.postRecv(new RecvWr().set(9, b.sge(HALF, 4096)));
+        a.qp.postSend(new SendWr().send(2, a.sge(0, 10)).ud(a.ahTo(b), b.qp.qpNum(), UD_QKEY));
+        assertWc(b.nextRecv(), 9, WcStatus.SUCCESS, WcOpcode.RECV, 50, WC_GRH, b.qp);
+    }
+
+    /** verbs-surface-facts.md §2.6 rule 2: payload + 40 beyond the WQE is a class D drop; the WQE stays. */
+    @Test
+    @NotOnLossyNet(UD_LOSS)
+    void udThatDoesNotFitWithItsGrhIsDroppedAndTheWqeStays() {
+        UdSide a = new UdSide(devA, UD_QKEY, 1);
+        UdSide b = new UdSide(devB, UD_QKEY, 2);
+        long before = counter(devB, "drop_recv_length");
+        b.qp.postRecv(new RecvWr().set(9, b.sge(HALF, 40 + 16)));
+        a.qp.postSend(new SendWr().send(1, a.sge(0, 17)).ud(a.ahTo(b), b.qp.qpNum(), UD_QKEY));
+        await(() -> counter(devB, "drop_recv_length") == before + 1, "drop_recv_length on B");
+        assertNoCompletion(b.rcq);
+        a.qp.postSend(new SendWr().send(2, a.sge(0, 16)).ud(a.ahTo(b), b.qp.qpNum(), UD_QKEY));
+        assertWc(b.nextRecv(), 9, WcStatus.SUCCESS, WcOpcode.RECV, 56, WC_GRH, b.qp);
+        assertThat(bytes(b.mr.segment(), HALF + 40, 16)).isEqualTo(bytes(a.mr.segment(), 0, 16));
+    }
+
+    @Test
+    void udPostChecksNameTheBadValue() {
+        UdSide a = new UdSide(devA, UD_QKEY, 1);
+        UdSide b = new UdSide(devB, UD_QKEY, 2);
+        AddressHandle ah = a.ahTo(b);
+        int mtu = udMtu();
+        assertThatThrownBy(() -> a.qp.postSend(new SendWr().send(1, a.sge(0, mtu + 1)).ud(ah, b.qp.qpNum(), UD_QKEY)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining((mtu + 1) + " bytes")
+                .hasMessageContaining("active MTU of " + mtu);
+        assertThatThrownBy(() -> a.qp.postSend(new SendWr().rdmaWrite(2, 0x1000, 1, a.sge(0, 8)).ud(ah, b.qp.qpNum(),
+                UD_QKEY))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("RDMA_WRITE")
+                .hasMessageContaining("UD");
+        assertThatThrownBy(() -> a.qp.postSend(new SendWr().send(3, a.sge(0, 8))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("address handle");
+        AddressHandle other = closeLater(closeLater(devA.allocPd()).createAh(AhAttr.of(b.dev.address())));
+        assertThatThrownBy(() -> a.qp.postSend(new SendWr().send(4, a.sge(0, 8)).ud(other, b.qp.qpNum(), UD_QKEY)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("belongs to");
+        AddressHandle gone = a.pd.createAh(AhAttr.of(b.dev.address()));
+        gone.close();
+        assertThatThrownBy(() -> a.qp.postSend(new SendWr().send(5, a.sge(0, 8)).ud(gone, b.qp.qpNum(), UD_QKEY)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("destroyed");
+        assertThatThrownBy(() -> a.qp.postSend(new SendWr().send(6, a.sge(0, 8)).ud(ah, 1 << 24, UD_QKEY)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("remote_qpn");
+        assertThat(a.qp.state()).isEqualTo(QpState.RTS);
+        assertNoCompletion(a.scq);
+    }
+
+    /** pyverbs test_qp.py test_modify_ud_qp: Q_Key and SQ PSN read back; the UD table's required attributes. */
+    @Test
+    void udModifyFollowsTheUdTransitionTable() {
+        CompletionQueue cq = closeLater(devA.createCq(16));
+        ProtectionDomain pd = closeLater(devA.allocPd());
+        QueuePair qp = closeLater(pd.createQp(QpInitAttr.ud(cq, cq)));
+        assertThat(qp.type()).isEqualTo(QpType.UD);
+        assertThatThrownBy(() -> qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("QKEY");
+        assertThatThrownBy(() -> qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(1)
+                .accessFlags(Access.REMOTE_WRITE))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ACCESS_FLAGS");
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(0x1234));
+        assertThatThrownBy(() -> qp.modify(new QpAttr().state(QpState.RTR).av(devB.address())))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("AV");
+        qp.modify(new QpAttr().state(QpState.RTR));
+        assertThatThrownBy(() -> qp.modify(new QpAttr().state(QpState.RTS)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("SQ_PSN");
+        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0x10).qkey(0x5678));
+        QpAttr q = qp.query();
+        assertThat(q.state()).isEqualTo(QpState.RTS);
+        assertThat(q.qkey()).isEqualTo(0x5678);
+        assertThat(q.sqPsn()).isEqualTo(0x10);
+        qp.modify(new QpAttr().state(QpState.RESET));
+        assertThat(qp.state()).isEqualTo(QpState.RESET);
+    }
+
+    /** A datagram for an RC QP and an RC request for a UD QP: wrong transport, dropped, counted. */
+    @Test
+    @NotOnLossyNet(UD_LOSS)
+    void udAndRcDoNotMix() {
+        Pair rc = connect();
+        UdSide a = new UdSide(devA, UD_QKEY, 1);
+        long before = counter(devB, "drop_wrong_transport");
+        rc.b().qp.postRecv(new RecvWr().set(1, rc.b().sge(HALF, 4096)));
+        a.qp.postSend(new SendWr().send(1, a.sge(0, 8)).ud(closeLater(a.pd.createAh(AhAttr.of(devB.address()))),
+                rc.b().qp.qpNum(), UD_QKEY));
+        await(() -> counter(devB, "drop_wrong_transport") == before + 1, "drop_wrong_transport on B");
+        assertNoCompletion(rc.b().rcq);
+        assertThat(rc.b().qp.state()).isEqualTo(QpState.RTS);
+    }
+
+    @Test
+    void ahAttributesAreCheckedAndThePdCountsItsAhs() {
+        assertThatThrownBy(() -> new AhAttr(devB.address(), 256, 0, 0)).hasMessageContaining("hop_limit");
+        assertThatThrownBy(() -> new AhAttr(devB.address(), 1, 256, 0)).hasMessageContaining("traffic_class");
+        assertThatThrownBy(() -> new AhAttr(devB.address(), 1, 0, 1 << 20)).hasMessageContaining("flow_label");
+        assertThatThrownBy(() -> new AhAttr(java.net.InetSocketAddress.createUnresolved("nowhere", 4791), 1, 0, 0))
+                .hasMessageContaining("resolved");
+        ProtectionDomain pd = devA.allocPd();
+        AddressHandle ah = pd.createAh(new AhAttr(devB.address(), 3, 0x20, 0xABCDE));
+        assertThat(ah.attr().hopLimit()).isEqualTo(3);
+        assertThat(ah.attr().flowLabel()).isEqualTo(0xABCDE);
+        assertThatThrownBy(pd::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("1 AH(s)");
+        ah.close();
+        ah.close(); // idempotent
+        pd.close();
+        assertThat(devA.queryDevice().maxAh()).isEqualTo(DeviceAttr.MAX_AH);
+    }
 }

@@ -218,6 +218,21 @@ public enum Counter {
      */
     DROP_STALE_DUPLICATE,
     /**
+     * UD datagrams dropped because their DETH Q_Key is not the receiving QP's (0x80010000 for QP1):
+     * {@code rdma_rxe}'s {@code qkey_viol_cntr} ({@code verbs-surface-facts.md} §2.4 rule 3).
+     */
+    DROP_BAD_QKEY,
+    /**
+     * UD datagrams dropped because the receiving QP had no receive WQE posted (class D: no NAK, no
+     * completion; {@code verbs-surface-facts.md} §2.8 rule 9).
+     */
+    DROP_NO_RECV_WQE,
+    /**
+     * UD datagrams dropped because the 40-byte GRH and the payload do not fit the receive WQE (class
+     * D: the WQE stays posted; {@code verbs-surface-facts.md} §2.6 rule 2).
+     */
+    DROP_RECV_LENGTH,
+    /**
      * Datagrams dropped for the device's own sockets before rxe4j saw them (exact, per socket: the
      * {@code drops} of {@code /proc/net/udp}). Linux counts there both a full receive buffer and a bad
      * UDP checksum (a datagram corrupted on the way), so this is not only overflows: see {@link

@@ -5,8 +5,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.Set;
 
 /**
- * A protection domain ({@code ibv_pd}). Owns the MRs registered and QPs created through it;
- * {@link #close()} throws {@link IllegalStateException} while any is open (EBUSY).
+ * A protection domain ({@code ibv_pd}). Owns the MRs registered, the QPs and the address handles
+ * created through it; {@link #close()} throws {@link IllegalStateException} while any is open (EBUSY).
  */
 public final class ProtectionDomain implements AutoCloseable {
     /** Alignment of memory allocated by {@link #allocMr}: one 4 KiB page. */
@@ -17,6 +17,7 @@ public final class ProtectionDomain implements AutoCloseable {
     /** Open MRs and QPs, in order of creation (for {@link RdmaDevice#closeAll()}). */
     final Set<MemoryRegion> mrs = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     final Set<QueuePair> qps = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
+    final Set<AddressHandle> ahs = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     private volatile boolean closed;
 
     ProtectionDomain(RdmaDevice device, io.rxe4j.verbs.provider.PdOps core) {
@@ -121,14 +122,45 @@ public final class ProtectionDomain implements AutoCloseable {
     }
 
     /**
-     * Creates an RC queue pair in RESET ({@code ibv_create_qp}).
+     * Creates an address handle for UD sends ({@code ibv_create_ah}; {@code verbs-surface-facts.md}
+     * §2.5). At most {@link DeviceAttr#maxAh()} may be open in a device.
      *
-     * @throws IllegalArgumentException for a non-RC type, CQs of another device, or bad capacities
+     * @throws IllegalArgumentException if {@code attr} is null, or its peer's address family is one
+     *     the device's transport cannot reach (an IPv6 peer from an IPv4 device and back)
+     * @throws IllegalStateException if the PD is closed, or the device has {@link DeviceAttr#maxAh()}
+     *     AHs open (ENOMEM)
+     */
+    public AddressHandle createAh(AhAttr attr) {
+        checkOpen();
+        if (attr == null) {
+            throw new IllegalArgumentException("AH attributes are null");
+        }
+        java.net.InetAddress local = device.core.address().getAddress();
+        if ((local instanceof java.net.Inet6Address) != (attr.peer().getAddress() instanceof java.net.Inet6Address)
+                && !local.isAnyLocalAddress()) {
+            throw new IllegalArgumentException("AH peer " + attr.peer() + " is not reachable from " + device.core.address()
+                    + " (another IP version)");
+        }
+        int open = device.openAhs();
+        if (open >= DeviceAttr.MAX_AH) {
+            throw new IllegalStateException(device + " has " + open + " address handles open, the most it allows (ENOMEM)");
+        }
+        AddressHandle ah = new AddressHandle(this, attr);
+        ahs.add(ah);
+        return ah;
+    }
+
+    /**
+     * Creates a queue pair in RESET ({@code ibv_create_qp}): RC, or UD ({@code
+     * verbs-surface-facts.md} §2).
+     *
+     * @throws IllegalArgumentException for a UC type (not implemented yet), CQs of another device, or
+     *     bad capacities
      */
     public QueuePair createQp(QpInitAttr init) {
         checkOpen();
-        if (init.qpType() != io.rxe4j.verbs.QpType.RC) {
-            throw new IllegalArgumentException("only RC QPs are supported, got " + init.qpType());
+        if (init.qpType() != io.rxe4j.verbs.QpType.RC && init.qpType() != io.rxe4j.verbs.QpType.UD) {
+            throw new IllegalArgumentException("only RC and UD QPs are supported, got " + init.qpType());
         }
         if (init.sendCq().device != device || init.recvCq().device != device) {
             throw new IllegalArgumentException("the QP's CQs must belong to " + device);
@@ -136,7 +168,7 @@ public final class ProtectionDomain implements AutoCloseable {
         init.sendCq().checkOpen();
         init.recvCq().checkOpen();
         QueuePair qp = new QueuePair(this, init, device.core.createQp(core, init.sendCq().core, init.recvCq().core,
-                init.caps(), init.sqSigAll()));
+                init.caps(), init.sqSigAll(), init.qpType()));
         qps.add(qp);
         device.qpsByNum.put(qp.qpNum(), qp);
         init.sendCq().users.add(qp);
@@ -172,9 +204,9 @@ public final class ProtectionDomain implements AutoCloseable {
         if (closed) {
             return;
         }
-        if (!force && (!mrs.isEmpty() || !qps.isEmpty())) {
-            throw new IllegalStateException(core + " still has " + mrs.size() + " MR(s) and " + qps.size()
-                    + " QP(s) open (EBUSY): close them first, or use RdmaDevice.closeAll()");
+        if (!force && (!mrs.isEmpty() || !qps.isEmpty() || !ahs.isEmpty())) {
+            throw new IllegalStateException(core + " still has " + mrs.size() + " MR(s), " + qps.size()
+                    + " QP(s) and " + ahs.size() + " AH(s) open (EBUSY): close them first, or use RdmaDevice.closeAll()");
         }
         closed = true;
         device.pds.remove(this);

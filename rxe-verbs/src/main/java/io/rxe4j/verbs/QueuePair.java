@@ -2,9 +2,10 @@ package io.rxe4j.verbs;
 
 
 /**
- * A reliable-connected queue pair ({@code ibv_qp}). Move it RESET → INIT → RTR → RTS with
- * {@link #modify}; then {@link #postSend} and {@link #postRecv}. Thread-safe; the protocol runs
- * on the device's loop ({@code docs/architecture.md}).
+ * A queue pair ({@code ibv_qp}): reliable connected (RC) or unreliable datagram (UD, {@code
+ * docs/verbs.md} "UD queue pairs"). Move it RESET → INIT → RTR → RTS with {@link #modify}; then
+ * {@link #postSend} and {@link #postRecv}. Thread-safe; the protocol runs on the device's loop
+ * ({@code docs/architecture.md}).
  */
 public final class QueuePair implements AutoCloseable {
     private final ProtectionDomain pd;
@@ -72,7 +73,35 @@ public final class QueuePair implements AutoCloseable {
         if (wr == null) {
             throw new IllegalArgumentException("send WR is null");
         }
+        checkAh(wr);
         return core.tryPostSend(wr);
+    }
+
+    /** @return the QP type */
+    public QpType type() {
+        return init.qpType();
+    }
+
+    /**
+     * A UD WR's address handle must be open and of this QP's PD ({@code rdma_rxe} completes one of
+     * another PD with LOC_QP_OP_ERR, {@code verbs-surface-facts.md} §2.5 rule 8; here it is refused
+     * before anything is queued).
+     */
+    private void checkAh(SendWr wr) {
+        if (init.qpType() != QpType.UD) {
+            return;
+        }
+        AddressHandle ah = wr.ah;
+        if (ah == null) {
+            throw new IllegalArgumentException("a UD send WR needs an address handle (SendWr.ud), wr_id " + wr.wrId);
+        }
+        if (ah.isClosed()) {
+            throw new IllegalArgumentException(ah + " is destroyed, wr_id " + wr.wrId);
+        }
+        if (ah.pd() != pd) {
+            throw new IllegalArgumentException(ah + " belongs to " + ah.pd() + ", not to this QP's " + pd
+                    + ", wr_id " + wr.wrId);
+        }
     }
 
     /**
@@ -95,6 +124,7 @@ public final class QueuePair implements AutoCloseable {
                 break;
             }
             try {
+                checkAh(wr);
                 core.validatePost(wr);
             } catch (IllegalArgumentException | IllegalStateException e) {
                 bad = e;

@@ -92,7 +92,7 @@ public final class RdmaDevice implements AutoCloseable {
         DeviceConfig c = core.config();
         return new DeviceAttr(c.maxQp(), QpCaps.MAX_WR, QpCaps.MAX_SGE, Integer.MAX_VALUE, c.maxCqe(), c.maxMr(),
                 Long.MAX_VALUE, 128, 128, DeviceCap.ATOMIC_HCA, DeviceCap.ATOMIC_HCA,
-                DeviceCap.FLUSH_GLOBAL | DeviceCap.FLUSH_PERSISTENT | DeviceCap.ATOMIC_WRITE, 15, 1L << 31);
+                DeviceCap.FLUSH_GLOBAL | DeviceCap.FLUSH_PERSISTENT | DeviceCap.ATOMIC_WRITE, 15, 1L << 31, DeviceAttr.MAX_AH);
     }
 
     /**
@@ -326,13 +326,22 @@ public final class RdmaDevice implements AutoCloseable {
     }
 
     /**
-     * @return how many objects of this device are open: connections, PDs, QPs, MRs, CQs and
+     * @return how many objects of this device are open: connections, PDs, QPs, AHs, MRs, CQs and
      *     completion channels (0 after {@link #closeAll()}); a snapshot, for leak checks
      */
     public int openObjects() {
         int n = connections.size() + cqs.size() + channels.size();
         for (ProtectionDomain pd : snapshot(pds)) {
-            n += 1 + pd.qps.size() + pd.mrs.size();
+            n += 1 + pd.qps.size() + pd.mrs.size() + pd.ahs.size();
+        }
+        return n;
+    }
+
+    /** @return the address handles open in this device's PDs */
+    int openAhs() {
+        int n = 0;
+        for (ProtectionDomain pd : snapshot(pds)) {
+            n += pd.ahs.size();
         }
         return n;
     }
@@ -342,7 +351,7 @@ public final class RdmaDevice implements AutoCloseable {
      * {@code finally} blocks and error paths. In this order, each kind newest first (reverse
      * order of creation): the {@link io.rxe4j.verbs.cm.RdmaConnection}s (each disconnects, so the peer sees it, and
      * waits up to a second for its confirmation), the remaining {@link QueuePair}s (outstanding
-     * work requests are dropped, pending futures fail), the {@link MemoryRegion}s, the {@link
+     * work requests are dropped, pending futures fail), the {@link AddressHandle}s and {@link MemoryRegion}s, the {@link
      * CompletionQueue}s, the {@link CompletionChannel}s, the {@link ProtectionDomain}s, and the
      * device with its transport. Never fails with EBUSY: a child that fails to close is logged,
      * left behind and does not stop the others. Idempotent; closing some children first is fine.
@@ -371,6 +380,9 @@ public final class RdmaDevice implements AutoCloseable {
                 }
             }
             for (ProtectionDomain pd : pdList) {
+                for (AddressHandle ah : reversed(pd.ahs)) {
+                    tryClose(ah::close, ah, failures);
+                }
                 for (MemoryRegion mr : reversed(pd.mrs)) {
                     tryClose(mr::close, mr, failures);
                 }

@@ -49,6 +49,16 @@ public final class SendWr {
      * to the QP's {@code max_inline_data}. SEND and RDMA WRITE (with or without immediate) only.
      */
     public java.lang.foreign.MemorySegment inlineData;
+    /** UD: the destination ({@code wr.ud.ah}); ignored on other QP types. */
+    public AddressHandle ah;
+    /** UD: the destination QP number, 24 bits ({@code wr.ud.remote_qpn}). */
+    public int remoteQpn;
+    /**
+     * UD: the Q_Key the packet carries ({@code wr.ud.remote_qkey}); a value with bit 31 set means
+     * "the sending QP's own Q_Key" (IBTA's privileged-Q_Key rule, which RNICs implement; {@code
+     * verbs-surface-facts.md} §2.4 rule 1).
+     */
+    public int remoteQkey;
 
     /** Creates an empty WR. */
     public SendWr() {}
@@ -72,6 +82,9 @@ public final class SendWr {
         flushLevel = 0;
         flushLength = 0;
         inlineData = null;
+        ah = null;
+        remoteQpn = 0;
+        remoteQkey = 0;
         return this;
     }
 
@@ -179,6 +192,22 @@ public final class SendWr {
      */
     public SendWr flush(long wrId, long remoteAddr, int rkey, int type, int level, long length) {
         return reset().set(wrId, WrOpcode.FLUSH, 0).remote(remoteAddr, rkey).flush(type, level, length);
+    }
+
+    /**
+     * Addresses a UD send ({@code wr.ud}): call it after {@link #send} or {@link #sendWithImm}, which
+     * clear it ({@code verbs-surface-facts.md} §2.3–§2.5).
+     *
+     * @param ah the destination, an address handle of the sending QP's PD
+     * @param remoteQpn the destination QP number (24 bits; 1 for the peer's GSI QP)
+     * @param remoteQkey the Q_Key the destination QP expects (bit 31 set: the sending QP's own Q_Key)
+     * @return this
+     */
+    public SendWr ud(AddressHandle ah, int remoteQpn, int remoteQkey) {
+        this.ah = ah;
+        this.remoteQpn = remoteQpn;
+        this.remoteQkey = remoteQkey;
+        return this;
     }
 
     /** Adds {@link SendFlags#SIGNALED}: a successful completion produces a CQE. @return this */

@@ -50,7 +50,8 @@ public final class WorkCompletion {
     @Override
     public String toString() {
         return "WorkCompletion{wrId=" + wrId + ", status=" + status + ", opcode=" + opcode + ", byteLen=" + byteLen
-                + ", qpNum=0x" + Integer.toHexString(qpNum) + ", wcFlags=" + wcFlags
+                + ", qpNum=0x" + Integer.toHexString(qpNum) + (srcQp != 0 ? ", srcQp=0x" + Integer.toHexString(srcQp) : "")
+                + ", wcFlags=" + wcFlags
                 + ((wcFlags & WC_WITH_IMM) != 0 ? ", imm=0x" + Integer.toHexString(immData) : "")
                 + (vendorErr != 0 ? ", vendorErr=0x" + Integer.toHexString(vendorErr) : "") + '}';
     }

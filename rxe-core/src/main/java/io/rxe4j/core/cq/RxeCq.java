@@ -149,16 +149,25 @@ public final class RxeCq implements CqOps {
      */
     public boolean push(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int wcFlags,
             int immData, int vendorErr, boolean solicited) {
+        return push(wrId, status, opcode, byteLen, qpNum, wcFlags, immData, vendorErr, solicited, 0);
+    }
+
+    /**
+     * As {@link #push(long, WcStatus, WcOpcode, int, int, int, int, int, boolean)}, with the sender's
+     * QPN of a UD receive completion ({@code wc.src_qp}; 0 otherwise).
+     */
+    public boolean push(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int wcFlags,
+            int immData, int vendorErr, boolean solicited, int srcQp) {
         if (shared) {
             synchronized (producerLock) {
-                return push0(wrId, status, opcode, byteLen, qpNum, wcFlags, immData, vendorErr, solicited);
+                return push0(wrId, status, opcode, byteLen, qpNum, wcFlags, immData, vendorErr, solicited, srcQp);
             }
         }
-        return push0(wrId, status, opcode, byteLen, qpNum, wcFlags, immData, vendorErr, solicited);
+        return push0(wrId, status, opcode, byteLen, qpNum, wcFlags, immData, vendorErr, solicited, srcQp);
     }
 
     private boolean push0(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int wcFlags,
-            int immData, int vendorErr, boolean solicited) {
+            int immData, int vendorErr, boolean solicited, int srcQp) {
         long t = (long) TAIL.getOpaque(this);
         long h = (long) HEAD.getAcquire(this);
         if (t - h >= slots.length) {
@@ -180,7 +189,7 @@ public final class RxeCq implements CqOps {
         wc.wcFlags = wcFlags;
         wc.immData = immData;
         wc.vendorErr = vendorErr;
-        wc.srcQp = 0;
+        wc.srcQp = srcQp;
         // volatile (not just release): the store must be ordered before the read of waiterCount,
         // the other half of await's "register, then re-check" (a Dekker pair)
         TAIL.setVolatile(this, t + 1);

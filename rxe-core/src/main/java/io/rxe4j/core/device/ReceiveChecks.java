@@ -15,6 +15,7 @@ import io.rxe4j.core.wire.TidHeader;
 import io.rxe4j.verbs.Counter;
 import io.rxe4j.verbs.DeviceConfig;
 import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.QpType;
 import io.rxe4j.verbs.TidRdmaParams;
 import java.net.InetSocketAddress;
 import java.util.function.BooleanSupplier;
@@ -29,7 +30,8 @@ import java.util.function.BooleanSupplier;
  *   <li>ICRC ({@link DeviceConfig#checkIcrc()}); P_Key (the default partition, 0x7FFF);
  *   <li>transport: TID RDMA only when this lane has a {@link TidPool};
  *   <li>QP: {@link #verbsQpn} in the {@link QpTable}, not destroyed, owned by this lane;
- *   <li>transport of the opcode: RC, TID or CNP (UC and UD are not served); TID: the J_KEY;
+ *   <li>transport of the opcode: RC, TID or CNP for an RC QP, UD for a UD QP (UC is not served);
+ *       TID: the J_KEY; a UD datagram then goes to its QP in RTR or later, from any sender;
  *   <li>peer: the packet's IP source is the QP's peer ({@link #fromPeer});
  *   <li>state: requests need RTR or later, responses RTS, SQD or SQE.
  * </ol>
@@ -125,8 +127,14 @@ final class ReceiveChecks {
             return;
         }
         Opcode.Handler handler = op.handler();
-        if (op.transport() != Opcode.Transport.RC && !tid && handler != Opcode.Handler.CNP) {
-            counters.drop(DropReason.WRONG_TRANSPORT);
+        boolean ud = op.transport() == Opcode.Transport.UD;
+        if (ud != (qp.type() == QpType.UD)
+                || (!ud && op.transport() != Opcode.Transport.RC && !tid && handler != Opcode.Handler.CNP)) {
+            counters.drop(DropReason.WRONG_TRANSPORT); // UC; a datagram for an RC QP, or RC for a UD QP
+            return;
+        }
+        if (ud) {
+            receiveDatagram(qp, sender, recipient);
             return;
         }
         if (tid && (Kdeth.jkey(packet, view.index(Header.KDETH)) & Kdeth.JKEY_DRIVER_MASK)
@@ -172,6 +180,24 @@ final class ReceiveChecks {
             }
         } catch (RuntimeException e) {
             lane.internalError(qp, op + " PSN 0x" + Integer.toHexString(view.psn()), e);
+        }
+    }
+
+    /**
+     * A UD datagram for UD QP {@code qp} ({@code verbs-surface-facts.md} §2.8): any sender (no peer
+     * check), the QP in RTR or later; the Q_Key and the rest are the engine's.
+     */
+    private void receiveDatagram(RxeQp qp, InetSocketAddress sender, InetSocketAddress recipient) {
+        QpState s = qp.state();
+        if (s != QpState.RTR && s != QpState.RTS && s != QpState.SQD && s != QpState.SQE) {
+            counters.drop(DropReason.QP_STATE);
+            return;
+        }
+        qp.counters().inc(Counter.RCVD_PKTS);
+        try {
+            qp.onDatagram(view, sender, recipient);
+        } catch (RuntimeException e) {
+            lane.internalError(qp, view.opcode() + " from " + sender, e);
         }
     }
 

@@ -330,10 +330,31 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
                 own(recvCq, RxeCq.class, "receive CQ"), caps, sqSigAll);
     }
 
+    /**
+     * As {@link #createQp(PdOps, CqOps, CqOps, QpCaps, boolean)} for a QP of {@code type}: RC, or UD
+     * ({@code verbs-surface-facts.md} §2; its engine is {@link io.rxe4j.core.ud.UdEngine}).
+     *
+     * @throws IllegalArgumentException for UC (not implemented yet)
+     */
+    @Override
+    public RxeQp createQp(PdOps pd, CqOps sendCq, CqOps recvCq, QpCaps caps, boolean sqSigAll,
+            io.rxe4j.verbs.QpType type) {
+        return createQp(own(pd, RxePd.class, "PD"), own(sendCq, RxeCq.class, "send CQ"),
+                own(recvCq, RxeCq.class, "receive CQ"), caps, sqSigAll, type);
+    }
+
     /** {@link #createQp(PdOps, CqOps, CqOps, QpCaps, boolean)} with this device's objects. */
+    public RxeQp createQp(RxePd pd, RxeCq sendCq, RxeCq recvCq, QpCaps caps, boolean sqSigAll) {
+        return createQp(pd, sendCq, recvCq, caps, sqSigAll, io.rxe4j.verbs.QpType.RC);
+    }
+
+    /** {@link #createQp(PdOps, CqOps, CqOps, QpCaps, boolean, io.rxe4j.verbs.QpType)} with this device's objects. */
     public synchronized RxeQp createQp(RxePd pd, RxeCq sendCq, RxeCq recvCq,
-            QpCaps caps, boolean sqSigAll) {
+            QpCaps caps, boolean sqSigAll, io.rxe4j.verbs.QpType type) {
         checkOpen();
+        if (type != io.rxe4j.verbs.QpType.RC && type != io.rxe4j.verbs.QpType.UD) {
+            throw new IllegalArgumentException("QP type " + type + " is not implemented (RC and UD are)");
+        }
         RxeLane lane = lanes[sendCq.lane()];
         if (recvCq.lane() != lane.index() && !recvCq.sharedAcrossLanes()) {
             recvCq.shareWithAnotherLane();
@@ -346,8 +367,11 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
             int idx = (nextQpIndex + i) % n;
             if (idx % lanes.length == lane.index() && qps.isFree(idx)) {
                 TidPool pool = lane.tidPool();
-                RxeQp qp = new RxeQp(lane, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll,
-                        q -> new QpRunner(q, pool));
+                RxeQp qp = type == io.rxe4j.verbs.QpType.UD
+                        ? new RxeQp(lane, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll, type,
+                                io.rxe4j.core.ud.UdEngine::new)
+                        : new RxeQp(lane, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll, type,
+                                q -> new QpRunner(q, pool));
                 qps.put(idx, qp);
                 nextQpIndex = (idx + 1) % n;
                 return qp;

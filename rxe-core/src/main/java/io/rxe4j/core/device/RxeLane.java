@@ -209,6 +209,15 @@ public final class RxeLane implements PacketReceiver, QpHost {
         if (config.opfn() && packet.getUnsignedByte(0) != Opcode.CNP.code()) {
             Bth.setExtended(packet, 0); // OPFN: BTH DW1 bit 24 on every RC packet (tid-opfn-facts §1.1)
         }
+        send(qp, packet, peer);
+    }
+
+    @Override
+    public void transmitTo(RxeQp qp, ByteBuf packet, InetSocketAddress peer) {
+        send(qp, packet, peer);
+    }
+
+    private void send(RxeQp qp, ByteBuf packet, InetSocketAddress peer) {
         icrc.write(packet, 0, packet.writerIndex(), address, peer);
         counters.inc(Counter.SENT_PKTS);
         qp.counters().inc(Counter.SENT_PKTS);

@@ -80,6 +80,22 @@ final class Completions {
     }
 
     /**
+     * Posts the receive completion of a UD datagram ({@code rxe_resp.c:do_complete}; {@code
+     * verbs-surface-facts.md} §2.7): RECV, SUCCESS, the GRH flag and the sender's QPN.
+     *
+     * @param byteLen 40 (the GRH) + the payload, in bytes
+     * @return false if the CQ overflowed
+     */
+    boolean completeDatagram(long wrId, int byteLen, int flags, int imm, boolean solicited, int srcQp) {
+        if (!recvCq.push(wrId, io.rxe4j.verbs.WcStatus.SUCCESS, WcOpcode.RECV, byteLen, qpn, flags, imm, 0, solicited,
+                srcQp)) {
+            counters.inc(Counter.CQ_OVERFLOW);
+            return false;
+        }
+        return true;
+    }
+
+    /**
      * The ERR flush: completes every outstanding send WQE (with its recorded failure status, else
      * WR_FLUSH_ERR; the hidden OPFN WQE silently) and every receive WQE with WR_FLUSH_ERR, in
      * order, signaled or not, byte_len 0. After a CQ overflow the rest of that queue is retired

@@ -13,6 +13,7 @@ import static io.rxe4j.verbs.QpAttrMask.PATH_MIG_STATE;
 import static io.rxe4j.verbs.QpAttrMask.PATH_MTU;
 import static io.rxe4j.verbs.QpAttrMask.PKEY_INDEX;
 import static io.rxe4j.verbs.QpAttrMask.PORT;
+import static io.rxe4j.verbs.QpAttrMask.QKEY;
 import static io.rxe4j.verbs.QpAttrMask.RETRY_CNT;
 import static io.rxe4j.verbs.QpAttrMask.RNR_RETRY;
 import static io.rxe4j.verbs.QpAttrMask.RQ_PSN;
@@ -22,18 +23,40 @@ import static io.rxe4j.verbs.QpAttrMask.TIMEOUT;
 
 import io.rxe4j.verbs.QpAttrMask;
 import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.QpType;
 
 /**
- * The RC {@code modify_qp} transition table ({@code qp_state_table} / {@code ib_modify_qp_is_ok};
- * {@code rxe-facts.md} §6.1): for each legal (from, to), the required and optional attributes.
+ * The {@code modify_qp} transition tables ({@code qp_state_table} / {@code ib_modify_qp_is_ok}):
+ * for each QP type and legal (from, to), the required and optional attributes. RC: {@code
+ * rxe-facts.md} §6.1; UD: {@code verbs-surface-facts.md} §2.10 (Q_Key instead of the path,
+ * no ACCESS_FLAGS, no peer).
  */
 public final class ModifyTable {
     private static final int N = QpState.values().length;
     private static final boolean[][] LEGAL = new boolean[N][N];
     private static final int[][] REQUIRED = new int[N][N];
     private static final int[][] OPTIONAL = new int[N][N];
+    private static final boolean[][] UD_LEGAL = new boolean[N][N];
+    private static final int[][] UD_REQUIRED = new int[N][N];
+    private static final int[][] UD_OPTIONAL = new int[N][N];
 
     static {
+        // UD (and the GSI QP): core/verbs.c qp_state_table's IB_QPT_UD columns
+        ud(QpState.RESET, QpState.RESET, 0, 0);
+        ud(QpState.RESET, QpState.INIT, PKEY_INDEX | PORT | QKEY, 0);
+        ud(QpState.INIT, QpState.INIT, 0, PKEY_INDEX | PORT | QKEY);
+        ud(QpState.INIT, QpState.RTR, 0, PKEY_INDEX | QKEY);
+        ud(QpState.RTR, QpState.RTS, SQ_PSN, QKEY);
+        ud(QpState.RTS, QpState.RTS, 0, CUR_STATE | QKEY);
+        ud(QpState.RTS, QpState.SQD, 0, EN_SQD_ASYNC_NOTIFY);
+        ud(QpState.SQD, QpState.RTS, 0, CUR_STATE | QKEY);
+        ud(QpState.SQD, QpState.SQD, 0, PKEY_INDEX | QKEY);
+        ud(QpState.SQE, QpState.RTS, 0, CUR_STATE | QKEY);
+        for (QpState s : new QpState[] {QpState.INIT, QpState.RTR, QpState.RTS, QpState.SQD, QpState.SQE, QpState.ERR}) {
+            ud(s, QpState.RESET, 0, 0);
+            ud(s, QpState.ERR, 0, 0);
+        }
+
         rule(QpState.RESET, QpState.RESET, 0, 0);
         rule(QpState.RESET, QpState.INIT, PKEY_INDEX | PORT | ACCESS_FLAGS, 0);
         rule(QpState.INIT, QpState.INIT, 0, PKEY_INDEX | PORT | ACCESS_FLAGS);
@@ -54,6 +77,12 @@ public final class ModifyTable {
 
     private ModifyTable() {}
 
+    private static void ud(QpState from, QpState to, int required, int optional) {
+        UD_LEGAL[from.ordinal()][to.ordinal()] = true;
+        UD_REQUIRED[from.ordinal()][to.ordinal()] = required;
+        UD_OPTIONAL[from.ordinal()][to.ordinal()] = optional;
+    }
+
     private static void rule(QpState from, QpState to, int required, int optional) {
         LEGAL[from.ordinal()][to.ordinal()] = true;
         REQUIRED[from.ordinal()][to.ordinal()] = required;
@@ -70,22 +99,32 @@ public final class ModifyTable {
      *     attributes or the attributes not allowed for this transition
      */
     public static void check(QpState from, QpState to, int mask) {
-        if (!LEGAL[from.ordinal()][to.ordinal()]) {
-            throw new IllegalArgumentException("illegal QP state transition " + from + " -> " + to + " for RC");
+        check(QpType.RC, from, to, mask);
+    }
+
+    /**
+     * Checks a modify request of a QP of {@code type} (RC or UD).
+     *
+     * @throws IllegalArgumentException as {@link #check(QpState, QpState, int)}
+     */
+    public static void check(QpType type, QpState from, QpState to, int mask) {
+        boolean ud = type == QpType.UD;
+        if (!(ud ? UD_LEGAL : LEGAL)[from.ordinal()][to.ordinal()]) {
+            throw new IllegalArgumentException("illegal QP state transition " + from + " -> " + to + " for " + type);
         }
         if ((mask & ~((1 << 21) - 1)) != 0) {
             throw new IllegalArgumentException("unknown attribute mask bits 0x" + Integer.toHexString(mask & ~((1 << 21) - 1)));
         }
-        int required = REQUIRED[from.ordinal()][to.ordinal()];
-        int allowed = required | OPTIONAL[from.ordinal()][to.ordinal()] | STATE;
+        int required = (ud ? UD_REQUIRED : REQUIRED)[from.ordinal()][to.ordinal()];
+        int allowed = required | (ud ? UD_OPTIONAL : OPTIONAL)[from.ordinal()][to.ordinal()] | STATE;
         int missing = required & ~mask;
         if (missing != 0) {
-            throw new IllegalArgumentException("modify_qp " + from + " -> " + to + " is missing required attributes "
+            throw new IllegalArgumentException("modify_qp " + from + " -> " + to + " (" + type + ") is missing required attributes "
                     + QpAttrMask.toString(missing));
         }
         int extra = mask & ~allowed;
         if (extra != 0) {
-            throw new IllegalArgumentException("modify_qp " + from + " -> " + to + " does not accept attributes "
+            throw new IllegalArgumentException("modify_qp " + from + " -> " + to + " (" + type + ") does not accept attributes "
                     + QpAttrMask.toString(extra));
         }
         if ((mask & CUR_STATE) != 0 && from != QpState.RTR && from != QpState.RTS && from != QpState.SQD

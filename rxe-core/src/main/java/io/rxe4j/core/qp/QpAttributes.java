@@ -42,6 +42,8 @@ public final class QpAttributes {
     int minRnrTimer;
     /** The peer QPN (24-bit). */
     int destQpn;
+    /** UD: IBV_QP_QKEY, the Q_Key received datagrams must carry ({@code verbs-surface-facts.md} §2.4). */
+    int qkey;
 
     /**
      * Checks a modify request: the transition and the attributes it gives.
@@ -54,11 +56,16 @@ public final class QpAttributes {
      *     a disallowed attribute, or a value out of range (each named)
      */
     static QpState check(QpAttr a, int mask, QpState from) {
+        return check(io.rxe4j.verbs.QpType.RC, a, mask, from);
+    }
+
+    /** As {@link #check(QpAttr, int, QpState)} for a QP of {@code type} (its {@link ModifyTable}). */
+    static QpState check(io.rxe4j.verbs.QpType type, QpAttr a, int mask, QpState from) {
         QpState to = (mask & QpAttrMask.STATE) != 0 ? a.state() : from;
         if ((mask & QpAttrMask.CUR_STATE) != 0 && a.curState() != from) {
             throw new IllegalArgumentException("CUR_STATE " + a.curState() + " does not match the QP state " + from);
         }
-        ModifyTable.check(from, to, mask);
+        ModifyTable.check(type, from, to, mask);
         if ((mask & QpAttrMask.PKEY_INDEX) != 0 && a.pkeyIndex() != 0) {
             throw new IllegalArgumentException("pkey_index must be 0 (the P_Key table has one entry), got " + a.pkeyIndex());
         }
@@ -144,6 +151,9 @@ public final class QpAttributes {
         if ((mask & QpAttrMask.RQ_PSN) != 0) {
             rqPsn = a.rqPsn();
         }
+        if ((mask & QpAttrMask.QKEY) != 0) {
+            qkey = a.qkey();
+        }
     }
 
     /**
@@ -157,7 +167,7 @@ public final class QpAttributes {
         out.state(state).curState(state).accessFlags(accessFlags).pkeyIndex(0).port(1).pathMtu(pathMtu)
                 .timeout(timeout).retryCnt(retryCnt).rnrRetry(rnrRetry).rqPsn(rqPsn).sqPsn(sqPsn)
                 .maxRdAtomic(maxRdAtomic).maxDestRdAtomic(maxDestRdAtomic).minRnrTimer(minRnrTimer)
-                .destQpNum(destQpn);
+                .destQpNum(destQpn).qkey(qkey);
         if (av != null) {
             out.av(av);
         }
@@ -222,6 +232,11 @@ public final class QpAttributes {
     /** @return {@code minRnrTimer} (read on the loop; written only by modify_qp) */
     public int minRnrTimer() {
         return minRnrTimer;
+    }
+
+    /** @return {@code qkey} (read on the loop; written only by modify_qp) */
+    public int qkey() {
+        return qkey;
     }
 
     /** @return {@code destQpn} (read on the loop; written only by modify_qp) */

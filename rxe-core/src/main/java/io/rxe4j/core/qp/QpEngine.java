@@ -3,9 +3,9 @@ package io.rxe4j.core.qp;
 import io.rxe4j.core.wire.PacketView;
 
 /**
- * The protocol engines of one QP as its {@link RxeQp} drives them: the requester, completer and
- * responder ({@code rxe_req.c}, {@code rxe_comp.c}, {@code rxe_resp.c}) and the TID RDMA halves
- * (hfi1's {@code tid_rdma.c}). Implemented by the device's per-QP runner ({@code
+ * The protocol engines of one QP as its {@link RxeQp} drives them: for RC the requester, completer
+ * and responder ({@code rxe_req.c}, {@code rxe_comp.c}, {@code rxe_resp.c}) and the TID RDMA halves
+ * (hfi1's {@code tid_rdma.c}); for UD the datagram sender and receiver ({@code io.rxe4j.core.ud}). Implemented by the device's per-QP runner ({@code
  * io.rxe4j.core.device.QpRunner}), which builds and owns them, so that {@code qp} names no engine
  * ({@code design/redesign.md} §3). One instance per QP, registered when the QP is built.
  *
@@ -33,6 +33,15 @@ public interface QpEngine {
 
     /** A request packet for this QP. */
     void onRequest(PacketView pkt);
+
+    /**
+     * A UD datagram (SEND ONLY, with or without immediate, with its DETH) for this QP, from {@code
+     * sender} to {@code recipient}. Only UD engines take datagrams; the receive checks never hand one
+     * to another QP type.
+     */
+    default void onDatagram(PacketView pkt, java.net.InetSocketAddress sender, java.net.InetSocketAddress recipient) {
+        throw new IllegalStateException("not a UD QP: " + pkt.opcode());
+    }
 
     /** A request to this QP arrived marked CE: the responder may send a CNP. */
     void onCongestionExperienced();

@@ -32,6 +32,12 @@ public interface QpHost {
     /** Sends {@code packet} (owned by the callee from here on) for {@code qp}; flushed at the end of the loop task. */
     void transmit(RxeQp qp, ByteBuf packet);
 
+    /**
+     * Sends the UD datagram {@code packet} (owned by the callee from here on) of {@code qp} to {@code
+     * peer}, its WR's address handle; flushed at the end of the loop task.
+     */
+    void transmitTo(RxeQp qp, ByteBuf packet, InetSocketAddress peer);
+
     /** Flushes the packets written so far in this loop task to the transport. */
     void flushTransport();
 

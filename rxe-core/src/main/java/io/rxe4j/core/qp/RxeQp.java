@@ -20,7 +20,7 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * An RC queue pair: its identity, its state, and the wiring of its parts: the attributes
+ * A queue pair (RC or UD): its identity, its state, and the wiring of its parts: the attributes
  * ({@link QpAttributes}), the send and receive queues ({@link SendQueue}, {@link RecvQueue}), the
  * post-time checks ({@link WrValidator}), the completions and the ERR flush ({@link
  * Completions}), OPFN ({@link Opfn}), and its engines (requester, completer, responder and the TID
@@ -49,6 +49,8 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     final RxeCq recvCq;
     final QpCaps caps;
     final boolean sqSigAll;
+    /** RC or UD, fixed at create_qp. */
+    final io.rxe4j.verbs.QpType type;
 
     /** The state; volatile for posting threads, written on the loop (modify, errors). */
     volatile QpState state = QpState.RESET;
@@ -107,6 +109,17 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
      */
     public RxeQp(QpHost host, int qpn, RxePd pd, RxeCq sendCq, RxeCq recvCq,
             QpCaps caps, boolean sqSigAll, java.util.function.Function<RxeQp, QpEngine> engines) {
+        this(host, qpn, pd, sendCq, recvCq, caps, sqSigAll, io.rxe4j.verbs.QpType.RC, engines);
+    }
+
+    /**
+     * As {@link #RxeQp(QpHost, int, RxePd, RxeCq, RxeCq, QpCaps, boolean, java.util.function.Function)}
+     * for a QP of {@code type} (RC or UD).
+     */
+    public RxeQp(QpHost host, int qpn, RxePd pd, RxeCq sendCq, RxeCq recvCq,
+            QpCaps caps, boolean sqSigAll, io.rxe4j.verbs.QpType type,
+            java.util.function.Function<RxeQp, QpEngine> engines) {
+        this.type = type;
         this.host = host;
         this.scheduler = host.scheduler();
         this.qpn = qpn;
@@ -117,7 +130,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         this.sqSigAll = sqSigAll;
         this.sendQueue = new SendQueue(this, caps);
         this.recvQueue = new RecvQueue(caps.maxRecvWr(), caps.maxRecvSge());
-        this.validator = new WrValidator(qpn, caps, pd, host.mrs());
+        this.validator = new WrValidator(qpn, caps, pd, host.mrs(), type, host.activeMtu().bytes());
         this.completions = new Completions(this, sendQueue, recvQueue);
         this.opfn = new Opfn(this);
         this.engine = engines.apply(this);
@@ -175,6 +188,11 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     /** @return the 24-bit QPN */
     public int qpn() {
         return qpn;
+    }
+
+    /** @return the QP type (RC or UD) */
+    public io.rxe4j.verbs.QpType type() {
+        return type;
     }
 
     /** @return the PD */
@@ -269,13 +287,13 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     /** Checks and stores the attributes, tells the engines about the new values, then changes state. Loop. */
     private void applyModify(QpAttr a, int mask) {
         QpState from = state;
-        QpState to = QpAttributes.check(a, mask, from);
+        QpState to = QpAttributes.check(type, a, mask, from);
         attr.apply(a, mask);
         engine.applyAttributes(attr, mask);
         if (to != from) {
             enterState(to);
         }
-        if (state != QpState.RESET) {
+        if (state != QpState.RESET && type == io.rxe4j.verbs.QpType.RC) {
             opfn.onModify((mask & QpAttrMask.STATE) != 0 && to == QpState.RTS);
         }
     }
@@ -535,6 +553,14 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     }
 
     /**
+     * A UD receive completion: as {@link #completeRecv(long, WcStatus, WcOpcode, int, int, int,
+     * boolean)} with the sender's QPN ({@code wc.src_qp}, the DETH source QP). Loop.
+     */
+    public boolean completeDatagram(long wrId, int byteLen, int flags, int imm, boolean solicited, int srcQp) {
+        return completions.completeDatagram(wrId, byteLen, flags, imm, solicited, srcQp);
+    }
+
+    /**
      * Moves the QP to ERR: stops the engines and completes every outstanding send and receive
      * WQE with WR_FLUSH_ERR, in order, signaled or not ({@code rxe-facts.md} §6.8). Loop only.
      */
@@ -774,6 +800,14 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     /** Entry point for a request packet addressed to this QP. Loop only. */
     public void onRequest(PacketView pkt) {
         engine.onRequest(pkt);
+    }
+
+    /**
+     * Entry point for a UD datagram addressed to this QP, from {@code sender} to {@code recipient}
+     * (the GRH of the receive buffer names both). Loop only.
+     */
+    public void onDatagram(PacketView pkt, InetSocketAddress sender, InetSocketAddress recipient) {
+        engine.onDatagram(pkt, sender, recipient);
     }
 
     /** A request to this QP arrived marked CE (ECN on): the responder may send a CNP. Loop only. */

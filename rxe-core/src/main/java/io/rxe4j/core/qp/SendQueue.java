@@ -218,6 +218,11 @@ final class SendQueue {
         w.atomicWriteValue = wr.atomicWriteValue;
         w.flushType = wr.flushType;
         w.flushLevel = wr.flushLevel;
+        if (qp.type == io.rxe4j.verbs.QpType.UD) { // checked by the API: an open AH of the QP's PD
+            w.udPeer = wr.ah.attr().peer();
+            w.remoteQpn = wr.remoteQpn;
+            w.remoteQkey = wr.remoteQkey;
+        }
         long total = 0;
         boolean inline = (wr.sendFlags & SendFlags.INLINE) != 0 || wr.inlineData != null;
         w.inlineLength = 0;

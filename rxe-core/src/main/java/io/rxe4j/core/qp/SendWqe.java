@@ -31,6 +31,12 @@ public final class SendWqe {
     public int flushLevel;
     /** Total message length in bytes (ATOMIC_WRITE 8; FLUSH the flush length). */
     public long length;
+    /** UD: the destination (IP, UDP port) of the WR's address handle, copied at post time. */
+    public java.net.InetSocketAddress udPeer;
+    /** UD: the destination QP number (24 bits). */
+    public int remoteQpn;
+    /** UD: the Q_Key the WR gave (bit 31 set: the QP's own). */
+    public int remoteQkey;
     /** Inline payload (IBV_SEND_INLINE), copied at post time, or null. */
     public byte[] inline;
     public int inlineLength;

@@ -28,12 +28,25 @@ final class WrValidator {
     private final QpCaps caps;
     private final RxePd pd;
     private final MrTable mrs;
+    private final QpType type;
+    /** UD: the largest message, the port's active MTU in bytes (a UD message is one packet). */
+    private final int udMaxMessage;
 
     WrValidator(int qpn, QpCaps caps, RxePd pd, MrTable mrs) {
+        this(qpn, caps, pd, mrs, QpType.RC, Integer.MAX_VALUE);
+    }
+
+    /**
+     * @param type the QP's type: which opcodes it takes
+     * @param activeMtu the port's active MTU in bytes: the largest UD message
+     */
+    WrValidator(int qpn, QpCaps caps, RxePd pd, MrTable mrs, QpType type, int activeMtu) {
         this.qpn = qpn;
         this.caps = caps;
         this.pd = pd;
         this.mrs = mrs;
+        this.type = type;
+        this.udMaxMessage = activeMtu;
     }
 
     /**
@@ -41,7 +54,8 @@ final class WrValidator {
      *
      * @throws IllegalStateException if the QP is not in RTS, SQD, SQE or ERR (posting in ERR is
      *     accepted and completes with WR_FLUSH_ERR, as rxe)
-     * @throws IllegalArgumentException for an opcode not supported on RC, too many SGEs, an
+     * @throws IllegalArgumentException for an opcode the QP type does not take, a UD message longer
+     *     than the port's active MTU, too many SGEs, an
      *     unknown lkey or an SGE outside its MR, a wrong atomic length or alignment, or inline
      *     data larger than max_inline_data (each named)
      */
@@ -64,8 +78,23 @@ final class WrValidator {
             throw new IllegalArgumentException("send WR opcode is null");
         }
         WrOpcodeInfo info = WrOpcodeInfo.of(op);
-        if (!info.allowed(QpType.RC)) {
-            throw new IllegalArgumentException("WR opcode " + op + " is not supported on an RC QP");
+        if (!info.allowed(type)) {
+            throw new IllegalArgumentException("WR opcode " + op + " is not supported on a " + type + " QP");
+        }
+        if (type == QpType.UD) {
+            if (wr.ah == null) {
+                throw new IllegalArgumentException("a UD send WR needs an address handle (SendWr.ud), wr_id " + wr.wrId);
+            }
+            long len = wr.totalLength();
+            if (len > udMaxMessage) {
+                // rdma_rxe completes such a WR successfully without sending anything (C10-93.1.1,
+                // verbs-surface-facts §1.3); rxe4j refuses it before anything is queued (docs/verbs.md)
+                throw new IllegalArgumentException("UD message of " + len + " bytes exceeds the port's active MTU of "
+                        + udMaxMessage + " bytes (a UD message is one packet), wr_id " + wr.wrId);
+            }
+            if ((wr.remoteQpn & ~0xFFFFFF) != 0) {
+                throw new IllegalArgumentException("remote_qpn must be 24-bit, got 0x" + Integer.toHexString(wr.remoteQpn));
+            }
         }
         if (info.operandInWr()) {
             if (wr.numSge != 0) {

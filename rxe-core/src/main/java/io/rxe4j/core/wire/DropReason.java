@@ -26,7 +26,7 @@ public enum DropReason {
     BAD_PKEY,
     /** DestQP is 0, or no such QP exists. */
     NO_QP,
-    /** Opcode transport does not match the QP type. */
+    /** Opcode transport does not match the QP type (UC, or UD to an RC QP and back). */
     WRONG_TRANSPORT,
     /** Request while the QP is not at least RTR, or response while not at least RTS. */
     QP_STATE,
@@ -61,5 +61,11 @@ public enum DropReason {
      * responder's resources), so this is a late network duplicate; {@code rdma_rxe} drops it too
      * ({@code rxe-facts.md} §5.5).
      */
-    STALE_DUPLICATE
+    STALE_DUPLICATE,
+    /** A UD datagram whose DETH Q_Key is not the receiving QP's ({@code verbs-surface-facts.md} §2.4). */
+    BAD_QKEY,
+    /** A UD datagram for a QP without a receive WQE ({@code verbs-surface-facts.md} §2.8 rule 9). */
+    NO_RECV_WQE,
+    /** A UD datagram that with its 40-byte GRH does not fit the receive WQE ({@code verbs-surface-facts.md} §2.6). */
+    RECV_LENGTH
 }

@@ -57,6 +57,7 @@ class QpRunnerOnFakeHostTest {
 
         @Override public ByteBuf allocPacket(int length) { return Unpooled.buffer(length, length); }
         @Override public void transmit(RxeQp qp, ByteBuf packet) { sent.add(packet); }
+        @Override public void transmitTo(RxeQp qp, ByteBuf packet, InetSocketAddress peer) { sent.add(packet); }
         @Override public void flushTransport() { }
         @Override public boolean transportWritable() { return true; }
         @Override public void awaitWritable(RxeQp qp) { }

@@ -70,6 +70,21 @@ public interface DeviceOps {
      */
     QpOps createQp(PdOps pd, CqOps sendCq, CqOps recvCq, QpCaps caps, boolean sqSigAll);
 
+    /**
+     * {@code ibv_create_qp} of a QP of {@code type} in RESET; a provider without other types than RC
+     * keeps this default.
+     *
+     * @throws IllegalArgumentException for a type the provider does not implement, or bad capacities
+     * @throws IllegalStateException when no QPN is free
+     */
+    default QpOps createQp(PdOps pd, CqOps sendCq, CqOps recvCq, QpCaps caps, boolean sqSigAll,
+            io.rxe4j.verbs.QpType type) {
+        if (type != io.rxe4j.verbs.QpType.RC) {
+            throw new IllegalArgumentException("this provider implements RC QPs only, got " + type);
+        }
+        return createQp(pd, sendCq, recvCq, caps, sqSigAll);
+    }
+
     /** {@code ibv_destroy_qp}: the QP stops and its QPN is freed. */
     void destroyQp(QpOps qp);
 
