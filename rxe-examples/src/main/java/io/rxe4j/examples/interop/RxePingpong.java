@@ -52,6 +52,11 @@ import picocli.CommandLine.Parameters;
  * remote address: ...}, bytes/Mbit and iters/usec) and, in addition, checks that each message
  * arrived whole with the expected bytes.
  *
+ * <p>With {@code --ud} it is {@code ibv_ud_pingpong} ({@code ud_pingpong.c}) instead: a UD QP with
+ * Q_Key 0x11111111, an address handle to the peer's GID (hop limit 1), SENDs of {@code -s} bytes
+ * from offset 40 of the buffer and receives of {@code -s} + 40 bytes (the GRH comes first); each
+ * receive is checked for byte_len {@code -s} + 40, the GRH flag, the sender's QPN and the bytes.
+ *
  * <p>Instead of a device and GID index, {@code --ip} names the local IP the UDP socket binds (its
  * GID is {@code ::ffff:a.b.c.d} for IPv4, the address itself for IPv6; a link-local address needs
  * its interface, {@code fe80::1%br0}). The peer is reached at the IP of its GID, UDP port 4791.
@@ -59,7 +64,8 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "rxe-pingpong", mixinStandardHelpOptions = true, sortOptions = false,
         versionProvider = io.rxe4j.examples.VersionProvider.class,
-        description = "ibv_rc_pingpong on rxe4j (RC SEND ping-pong over RoCEv2), compatible with rdma-core's.")
+        description = "ibv_rc_pingpong (or with --ud ibv_ud_pingpong) on rxe4j: SEND ping-pong over RoCEv2, "
+                + "compatible with rdma-core's.")
 public final class RxePingpong implements Callable<Integer> {
     /** PINGPONG_RECV_WRID. */
     static final int RECV_WRID = 1;
@@ -90,6 +96,11 @@ public final class RxePingpong implements Callable<Integer> {
 
     @Option(names = {"-n", "--iters"}, description = "number of exchanges (default ${DEFAULT-VALUE})")
     int iters = 1000;
+
+    @Option(names = "--ud", description = "be ibv_ud_pingpong (libibverbs/examples/ud_pingpong.c): a UD QP with Q_Key "
+            + "0x11111111, an address handle to the peer's GID, receive buffers of size + 40 (the GRH); -s at most "
+            + "the port's active MTU (ud_pingpong's default 2048 needs a 4096 active MTU)")
+    boolean ud;
 
     @Option(names = "--udp-port", description = "local UDP port (default ${DEFAULT-VALUE})")
     int udpPort = 4791;
@@ -171,27 +182,49 @@ public final class RxePingpong implements Callable<Integer> {
         return a.bytes() <= b.bytes() ? a : b;
     }
 
+    /** ud_pingpong's Q_Key. */
+    static final int UD_QKEY = 0x11111111;
+    /** The GRH at the head of every UD receive buffer, in bytes. */
+    static final int GRH = 40;
+
     private int run(InteropDevice dev, Mtu pathMtu) throws IOException {
         ProtectionDomain pd = dev.device().allocPd();
-        MemoryRegion mr = pd.allocMr(size, Access.LOCAL_WRITE);
+        MemoryRegion mr = pd.allocMr(ud ? size + GRH : size, Access.LOCAL_WRITE);
         CompletionQueue cq = dev.device().createCq(rxDepth + 1);
-        QueuePair qp = pd.createQp(new QpInitAttr(cq, cq, new QpCaps(1, rxDepth, 1, 1, 0), QpType.RC, false));
+        QueuePair qp = pd.createQp(new QpInitAttr(cq, cq, new QpCaps(1, rxDepth, 1, 1, 0), ud ? QpType.UD : QpType.RC,
+                false));
         try {
-            return pingpong(dev, pathMtu, mr, cq, qp);
+            return pingpong(dev, pathMtu, pd, mr, cq, qp);
         } finally {
             qp.close();
+            if (ah != null) {
+                ah.close();
+            }
             mr.close();
             cq.close();
             pd.close();
         }
     }
 
-    private int pingpong(InteropDevice dev, Mtu pathMtu, MemoryRegion mr, CompletionQueue cq, QueuePair qp)
-            throws IOException {
+    /** The address handle to the peer (--ud), made when the peer's GID is known. */
+    private io.rxe4j.verbs.AddressHandle ah;
+
+    private int pingpong(InteropDevice dev, Mtu pathMtu, ProtectionDomain pd, MemoryRegion mr, CompletionQueue cq,
+            QueuePair qp) throws IOException {
         MemorySegment buf = mr.segment();
         buf.fill(FILL);
-        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(0));
-        RecvWr recv = new RecvWr().set(RECV_WRID, new Sge(mr.addr(), size, mr.lkey()));
+        if (ud) {
+            int active = dev.device().queryPort(1).activeMtu().bytes();
+            if (size > active) {
+                System.err.println("Requested size larger than port MTU (" + active + ")");
+                return 1;
+            }
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(UD_QKEY));
+        } else {
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(0));
+        }
+        int grh = ud ? GRH : 0;
+        RecvWr recv = new RecvWr().set(RECV_WRID, new Sge(mr.addr(), size + grh, mr.lkey()));
         int routs = postRecv(qp, recv, rxDepth);
         if (routs < rxDepth) {
             System.err.println("Couldn't post receive (" + routs + ")");
@@ -201,15 +234,18 @@ public final class RxePingpong implements Callable<Integer> {
         System.out.println(my.describe("local"));
         System.out.flush();
 
-        PingpongDest rem = servername != null ? clientExchange(my) : serverExchange(my, dev, pathMtu, qp);
+        PingpongDest rem = servername != null ? clientExchange(my) : serverExchange(my, dev, pathMtu, qp, pd);
         System.out.println(rem.describe("remote"));
         System.out.flush();
         if (servername != null) {
-            connect(dev, pathMtu, qp, my, rem);
+            connect(dev, pathMtu, qp, my, rem, pd);
         }
 
         SendWr send = new SendWr().set(SEND_WRID, WrOpcode.SEND, SendFlags.SIGNALED,
-                new Sge(mr.addr(), size, mr.lkey()));
+                new Sge(mr.addr() + grh, size, mr.lkey()));
+        if (ud) {
+            send.ud(ah, rem.qpn(), UD_QKEY);
+        }
         int pending = RECV_WRID;
         if (servername != null) {
             qp.postSend(send);
@@ -234,7 +270,8 @@ public final class RxePingpong implements Callable<Integer> {
                 if (c.wrId == SEND_WRID) {
                     ++scnt;
                 } else if (c.wrId == RECV_WRID) {
-                    if (c.byteLen != size || !isFilled(buf)) {
+                    if (c.byteLen != size + grh || !isFilled(buf.asSlice(grh, size))
+                            || (ud && ((c.wcFlags & WorkCompletion.WC_GRH) == 0 || c.srcQp != rem.qpn()))) {
                         badData++;
                     }
                     if (--routs <= 1) {
@@ -273,8 +310,7 @@ public final class RxePingpong implements Callable<Integer> {
 
     /** pp_client_exch_dest: send ours, read theirs, send "done\0". */
     private PingpongDest clientExchange(PingpongDest my) throws IOException {
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress(servername, port), tcpTimeoutSeconds * 1000);
+        try (Socket s = connectRetrying()) {
             s.setSoTimeout(tcpTimeoutSeconds * 1000);
             OutputStream out = s.getOutputStream();
             out.write(my.encode());
@@ -286,9 +322,35 @@ public final class RxePingpong implements Callable<Integer> {
         }
     }
 
+    /**
+     * Connects to the server, retrying a refused connection every 200 ms for up to --tcp-timeout
+     * seconds (a server started at the same moment may not listen yet; rc_pingpong gives up at once).
+     */
+    private Socket connectRetrying() throws IOException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(Math.max(1, tcpTimeoutSeconds));
+        while (true) {
+            Socket s = new Socket();
+            try {
+                s.connect(new InetSocketAddress(servername, port), tcpTimeoutSeconds * 1000);
+                return s;
+            } catch (java.net.ConnectException e) {
+                s.close();
+                if (System.nanoTime() - deadline > 0) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
+    }
+
     /** pp_server_exch_dest: read theirs, connect the QP, send ours, read "done\0". */
-    private PingpongDest serverExchange(PingpongDest my, InteropDevice dev, Mtu pathMtu, QueuePair qp)
-            throws IOException {
+    private PingpongDest serverExchange(PingpongDest my, InteropDevice dev, Mtu pathMtu, QueuePair qp,
+            ProtectionDomain pd) throws IOException {
         try (ServerSocket ss = new ServerSocket()) {
             ss.setReuseAddress(true);
             ss.bind(new InetSocketAddress(port), 1);
@@ -298,7 +360,7 @@ public final class RxePingpong implements Callable<Integer> {
                 s.setSoTimeout(tcpTimeoutSeconds * 1000);
                 PingpongDest rem = PingpongDest.decode(readExactly(s.getInputStream(), PingpongDest.WIRE_BYTES,
                         "remote address"));
-                connect(dev, pathMtu, qp, my, rem);
+                connect(dev, pathMtu, qp, my, rem, pd);
                 OutputStream out = s.getOutputStream();
                 out.write(my.encode());
                 out.flush();
@@ -312,10 +374,20 @@ public final class RxePingpong implements Callable<Integer> {
         }
     }
 
-    /** pp_connect_ctx: RTR then RTS with rc_pingpong's attributes. */
-    private void connect(InteropDevice dev, Mtu pathMtu, QueuePair qp, PingpongDest my, PingpongDest rem) {
+    /**
+     * pp_connect_ctx: RTR then RTS with rc_pingpong's attributes; with --ud ud_pingpong's: RTR, RTS
+     * with the PSN, and an address handle to the peer's GID with hop limit 1.
+     */
+    private void connect(InteropDevice dev, Mtu pathMtu, QueuePair qp, PingpongDest my, PingpongDest rem,
+            ProtectionDomain pd) {
         InetSocketAddress av = dev.peerAddress(rem.gid(), peerUdpPort);
         System.err.println("rxe-pingpong: peer " + av);
+        if (ud) {
+            qp.modify(new QpAttr().state(QpState.RTR));
+            qp.modify(new QpAttr().state(QpState.RTS).sqPsn(my.psn()));
+            ah = pd.createAh(new io.rxe4j.verbs.AhAttr(av, 1, 0, 0));
+            return;
+        }
         qp.modify(new QpAttr().state(QpState.RTR).av(av).pathMtu(pathMtu).destQpNum(rem.qpn()).rqPsn(rem.psn())
                 .maxDestRdAtomic(1).minRnrTimer(12));
         qp.modify(new QpAttr().state(QpState.RTS).timeout(ackTimeout).retryCnt(7).rnrRetry(7).sqPsn(my.psn())
@@ -334,6 +406,7 @@ public final class RxePingpong implements Callable<Integer> {
         return i;
     }
 
+    /** @return whether the {@code size} bytes of {@code buf} are all 0x7b */
     private boolean isFilled(MemorySegment buf) {
         for (long i = 0; i + 8 <= size; i += 8) {
             if (buf.get(ValueLayout.JAVA_LONG_UNALIGNED, i) != 0x7b7b7b7b7b7b7b7bL) {
