@@ -5,14 +5,14 @@ import io.rxe4j.core.wire.Psn;
 
 /**
  * Out-of-order request packets a responder holds until the gap before them fills (adaptive
- * recovery, {@code docs/reliability.md}): indexed by PSN, for PSNs after the expected PSN (ePsn) up
- * to {@link #MAX_PACKETS} ahead, bounded by {@link #MAX_BYTES} in total, each with its arrival time
+ * recovery, {@code docs/reliability.md}): indexed by PSN, for PSNs after the expected PSN (ePsn), less
+ * than {@link #MAX_PACKETS} ahead, bounded by {@link #MAX_BYTES} in total, each with its arrival time
  * (nanoseconds of the injected clock). The buffer owns what it holds (retained slices) and releases
  * it when the packet is taken, found stale, or the buffer is cleared. The ring grows by doubling up
  * to its bound when a packet lies beyond it, never per packet. Loop only.
  */
 public final class ReorderBuffer {
-    /** Most PSNs ahead of ePsn a packet may be held for: 4096. */
+    /** The PSN bound: a packet may be held less than this many PSNs ahead of ePsn (4096: at most 4095 ahead). */
     public static final int MAX_PACKETS = 4096;
     /** Most bytes held: 8 MiB. */
     public static final long MAX_BYTES = 8L << 20;
