@@ -19,6 +19,7 @@
 #          atomic}_{bw,lat} over IPv4, ib_write_bw over IPv6 (PT_ITERS iterations, default 200);
 #      (e1) RxePingpong dropping 2% of its own packets against the guest's ibv_rc_pingpong (loss);
 #      (f1-f4) RxePingpong --ud against the guest's ibv_ud_pingpong, both directions, IPv4 and IPv6;
+#      (g1-g4) RxePingpong --uc against the guest's ibv_uc_pingpong, the same four;
 #      (d-*-q4-loops2) rxe-perf --perftest with 4 QPs on a 2-loop device against the kernel's ib_*_bw -q 4;
 #      IPv4 runs between 10.99.0.1 (br0, host) and 10.99.0.11 (guest), IPv6 between br0's fe80::
 #      address and fe80::5054:ff:fe00:11;
@@ -240,41 +241,42 @@ case_pp_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT ARGS...
   record "$id" "kernel ibv_rc_pingpong client -> rxe4j :$port $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
 }
 
-# (f1) rxe4j ud_pingpong client -> guest ibv_ud_pingpong server (started through the command runner)
+# (f1) rxe4j client -> guest ibv_ud_pingpong / ibv_uc_pingpong server (started through the command runner);
+# KIND is ud or uc
 case_udpp_client() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT GUESTIP ARGS...
   want "$1" || return 0
-  local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6 gip=$7; shift 7
+  local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6 gip=$7 kind=${KIND:-ud}; shift 7
   local t0 jrc krc note
   t0=$(date +%s)
-  drop_cmd "$id" "timeout -k 5 $kt ibv_ud_pingpong -d rxe0 -g \$$gvar -n $ITERS -p $port $*"
+  drop_cmd "$id" "timeout -k 5 $kt ibv_${kind}_pingpong -d rxe0 -g \$$gvar -n $ITERS -p $port $*"
   sleep 4  # the guest's command runner polls; the server then listens
-  jrun RxePingpong --ud --ip "$ip" -p "$port" -n "$ITERS" --stall-timeout "$(stall_for "$fam")" "$@" "$gip" \
+  jrun RxePingpong "--$kind" --ip "$ip" -p "$port" -n "$ITERS" --stall-timeout "$(stall_for "$fam")" "$@" "$gip" \
     > "$OUT/cases/$id.rxe4j.log" 2>&1
   jrc=$?
   krc=$(wait_rc "$id" $((kt + 30)))
   cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
   note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
   [ "$krc" = 124 ] && note="kernel server killed by timeout ${kt}s${note:+; $note}"
-  record "$id" "rxe4j client -> kernel ibv_ud_pingpong :$port $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+  record "$id" "rxe4j client -> kernel ibv_${kind}_pingpong :$port $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
 }
 
-# (f2) guest ibv_ud_pingpong client -> rxe4j ud_pingpong server
+# (f2) guest ibv_ud_pingpong / ibv_uc_pingpong client -> rxe4j server (KIND as above)
 case_udpp_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT HOSTIP ARGS...
   want "$1" || return 0
-  local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6 hip=$7; shift 7
+  local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6 hip=$7 kind=${KIND:-ud}; shift 7
   local t0 jpid jrc krc i note
   t0=$(date +%s)
-  jrun RxePingpong --ud --ip "$ip" -p "$port" -n "$ITERS" --stall-timeout "$(stall_for "$fam")" --tcp-timeout 60 "$@" \
+  jrun RxePingpong "--$kind" --ip "$ip" -p "$port" -n "$ITERS" --stall-timeout "$(stall_for "$fam")" --tcp-timeout 60 "$@" \
     > "$OUT/cases/$id.rxe4j.log" 2>&1 &
   jpid=$!
   for i in $(seq 1 60); do grep -qs 'listening on TCP' "$OUT/cases/$id.rxe4j.log" && break; sleep 0.5; done
-  drop_cmd "$id" "timeout -k 5 $kt ibv_ud_pingpong -d rxe0 -g \$$gvar -n $ITERS -p $port $* $hip"
+  drop_cmd "$id" "timeout -k 5 $kt ibv_${kind}_pingpong -d rxe0 -g \$$gvar -n $ITERS -p $port $* $hip"
   wait "$jpid"; jrc=$?
   krc=$(wait_rc "$id" $((kt + 30)))
   cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
   note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
   [ "$krc" = 124 ] && note="kernel client killed by timeout ${kt}s${note:+; $note}"
-  record "$id" "kernel ibv_ud_pingpong client -> rxe4j :$port $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+  record "$id" "kernel ibv_${kind}_pingpong client -> rxe4j :$port $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
 }
 
 # (c1) rxe4j rxe_ops client -> guest rxe_ops server
@@ -363,6 +365,9 @@ case_pp_server  b2 IPv4 18521 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" -m 256 -s 600
 # UD (issue 22): ud_pingpong's Q_Key 0x11111111, 1024-byte datagrams (the active MTU of a 1500-byte link)
 case_udpp_client f1 IPv4 18540 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP" -s 1024
 case_udpp_server f2 IPv4 18541 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" "$HOST_IP" -s 1024
+# UC: uc_pingpong's defaults (4096-byte messages at path MTU 1024: SEND FIRST/MIDDLE/LAST)
+KIND=uc case_udpp_client g1 IPv4 18544 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP"
+KIND=uc case_udpp_server g2 IPv4 18545 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" "$HOST_IP"
 case_ops_client c1 IPv4 18530 rxe_ops            "$HOST_IP"
 case_ops_server c2 IPv4 18525 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4"
 # loss: rxe4j drops 2% of the packets it sends; its retransmissions and the kernel's must recover
@@ -387,6 +392,8 @@ case_pp_client  a3 IPv6 18517 rc_pingpong_ipv6   "$BR6%br0"
 case_pp_server  b3 IPv6 18522 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6"
 case_udpp_client f3 IPv6 18542 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP" -s 1024
 case_udpp_server f4 IPv6 18543 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" "$HOST_IP" -s 1024
+KIND=uc case_udpp_client g3 IPv6 18546 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP"
+KIND=uc case_udpp_server g4 IPv6 18547 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" "$HOST_IP"
 case_ops_client c3 IPv6 18531 rxe_ops_ipv6       "$BR6%br0"
 case_ops_server c4 IPv6 18526 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6"
 case_pt_server  d-write_bw-k2j-v6 IPv6 write_bw 18602 G6 "$KCLIENT_TIMEOUT_V6" "$BR6%eth0"

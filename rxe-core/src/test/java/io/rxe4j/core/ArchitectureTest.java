@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The engine's import rules ({@code docs/architecture.md}, "Packages and what may import what"),
  * checked on the compiled main classes with ArchUnit. Floors, lowest first: {@code memory} and
- * {@code cq}; {@code wire}; {@code stats} and {@code policy}; {@code qp}; {@code rc} and {@code ud};
+ * {@code cq}; {@code wire}; {@code stats} and {@code policy}; {@code qp}; {@code rc}, {@code ud} and {@code uc};
  * {@code tid}; {@code device}. A package may use only packages on lower floors (and the API, {@code
  * io.rxe4j.verbs..}); nothing imports upward, so RC never names TID, a policy never names a QP, and
  * only {@code device} names a lane. A failure names the rule and each offending dependency
@@ -51,17 +51,19 @@ class ArchitectureTest {
                 .layer("rc").definedBy("io.rxe4j.core.rc..")
                 .layer("tid").definedBy("io.rxe4j.core.tid..")
                 .layer("ud").definedBy("io.rxe4j.core.ud..")
+                .layer("uc").definedBy("io.rxe4j.core.uc..")
                 .layer("device").definedBy("io.rxe4j.core.device..")
                 .whereLayer("device").mayNotBeAccessedByAnyLayer()
                 .whereLayer("ud").mayOnlyBeAccessedByLayers("device")
+                .whereLayer("uc").mayOnlyBeAccessedByLayers("device")
                 .whereLayer("tid").mayOnlyBeAccessedByLayers("device")
                 .whereLayer("rc").mayOnlyBeAccessedByLayers("tid", "device")
-                .whereLayer("qp").mayOnlyBeAccessedByLayers("rc", "tid", "ud", "device")
-                .whereLayer("policy").mayOnlyBeAccessedByLayers("qp", "rc", "tid", "ud", "device")
-                .whereLayer("stats").mayOnlyBeAccessedByLayers("policy", "qp", "rc", "tid", "ud", "device")
-                .whereLayer("wire").mayOnlyBeAccessedByLayers("stats", "policy", "qp", "rc", "tid", "ud", "device")
-                .whereLayer("cq").mayOnlyBeAccessedByLayers("qp", "rc", "tid", "ud", "device")
-                .whereLayer("memory").mayOnlyBeAccessedByLayers("wire", "qp", "rc", "tid", "ud", "device");
+                .whereLayer("qp").mayOnlyBeAccessedByLayers("rc", "tid", "ud", "uc", "device")
+                .whereLayer("policy").mayOnlyBeAccessedByLayers("qp", "rc", "tid", "ud", "uc", "device")
+                .whereLayer("stats").mayOnlyBeAccessedByLayers("policy", "qp", "rc", "tid", "ud", "uc", "device")
+                .whereLayer("wire").mayOnlyBeAccessedByLayers("stats", "policy", "qp", "rc", "tid", "ud", "uc", "device")
+                .whereLayer("cq").mayOnlyBeAccessedByLayers("qp", "rc", "tid", "ud", "uc", "device")
+                .whereLayer("memory").mayOnlyBeAccessedByLayers("wire", "qp", "rc", "tid", "ud", "uc", "device");
     }
 
     @Test

@@ -1625,4 +1625,152 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
         pd.close();
         assertThat(devA.queryDevice().maxAh()).isEqualTo(DeviceAttr.MAX_AH);
     }
+
+    // =====================================================================================
+    // UC queue pairs (verbs-surface-facts.md §3)
+    // =====================================================================================
+
+    static final String UC_LOSS = "a UC packet lost on the wire drops its message for good (no retry), by design";
+
+    /** One UC end: a PD, CQs, a UC QP in RESET and an MR filled with seeded bytes. */
+    final class UcSide {
+        final RdmaDevice dev;
+        final ProtectionDomain pd;
+        final CompletionQueue scq;
+        final CompletionQueue rcq;
+        final QueuePair qp;
+        final MemoryRegion mr;
+
+        UcSide(RdmaDevice dev, long seed) {
+            this.dev = dev;
+            this.pd = closeLater(dev.allocPd());
+            this.scq = closeLater(dev.createCq(1024));
+            this.rcq = closeLater(dev.createCq(1024));
+            this.qp = closeLater(pd.createQp(QpInitAttr.uc(scq, rcq)));
+            this.mr = closeLater(pd.allocMr(MR_BYTES, ALL));
+            fill(mr.segment(), 0, MR_BYTES, seed);
+        }
+
+        Sge sge(long off, int len) {
+            return new Sge(mr.addr() + off, len, mr.lkey());
+        }
+    }
+
+    /** RESET -> INIT -> RTR -> RTS with the UC table's attributes. */
+    void ucBringUp(UcSide me, UcSide peer, int access, int myPsn, int peerPsn) {
+        me.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(access));
+        me.qp.modify(new QpAttr().state(QpState.RTR).av(peer.dev.address()).pathMtu(Mtu.MTU_1024)
+                .destQpNum(peer.qp.qpNum()).rqPsn(peerPsn));
+        me.qp.modify(new QpAttr().state(QpState.RTS).sqPsn(myPsn));
+    }
+
+    UcSide[] ucConnect(int accessB) {
+        UcSide a = new UcSide(devA, 0xA11CE);
+        UcSide b = new UcSide(devB, 0xB0B);
+        ucBringUp(a, b, ALL, 0x3000, 0x4000);
+        ucBringUp(b, a, accessB, 0x4000, 0x3000);
+        return new UcSide[] {a, b};
+    }
+
+    @ParameterizedTest(name = "UC SEND of {0} bytes")
+    @ValueSource(ints = {0, 1, 1024, 1025, 5000})
+    @NotOnLossyNet(UC_LOSS)
+    void ucSend(int len) {
+        UcSide[] p = ucConnect(ALL);
+        UcSide a = p[0];
+        UcSide b = p[1];
+        b.qp.postRecv(new RecvWr().set(7, b.sge(HALF, 8192)));
+        a.qp.postSend(new SendWr().sendWithImm(5, 0x0BADCAFE, a.sge(0, len)).signaled());
+        assertWc(next(a.scq), 5, WcStatus.SUCCESS, WcOpcode.SEND, len, WC_WITH_IMM, a.qp);
+        WorkCompletion r = next(b.rcq);
+        assertWc(r, 7, WcStatus.SUCCESS, WcOpcode.RECV, len, WC_GRH | WC_WITH_IMM, b.qp);
+        assertThat(r.immData).isEqualTo(0x0BADCAFE);
+        assertThat(bytes(b.mr.segment(), HALF, len)).isEqualTo(bytes(a.mr.segment(), 0, len));
+        assertNoCompletion(b.rcq);
+    }
+
+    @ParameterizedTest(name = "UC RDMA WRITE of {0} bytes")
+    @ValueSource(ints = {1, 1024, 3000, 65_536})
+    @NotOnLossyNet(UC_LOSS)
+    void ucWriteAndWriteWithImm(int len) {
+        UcSide[] p = ucConnect(ALL);
+        UcSide a = p[0];
+        UcSide b = p[1];
+        a.qp.postSend(new SendWr().rdmaWrite(1, b.mr.addr() + 16, b.mr.rkey(), a.sge(0, len)).signaled());
+        assertWc(next(a.scq), 1, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, len, 0, a.qp);
+        await(() -> java.util.Arrays.equals(bytes(b.mr.segment(), 16, len), bytes(a.mr.segment(), 0, len)),
+                "the WRITE's bytes at B");
+        assertNoCompletion(b.rcq); // a plain WRITE consumes no receive
+        b.qp.postRecv(new RecvWr().set(9));
+        a.qp.postSend(new SendWr().rdmaWriteWithImm(2, b.mr.addr() + HALF, b.mr.rkey(), 0x1234, a.sge(0, len))
+                .signaled());
+        assertWc(next(a.scq), 2, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, len, WC_WITH_IMM, a.qp);
+        WorkCompletion r = next(b.rcq);
+        assertWc(r, 9, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, len, WC_GRH | WC_WITH_IMM, b.qp);
+        assertThat(bytes(b.mr.segment(), HALF, len)).isEqualTo(bytes(a.mr.segment(), 0, len));
+    }
+
+    /** §3.4 rule 3 and 5: a WRITE the QP or the R_Key does not allow is dropped with its message, silently. */
+    @Test
+    @NotOnLossyNet(UC_LOSS)
+    void ucWriteWithoutRightsIsDroppedAndTheQpGoesOn() {
+        UcSide[] p = ucConnect(Access.LOCAL_WRITE); // B's QP grants no REMOTE_WRITE
+        UcSide a = p[0];
+        UcSide b = p[1];
+        byte[] before = snapshot(b.mr);
+        long drops = counter(devB, "drop_other");
+        a.qp.postSend(new SendWr().rdmaWrite(1, b.mr.addr(), b.mr.rkey(), a.sge(0, 3000)).signaled());
+        assertWc(next(a.scq), 1, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 3000, 0, a.qp); // the sender cannot know
+        await(() -> counter(devB, "drop_other") > drops, "B dropping the WRITE");
+        assertThat(snapshot(b.mr)).as("nothing written").isEqualTo(before);
+        assertThat(b.qp.state()).isEqualTo(QpState.RTS);
+        assertThat(a.qp.state()).isEqualTo(QpState.RTS);
+        // SENDs still work: the dropped message does not stop the stream
+        b.qp.postRecv(new RecvWr().set(7, b.sge(HALF, 4096)));
+        a.qp.postSend(new SendWr().send(2, a.sge(0, 100)));
+        assertWc(next(b.rcq), 7, WcStatus.SUCCESS, WcOpcode.RECV, 100, WC_GRH, b.qp);
+    }
+
+    /** §3.4 rule 6: no receive WQE: the SEND is dropped, no RNR NAK, nothing retried; the next one is taken. */
+    @Test
+    @NotOnLossyNet(UC_LOSS)
+    void ucSendWithoutAReceiveIsDroppedNotRetried() {
+        UcSide[] p = ucConnect(ALL);
+        UcSide a = p[0];
+        UcSide b = p[1];
+        long before = counter(devB, "drop_no_recv_wqe");
+        long rnrBefore = counter(devB, "send_rnr_err");
+        long sentBefore = counter(devA, "sent_pkts");
+        a.qp.postSend(new SendWr().send(1, a.sge(0, 2000)).signaled());
+        assertWc(next(a.scq), 1, WcStatus.SUCCESS, WcOpcode.SEND, 2000, 0, a.qp);
+        await(() -> counter(devB, "drop_no_recv_wqe") > before, "drop_no_recv_wqe on B");
+        b.qp.postRecv(new RecvWr().set(7, b.sge(HALF, 4096)));
+        a.qp.postSend(new SendWr().send(2, a.sge(100, 1500)));
+        WorkCompletion r = next(b.rcq);
+        assertWc(r, 7, WcStatus.SUCCESS, WcOpcode.RECV, 1500, WC_GRH, b.qp);
+        assertThat(bytes(b.mr.segment(), HALF, 1500)).isEqualTo(bytes(a.mr.segment(), 100, 1500));
+        assertThat(counter(devA, "sent_pkts") - sentBefore).as("two packets for the dropped SEND, two for the next: no resend")
+                .isEqualTo(4);
+        assertThat(counter(devB, "send_rnr_err") - rnrBefore).as("UC sends no RNR NAK").isZero();
+    }
+
+    @Test
+    void ucPostAndModifyChecksNameTheBadValue() {
+        UcSide a = new UcSide(devA, 1);
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ACCESS_FLAGS");
+        a.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(ALL));
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.RTR).av(devB.address()).pathMtu(Mtu.MTU_1024)
+                .destQpNum(1).rqPsn(0).maxDestRdAtomic(1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("MAX_DEST_RD_ATOMIC");
+        a.qp.modify(new QpAttr().state(QpState.RTR).av(devB.address()).pathMtu(Mtu.MTU_1024).destQpNum(1).rqPsn(0));
+        assertThatThrownBy(() -> a.qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0).timeout(14)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("TIMEOUT");
+        a.qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
+        assertThatThrownBy(() -> a.qp.postSend(new SendWr().rdmaRead(1, 0x1000, 1, a.sge(0, 8))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UC");
+        assertThatThrownBy(() -> a.qp.postSend(new SendWr().fetchAndAdd(2, 0x1000, 1, 1, a.sge(0, 8))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UC");
+        assertNoCompletion(a.scq);
+    }
 }

@@ -223,13 +223,14 @@ public enum Counter {
      */
     DROP_BAD_QKEY,
     /**
-     * UD datagrams dropped because the receiving QP had no receive WQE posted (class D: no NAK, no
-     * completion; {@code verbs-surface-facts.md} §2.8 rule 9).
+     * UD datagrams and UC messages dropped because the receiving QP had no receive WQE posted (class D:
+     * no NAK, no completion; {@code verbs-surface-facts.md} §2.8 rule 9, §3.4 rule 6).
      */
     DROP_NO_RECV_WQE,
     /**
      * UD datagrams dropped because the 40-byte GRH and the payload do not fit the receive WQE (class
-     * D: the WQE stays posted; {@code verbs-surface-facts.md} §2.6 rule 2).
+     * D: the WQE stays posted; {@code verbs-surface-facts.md} §2.6 rule 2), and UC packets with a length
+     * error (§3.4 rule 4), whose message is then dropped.
      */
     DROP_RECV_LENGTH,
     /**

@@ -151,17 +151,13 @@ public final class ProtectionDomain implements AutoCloseable {
     }
 
     /**
-     * Creates a queue pair in RESET ({@code ibv_create_qp}): RC, or UD ({@code
-     * verbs-surface-facts.md} §2).
+     * Creates a queue pair in RESET ({@code ibv_create_qp}): RC, UC or UD ({@code
+     * verbs-surface-facts.md} §2, §3; {@code docs/verbs.md}).
      *
-     * @throws IllegalArgumentException for a UC type (not implemented yet), CQs of another device, or
-     *     bad capacities
+     * @throws IllegalArgumentException for CQs of another device, or bad capacities
      */
     public QueuePair createQp(QpInitAttr init) {
         checkOpen();
-        if (init.qpType() != io.rxe4j.verbs.QpType.RC && init.qpType() != io.rxe4j.verbs.QpType.UD) {
-            throw new IllegalArgumentException("only RC and UD QPs are supported, got " + init.qpType());
-        }
         if (init.sendCq().device != device || init.recvCq().device != device) {
             throw new IllegalArgumentException("the QP's CQs must belong to " + device);
         }

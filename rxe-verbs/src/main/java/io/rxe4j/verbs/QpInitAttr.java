@@ -7,7 +7,7 @@ package io.rxe4j.verbs;
  * @param sendCq CQ for send completions
  * @param recvCq CQ for receive completions (may be the same)
  * @param caps queue depths, SGE counts, inline size
- * @param qpType {@link QpType#RC} or {@link QpType#UD}
+ * @param qpType {@link QpType#RC}, {@link QpType#UC} or {@link QpType#UD}
  * @param sqSigAll every send WR completes with a CQE, signaled or not
  */
 public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpCaps caps, QpType qpType,
@@ -17,6 +17,11 @@ public record QpInitAttr(CompletionQueue sendCq, CompletionQueue recvCq, QpCaps 
         if (sendCq == null || recvCq == null || caps == null || qpType == null) {
             throw new IllegalArgumentException("sendCq, recvCq, caps and qpType are required");
         }
+    }
+
+    /** @return UC attributes with both queues 256 deep, 4 SGEs, 64 bytes inline, sq_sig_all off */
+    public static QpInitAttr uc(CompletionQueue sendCq, CompletionQueue recvCq) {
+        return new QpInitAttr(sendCq, recvCq, new QpCaps(256, 256, 4, 4, 64), QpType.UC, false);
     }
 
     /** @return UD attributes with both queues 256 deep, 4 SGEs, 64 bytes inline, sq_sig_all off */

@@ -128,9 +128,11 @@ final class ReceiveChecks {
         }
         Opcode.Handler handler = op.handler();
         boolean ud = op.transport() == Opcode.Transport.UD;
-        if (ud != (qp.type() == QpType.UD)
-                || (!ud && op.transport() != Opcode.Transport.RC && !tid && handler != Opcode.Handler.CNP)) {
-            counters.drop(DropReason.WRONG_TRANSPORT); // UC; a datagram for an RC QP, or RC for a UD QP
+        boolean uc = op.transport() == Opcode.Transport.UC;
+        QpType type = qp.type();
+        if (ud != (type == QpType.UD) || uc != (type == QpType.UC)
+                || (type == QpType.RC && op.transport() != Opcode.Transport.RC && !tid && handler != Opcode.Handler.CNP)) {
+            counters.drop(DropReason.WRONG_TRANSPORT); // the opcode's transport is not the QP's
             return;
         }
         if (ud) {

@@ -331,10 +331,9 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
     }
 
     /**
-     * As {@link #createQp(PdOps, CqOps, CqOps, QpCaps, boolean)} for a QP of {@code type}: RC, or UD
-     * ({@code verbs-surface-facts.md} §2; its engine is {@link io.rxe4j.core.ud.UdEngine}).
-     *
-     * @throws IllegalArgumentException for UC (not implemented yet)
+     * As {@link #createQp(PdOps, CqOps, CqOps, QpCaps, boolean)} for a QP of {@code type}: RC, UC
+     * ({@code verbs-surface-facts.md} §3; engine {@link io.rxe4j.core.uc.UcEngine}) or UD (§2; engine
+     * {@link io.rxe4j.core.ud.UdEngine}).
      */
     @Override
     public RxeQp createQp(PdOps pd, CqOps sendCq, CqOps recvCq, QpCaps caps, boolean sqSigAll,
@@ -352,8 +351,8 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
     public synchronized RxeQp createQp(RxePd pd, RxeCq sendCq, RxeCq recvCq,
             QpCaps caps, boolean sqSigAll, io.rxe4j.verbs.QpType type) {
         checkOpen();
-        if (type != io.rxe4j.verbs.QpType.RC && type != io.rxe4j.verbs.QpType.UD) {
-            throw new IllegalArgumentException("QP type " + type + " is not implemented (RC and UD are)");
+        if (type == null) {
+            throw new IllegalArgumentException("QP type is null");
         }
         RxeLane lane = lanes[sendCq.lane()];
         if (recvCq.lane() != lane.index() && !recvCq.sharedAcrossLanes()) {
@@ -367,11 +366,12 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
             int idx = (nextQpIndex + i) % n;
             if (idx % lanes.length == lane.index() && qps.isFree(idx)) {
                 TidPool pool = lane.tidPool();
-                RxeQp qp = type == io.rxe4j.verbs.QpType.UD
-                        ? new RxeQp(lane, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll, type,
-                                io.rxe4j.core.ud.UdEngine::new)
-                        : new RxeQp(lane, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll, type,
-                                q -> new QpRunner(q, pool));
+                java.util.function.Function<RxeQp, io.rxe4j.core.qp.QpEngine> engines = switch (type) {
+                    case UD -> io.rxe4j.core.ud.UdEngine::new;
+                    case UC -> io.rxe4j.core.uc.UcEngine::new;
+                    case RC -> q -> new QpRunner(q, pool);
+                };
+                RxeQp qp = new RxeQp(lane, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll, type, engines);
                 qps.put(idx, qp);
                 nextQpIndex = (idx + 1) % n;
                 return qp;

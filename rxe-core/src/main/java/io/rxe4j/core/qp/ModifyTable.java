@@ -28,19 +28,37 @@ import io.rxe4j.verbs.QpType;
 /**
  * The {@code modify_qp} transition tables ({@code qp_state_table} / {@code ib_modify_qp_is_ok}):
  * for each QP type and legal (from, to), the required and optional attributes. RC: {@code
- * rxe-facts.md} §6.1; UD: {@code verbs-surface-facts.md} §2.10 (Q_Key instead of the path,
- * no ACCESS_FLAGS, no peer).
+ * rxe-facts.md} §6.1; UC: {@code verbs-surface-facts.md} §3.5 (RC's without the timeout, retry and
+ * READ/atomic attributes); UD: §2.10 (Q_Key instead of the path, no ACCESS_FLAGS, no peer).
  */
 public final class ModifyTable {
     private static final int N = QpState.values().length;
     private static final boolean[][] LEGAL = new boolean[N][N];
     private static final int[][] REQUIRED = new int[N][N];
     private static final int[][] OPTIONAL = new int[N][N];
+    private static final boolean[][] UC_LEGAL = new boolean[N][N];
+    private static final int[][] UC_REQUIRED = new int[N][N];
+    private static final int[][] UC_OPTIONAL = new int[N][N];
     private static final boolean[][] UD_LEGAL = new boolean[N][N];
     private static final int[][] UD_REQUIRED = new int[N][N];
     private static final int[][] UD_OPTIONAL = new int[N][N];
 
     static {
+        // UC: core/verbs.c qp_state_table's IB_QPT_UC columns (verbs-surface-facts.md §3.5)
+        uc(QpState.RESET, QpState.RESET, 0, 0);
+        uc(QpState.RESET, QpState.INIT, PKEY_INDEX | PORT | ACCESS_FLAGS, 0);
+        uc(QpState.INIT, QpState.INIT, 0, PKEY_INDEX | PORT | ACCESS_FLAGS);
+        uc(QpState.INIT, QpState.RTR, AV | PATH_MTU | DEST_QPN | RQ_PSN, ALT_PATH | ACCESS_FLAGS | PKEY_INDEX);
+        uc(QpState.RTR, QpState.RTS, SQ_PSN, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE);
+        uc(QpState.RTS, QpState.RTS, 0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE);
+        uc(QpState.RTS, QpState.SQD, 0, EN_SQD_ASYNC_NOTIFY);
+        uc(QpState.SQD, QpState.RTS, 0, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE);
+        uc(QpState.SQD, QpState.SQD, 0, PORT | AV | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | PATH_MIG_STATE);
+        uc(QpState.SQE, QpState.RTS, 0, CUR_STATE | ACCESS_FLAGS);
+        for (QpState s : new QpState[] {QpState.INIT, QpState.RTR, QpState.RTS, QpState.SQD, QpState.SQE, QpState.ERR}) {
+            uc(s, QpState.RESET, 0, 0);
+            uc(s, QpState.ERR, 0, 0);
+        }
         // UD (and the GSI QP): core/verbs.c qp_state_table's IB_QPT_UD columns
         ud(QpState.RESET, QpState.RESET, 0, 0);
         ud(QpState.RESET, QpState.INIT, PKEY_INDEX | PORT | QKEY, 0);
@@ -77,6 +95,12 @@ public final class ModifyTable {
 
     private ModifyTable() {}
 
+    private static void uc(QpState from, QpState to, int required, int optional) {
+        UC_LEGAL[from.ordinal()][to.ordinal()] = true;
+        UC_REQUIRED[from.ordinal()][to.ordinal()] = required;
+        UC_OPTIONAL[from.ordinal()][to.ordinal()] = optional;
+    }
+
     private static void ud(QpState from, QpState to, int required, int optional) {
         UD_LEGAL[from.ordinal()][to.ordinal()] = true;
         UD_REQUIRED[from.ordinal()][to.ordinal()] = required;
@@ -103,20 +127,22 @@ public final class ModifyTable {
     }
 
     /**
-     * Checks a modify request of a QP of {@code type} (RC or UD).
+     * Checks a modify request of a QP of {@code type} (RC, UC or UD).
      *
      * @throws IllegalArgumentException as {@link #check(QpState, QpState, int)}
      */
     public static void check(QpType type, QpState from, QpState to, int mask) {
-        boolean ud = type == QpType.UD;
-        if (!(ud ? UD_LEGAL : LEGAL)[from.ordinal()][to.ordinal()]) {
+        boolean[][] legal = type == QpType.UD ? UD_LEGAL : type == QpType.UC ? UC_LEGAL : LEGAL;
+        int[][] req = type == QpType.UD ? UD_REQUIRED : type == QpType.UC ? UC_REQUIRED : REQUIRED;
+        int[][] opt = type == QpType.UD ? UD_OPTIONAL : type == QpType.UC ? UC_OPTIONAL : OPTIONAL;
+        if (!legal[from.ordinal()][to.ordinal()]) {
             throw new IllegalArgumentException("illegal QP state transition " + from + " -> " + to + " for " + type);
         }
         if ((mask & ~((1 << 21) - 1)) != 0) {
             throw new IllegalArgumentException("unknown attribute mask bits 0x" + Integer.toHexString(mask & ~((1 << 21) - 1)));
         }
-        int required = (ud ? UD_REQUIRED : REQUIRED)[from.ordinal()][to.ordinal()];
-        int allowed = required | (ud ? UD_OPTIONAL : OPTIONAL)[from.ordinal()][to.ordinal()] | STATE;
+        int required = req[from.ordinal()][to.ordinal()];
+        int allowed = required | opt[from.ordinal()][to.ordinal()] | STATE;
         int missing = required & ~mask;
         if (missing != 0) {
             throw new IllegalArgumentException("modify_qp " + from + " -> " + to + " (" + type + ") is missing required attributes "

@@ -64,8 +64,11 @@ public enum DropReason {
     STALE_DUPLICATE,
     /** A UD datagram whose DETH Q_Key is not the receiving QP's ({@code verbs-surface-facts.md} §2.4). */
     BAD_QKEY,
-    /** A UD datagram for a QP without a receive WQE ({@code verbs-surface-facts.md} §2.8 rule 9). */
+    /** A UD datagram or UC message for a QP without a receive WQE ({@code verbs-surface-facts.md} §2.8, §3.4). */
     NO_RECV_WQE,
-    /** A UD datagram that with its 40-byte GRH does not fit the receive WQE ({@code verbs-surface-facts.md} §2.6). */
+    /**
+     * A UD datagram that with its 40-byte GRH does not fit the receive WQE ({@code verbs-surface-facts.md}
+     * §2.6); a UC packet with a length error (§3.4 rule 4).
+     */
     RECV_LENGTH
 }

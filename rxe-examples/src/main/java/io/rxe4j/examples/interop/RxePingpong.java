@@ -52,6 +52,9 @@ import picocli.CommandLine.Parameters;
  * remote address: ...}, bytes/Mbit and iters/usec) and, in addition, checks that each message
  * arrived whole with the expected bytes.
  *
+ * <p>With {@code --uc} it is {@code ibv_uc_pingpong} ({@code uc_pingpong.c}): the same exchange over a
+ * UC QP (INIT with no access flags, RTR with the path only, RTS with the PSN only).
+ *
  * <p>With {@code --ud} it is {@code ibv_ud_pingpong} ({@code ud_pingpong.c}) instead: a UD QP with
  * Q_Key 0x11111111, an address handle to the peer's GID (hop limit 1), SENDs of {@code -s} bytes
  * from offset 40 of the buffer and receives of {@code -s} + 40 bytes (the GRH comes first); each
@@ -64,7 +67,8 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "rxe-pingpong", mixinStandardHelpOptions = true, sortOptions = false,
         versionProvider = io.rxe4j.examples.VersionProvider.class,
-        description = "ibv_rc_pingpong (or with --ud ibv_ud_pingpong) on rxe4j: SEND ping-pong over RoCEv2, "
+        description = "ibv_rc_pingpong (with --uc ibv_uc_pingpong, with --ud ibv_ud_pingpong) on rxe4j: SEND ping-pong "
+                + "over RoCEv2, "
                 + "compatible with rdma-core's.")
 public final class RxePingpong implements Callable<Integer> {
     /** PINGPONG_RECV_WRID. */
@@ -101,6 +105,10 @@ public final class RxePingpong implements Callable<Integer> {
             + "0x11111111, an address handle to the peer's GID, receive buffers of size + 40 (the GRH); -s at most "
             + "the port's active MTU (ud_pingpong's default 2048 needs a 4096 active MTU)")
     boolean ud;
+
+    @Option(names = "--uc", description = "be ibv_uc_pingpong (libibverbs/examples/uc_pingpong.c): a UC QP (no "
+            + "ACKs, no retries; RTR with the path, RTS with the PSN only)")
+    boolean uc;
 
     @Option(names = "--udp-port", description = "local UDP port (default ${DEFAULT-VALUE})")
     int udpPort = 4791;
@@ -151,6 +159,10 @@ public final class RxePingpong implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (ud && uc) {
+            System.err.println("rxe-pingpong: --ud and --uc exclude each other");
+            return 2;
+        }
         if (size < 1 || rxDepth < 2 || iters < 1) {
             System.err.println("rxe-pingpong: -s must be >= 1, -r >= 2 and -n >= 1");
             return 2;
@@ -191,8 +203,8 @@ public final class RxePingpong implements Callable<Integer> {
         ProtectionDomain pd = dev.device().allocPd();
         MemoryRegion mr = pd.allocMr(ud ? size + GRH : size, Access.LOCAL_WRITE);
         CompletionQueue cq = dev.device().createCq(rxDepth + 1);
-        QueuePair qp = pd.createQp(new QpInitAttr(cq, cq, new QpCaps(1, rxDepth, 1, 1, 0), ud ? QpType.UD : QpType.RC,
-                false));
+        QueuePair qp = pd.createQp(new QpInitAttr(cq, cq, new QpCaps(1, rxDepth, 1, 1, 0),
+                ud ? QpType.UD : uc ? QpType.UC : QpType.RC, false));
         try {
             return pingpong(dev, pathMtu, pd, mr, cq, qp);
         } finally {
@@ -386,6 +398,11 @@ public final class RxePingpong implements Callable<Integer> {
             qp.modify(new QpAttr().state(QpState.RTR));
             qp.modify(new QpAttr().state(QpState.RTS).sqPsn(my.psn()));
             ah = pd.createAh(new io.rxe4j.verbs.AhAttr(av, 1, 0, 0));
+            return;
+        }
+        if (uc) { // uc_pingpong.c: no READ/atomic resources, no timers
+            qp.modify(new QpAttr().state(QpState.RTR).av(av).pathMtu(pathMtu).destQpNum(rem.qpn()).rqPsn(rem.psn()));
+            qp.modify(new QpAttr().state(QpState.RTS).sqPsn(my.psn()));
             return;
         }
         qp.modify(new QpAttr().state(QpState.RTR).av(av).pathMtu(pathMtu).destQpNum(rem.qpn()).rqPsn(rem.psn())

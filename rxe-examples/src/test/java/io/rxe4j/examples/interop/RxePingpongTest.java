@@ -11,17 +11,26 @@ import picocli.CommandLine;
 
 /**
  * Two rxe-pingpong processes' worth (server and client in one JVM, UDP 4791 on 127.0.0.1 and
- * 127.0.0.2) run the ibv_rc_pingpong and, with {@code --ud}, the ibv_ud_pingpong exchange; the
+ * 127.0.0.2) run the ibv_rc_pingpong exchange and, with {@code --uc} and {@code --ud}, ibv_uc_pingpong's and
+ * ibv_ud_pingpong's; the
  * tool checks every message's length, GRH flag, sender and bytes itself and exits 0 only then. The
  * kernel peer runs them in scripts/interop-live.sh (cases a*, b*, f*).
  */
 class RxePingpongTest {
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"rc", "ud"})
+    @ValueSource(strings = {"rc", "uc", "ud"})
     @Timeout(120)
     void aServerAndAClientPingPong(String mode) throws Exception {
-        int tcp = mode.equals("ud") ? 18770 : 18771;
-        String[] common = mode.equals("ud") ? new String[] {"--ud", "-s", "1000"} : new String[] {"-s", "3000"};
+        int tcp = switch (mode) {
+            case "ud" -> 18770;
+            case "uc" -> 18771;
+            default -> 18772;
+        };
+        String[] common = switch (mode) {
+            case "ud" -> new String[] {"--ud", "-s", "1000"};
+            case "uc" -> new String[] {"--uc", "-s", "3000"};
+            default -> new String[] {"-s", "3000"};
+        };
         CompletableFuture<Integer> server = CompletableFuture.supplyAsync(() -> run(concat(common, "--ip", "127.0.0.2",
                 "-p", String.valueOf(tcp), "-n", "200", "--tcp-timeout", "60")));
         int client = run(concat(common, "--ip", "127.0.0.1", "-p", String.valueOf(tcp), "-n", "200", "127.0.0.2"));
