@@ -51,4 +51,26 @@ public final class SgeCopy {
         }
         return done == len;
     }
+
+    /**
+     * Writes {@code len} bytes of {@code w}'s message from message offset {@code msgOffset} into
+     * {@code b} at {@code index} (from its inline copy, or gathered through its SGEs, each lkey checked
+     * again), then {@code pad} zero bytes: the payload of a request packet.
+     *
+     * @return false when the SGEs cannot be read (a local protection fault; nothing is written then
+     *     beyond what was copied)
+     */
+    public static boolean payload(RxeQp qp, SendWqe w, long msgOffset, io.netty.buffer.ByteBuf b, int index, int len,
+            int pad) {
+        if (len > 0) {
+            if (w.inlineLength > 0 || w.numSge == 0) {
+                b.setBytes(index, w.inline, (int) msgOffset, len);
+            } else if (!copy(qp.host().mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, msgOffset, b, index,
+                    len, true, 0)) {
+                return false;
+            }
+        }
+        b.setZero(index + len, pad);
+        return true;
+    }
 }

@@ -3,7 +3,6 @@ package io.rxe4j.core.rc;
 import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.SendWqe;
-import io.rxe4j.core.qp.SgeCopy;
 import io.rxe4j.core.qp.WrOpcodeInfo;
 import io.rxe4j.core.wire.AtomicEth;
 import io.rxe4j.core.wire.Bth;
@@ -14,7 +13,6 @@ import io.rxe4j.core.wire.ImmDt;
 import io.rxe4j.core.wire.MaskedCmpSwapEth;
 import io.rxe4j.core.wire.Opcode;
 import io.rxe4j.core.wire.Reth;
-import io.rxe4j.verbs.SendFlags;
 import io.rxe4j.verbs.WrOpcode;
 
 /**
@@ -43,52 +41,7 @@ final class RequestPackets {
      *     is left allocated)
      */
     ByteBuf sendOrWrite(SendWqe w, int psn, long offset, int pmtu, boolean ackReq) {
-        long remaining = w.length - offset;
-        int payload = (int) Math.max(0, Math.min(remaining, pmtu));
-        boolean first = offset == 0;
-        boolean last = remaining <= pmtu;
-        Opcode op = WrOpcodeInfo.of(w.opcode).packetOpcode(first, last);
-        boolean se = last && (w.sendFlags & SendFlags.SOLICITED) != 0
-                && (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
-                    || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM);
-        int pad = -payload & 3;
-        int hdr = op.headerLength();
-        int total = hdr + payload + pad + Icrc.LENGTH;
-        ByteBuf b = qp.host().allocPacket(total);
-        try {
-            Bth.write(b, 0, op.code(), se, pad, Bth.DEFAULT_PKEY, qp.destQpn(), ackReq, psn);
-            if (op.has(Header.RETH)) {
-                Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, w.length);
-            }
-            if (op.has(Header.IMM_DT)) {
-                ImmDt.write(b, op.offset(Header.IMM_DT), w.immData);
-            }
-            if (!gather(w, offset, b, hdr, payload)) {
-                b.release();
-                return null;
-            }
-            for (int i = 0; i < pad; i++) {
-                b.setByte(hdr + payload + i, 0);
-            }
-        } catch (RuntimeException e) {
-            b.release();
-            throw e;
-        }
-        b.writerIndex(total);
-        return b;
-    }
-
-    /** Copies {@code len} message bytes starting at {@code msgOffset} from the WQE's SGEs. */
-    private boolean gather(SendWqe w, long msgOffset, ByteBuf b, int index, int len) {
-        if (len == 0) {
-            return true;
-        }
-        if (w.inlineLength > 0 || w.numSge == 0) {
-            b.setBytes(index, w.inline, (int) msgOffset, len);
-            return true;
-        }
-        return SgeCopy.copy(qp.host().mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, msgOffset, b,
-                index, len, true, 0);
+        return io.rxe4j.core.qp.SendWritePacket.build(qp, w, psn, offset, pmtu, ackReq, false);
     }
 
     /** The READ request with PSN {@code psn} for {@code len} bytes at remote byte {@code offset} of {@code w} (AckReq set). */

@@ -4,17 +4,12 @@ import io.netty.buffer.ByteBuf;
 import io.rxe4j.core.memory.MemoryCopy;
 import io.rxe4j.core.memory.RxeMr;
 import io.rxe4j.core.qp.QpAttributes;
-import io.rxe4j.core.qp.QpEngine;
 import io.rxe4j.core.qp.RecvWqe;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.SendWqe;
 import io.rxe4j.core.qp.SgeCopy;
-import io.rxe4j.core.qp.WrOpcodeInfo;
-import io.rxe4j.core.stats.Counters;
-import io.rxe4j.core.wire.Bth;
 import io.rxe4j.core.wire.DropReason;
 import io.rxe4j.core.wire.Header;
-import io.rxe4j.core.wire.Icrc;
 import io.rxe4j.core.wire.ImmDt;
 import io.rxe4j.core.wire.Opcode;
 import io.rxe4j.core.wire.PacketView;
@@ -24,11 +19,9 @@ import io.rxe4j.verbs.Access;
 import io.rxe4j.verbs.Counter;
 import io.rxe4j.verbs.QpAttrMask;
 import io.rxe4j.verbs.QpState;
-import io.rxe4j.verbs.SendFlags;
 import io.rxe4j.verbs.WcOpcode;
 import io.rxe4j.verbs.WcStatus;
 import io.rxe4j.verbs.WorkCompletion;
-import io.rxe4j.verbs.WrOpcode;
 
 /**
  * The engine of a UC QP ({@code verbs-surface-facts.md} §3; {@code rxe_req.c} and {@code
@@ -51,12 +44,10 @@ import io.rxe4j.verbs.WrOpcode;
  * as {@code rdma_rxe} sets on every receive, WITH_IMM with the immediate); WRITE_WITH_IMM →
  * RECV_RDMA_WITH_IMM (byte_len the RETH DMA length). Loop only; nothing allocated per packet.
  */
-public final class UcEngine implements QpEngine {
+public final class UcEngine extends io.rxe4j.core.qp.UnreliableEngine {
     /** Most packets one QP sends per turn of the loop: 64 (the bounded output rule, {@code extensions.md} §6). */
     public static final int PACKETS_PER_TURN = 64;
 
-    private final RxeQp qp;
-    private final Counters counters;
     /** The next PSN to send (sq_psn; +1 per packet). */
     private int psn;
 
@@ -78,8 +69,7 @@ public final class UcEngine implements QpEngine {
 
     /** The engine of {@code qp} (a UC QP), built with it. */
     public UcEngine(RxeQp qp) {
-        this.qp = qp;
-        this.counters = qp.counters;
+        super(qp);
     }
 
     @Override
@@ -134,13 +124,13 @@ public final class UcEngine implements QpEngine {
                     return;
                 }
                 boolean last = w.length - w.sentBytes <= qp.pmtu();
-                if (!sendPacket(w, last)) {
-                    fail(w, idx, "UC send WQE " + w.wrId + ": its local memory cannot be read");
+                if (!sendPacket(w)) {
+                    failSend(w, idx, WcStatus.LOC_PROT_ERR, "UC send WQE " + w.wrId + ": its local memory cannot be read");
                     return;
                 }
                 if (last) {
                     w.lastPsn = Psn.add(psn, -1);
-                    if (!complete(w, idx)) {
+                    if (!finishSend(w, idx, WcStatus.SUCCESS)) {
                         return;
                     }
                     break;
@@ -150,79 +140,18 @@ public final class UcEngine implements QpEngine {
     }
 
     /** Builds and sends the packet of {@code w} at its sent offset; false when its SGEs cannot be read. */
-    private boolean sendPacket(SendWqe w, boolean last) {
+    private boolean sendPacket(SendWqe w) {
         int pmtu = qp.pmtu();
         long offset = w.sentBytes;
-        boolean first = offset == 0;
-        int payload = (int) Math.min(w.length - offset, pmtu);
-        Opcode op = Opcode.of(WrOpcodeInfo.of(w.opcode).packetOpcode(first, last).code() + 0x20); // UC = 0x20 + RC
-        boolean se = last && (w.sendFlags & SendFlags.SOLICITED) != 0 && w.opcode != WrOpcode.RDMA_WRITE;
-        int pad = -payload & 3;
-        int hdr = op.headerLength();
-        int total = hdr + payload + pad + Icrc.LENGTH;
-        ByteBuf b = qp.host().allocPacket(total);
-        try {
-            Bth.write(b, 0, op.code(), se, pad, Bth.DEFAULT_PKEY, qp.destQpn(), false, psn);
-            if (op.has(Header.RETH)) {
-                Reth.write(b, op.offset(Header.RETH), w.remoteAddr, w.rkey, w.length);
-            }
-            if (op.has(Header.IMM_DT)) {
-                ImmDt.write(b, op.offset(Header.IMM_DT), w.immData);
-            }
-            if (payload > 0) {
-                if (w.inlineLength > 0 || w.numSge == 0) {
-                    b.setBytes(hdr, w.inline, (int) offset, payload);
-                } else if (!SgeCopy.copy(qp.host().mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, offset,
-                        b, hdr, payload, true, 0)) {
-                    b.release();
-                    return false;
-                }
-            }
-            for (int i = 0; i < pad; i++) {
-                b.setByte(hdr + payload + i, 0);
-            }
-        } catch (RuntimeException e) {
-            b.release();
-            throw e;
+        ByteBuf b = io.rxe4j.core.qp.SendWritePacket.build(qp, w, psn, offset, pmtu, false, true);
+        if (b == null) {
+            return false;
         }
-        b.writerIndex(total);
+        int payload = (int) Math.min(w.length - offset, pmtu);
         qp.host().transmit(qp, b);
         psn = Psn.next(psn);
         w.sentBytes = offset + payload;
         return true;
-    }
-
-    /** Completes the WQE at SQ index {@code idx} successfully; false if the CQ overflowed (the QP is in ERR). */
-    private boolean complete(SendWqe w, long idx) {
-        return finish(w, idx, WcStatus.SUCCESS);
-    }
-
-    private boolean finish(SendWqe w, long idx, WcStatus st) {
-        w.state = SendWqe.State.DONE;
-        long wrId = w.wrId; // copy what the CQE needs, free the slot, then publish the CQE
-        WrOpcode op = w.opcode;
-        int flags = w.sendFlags;
-        long length = w.length;
-        int imm = w.immData;
-        qp.sqReq(idx + 1);
-        qp.retireSqHead(w, idx + 1);
-        if (!qp.completeSend(wrId, op, flags, length, imm, st, 0)) {
-            qp.moveToError("send CQ overflow");
-            return false;
-        }
-        return true;
-    }
-
-    private void fail(SendWqe w, long idx, String why) {
-        qp.noteErrorReason(why);
-        if (finish(w, idx, WcStatus.LOC_PROT_ERR)) {
-            qp.moveToError(why);
-        }
-    }
-
-    @Override
-    public void onService() {
-        run();
     }
 
     // ------------------------------------------------------------------ receiver
@@ -407,58 +336,6 @@ public final class UcEngine implements QpEngine {
         writeVa = 0;
         writeResid = 0;
         writeLength = 0;
-    }
-
-    // ------------------------------------------------------------------ not UC
-
-    @Override
-    public void onCongestionExperienced() {
-    }
-
-    @Override
-    public void onCnp() {
-    }
-
-    @Override
-    public void onPeerExtensions() {
-    }
-
-    @Override
-    public void onSelectiveNak(PacketView pkt) {
-        counters.drop(DropReason.WRONG_TRANSPORT);
-    }
-
-    @Override
-    public void onResponse(PacketView pkt) {
-        counters.drop(DropReason.WRONG_TRANSPORT);
-    }
-
-    @Override
-    public void onTidReadResponse(PacketView pkt) {
-        counters.drop(DropReason.WRONG_TRANSPORT);
-    }
-
-    @Override
-    public void onTidWriteData(PacketView pkt) {
-        counters.drop(DropReason.WRONG_TRANSPORT);
-    }
-
-    @Override
-    public void onTidWriteResponse(PacketView pkt) {
-        counters.drop(DropReason.WRONG_TRANSPORT);
-    }
-
-    @Override
-    public void onTidKick() {
-    }
-
-    @Override
-    public void releaseTid() {
-    }
-
-    @Override
-    public void failOnSendRefused(boolean response, int p, String why) {
-        // a packet handed over counts as sent; the QP enters ERR (RxeQp.onSendRefused)
     }
 
     @Override

@@ -3,12 +3,10 @@ package io.rxe4j.core.ud;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.rxe4j.core.qp.QpAttributes;
-import io.rxe4j.core.qp.QpEngine;
 import io.rxe4j.core.qp.RecvWqe;
 import io.rxe4j.core.qp.RxeQp;
 import io.rxe4j.core.qp.SendWqe;
 import io.rxe4j.core.qp.SgeCopy;
-import io.rxe4j.core.stats.Counters;
 import io.rxe4j.core.wire.Bth;
 import io.rxe4j.core.wire.Deth;
 import io.rxe4j.core.wire.DropReason;
@@ -49,12 +47,10 @@ import java.net.InetSocketAddress;
  * payload, {@link WorkCompletion#WC_GRH} (and WITH_IMM), {@code src_qp} from the DETH (§2.7). No
  * PSN check, no ACK, no NAK. Loop only; nothing allocated per packet.
  */
-public final class UdEngine implements QpEngine {
+public final class UdEngine extends io.rxe4j.core.qp.UnreliableEngine {
     /** The Q_Key of the GSI QP (QP1), on every packet it sends and receives: 0x80010000. */
     public static final int GSI_QKEY = 0x8001_0000;
 
-    private final RxeQp qp;
-    private final Counters counters;
     /** The PSN of the next datagram (modify_qp sq_psn; +1 per message). */
     private int psn;
     /** The GRH, built here and scattered into the receive WQE (40 bytes, heap). */
@@ -67,8 +63,7 @@ public final class UdEngine implements QpEngine {
 
     /** The engine of {@code qp} (a UD QP), built with it. */
     public UdEngine(RxeQp qp) {
-        this.qp = qp;
-        this.counters = qp.counters;
+        super(qp);
     }
 
     /** @return the Q_Key datagrams to this QP must carry: the QP's, 0x80010000 for QP1 */
@@ -109,12 +104,12 @@ public final class UdEngine implements QpEngine {
             SendWqe w = qp.sqAt(idx);
             ByteBuf b = datagram(w);
             if (b == null) {
-                fail(w, idx, WcStatus.LOC_PROT_ERR, "UD send WQE " + w.wrId + ": its local memory cannot be read");
+                failSend(w, idx, WcStatus.LOC_PROT_ERR, "UD send WQE " + w.wrId + ": its local memory cannot be read");
                 return;
             }
             qp.host().transmitTo(qp, b, w.udPeer);
             psn = Psn.next(psn);
-            if (!complete(w, idx, WcStatus.SUCCESS)) {
+            if (!finishSend(w, idx, WcStatus.SUCCESS)) {
                 return;
             }
         }
@@ -137,17 +132,9 @@ public final class UdEngine implements QpEngine {
             if (imm) {
                 ImmDt.write(b, op.offset(Header.IMM_DT), w.immData);
             }
-            if (payload > 0) {
-                if (w.inlineLength > 0 || w.numSge == 0) {
-                    b.setBytes(hdr, w.inline, 0, payload);
-                } else if (!SgeCopy.copy(qp.host().mrs(), qp.pd, w.sgeAddr, w.sgeLength, w.sgeLkey, w.numSge, 0, b,
-                        hdr, payload, true, 0)) {
-                    b.release();
-                    return null;
-                }
-            }
-            for (int i = 0; i < pad; i++) {
-                b.setByte(hdr + payload + i, 0);
+            if (!SgeCopy.payload(qp, w, 0, b, hdr, payload, pad)) {
+                b.release();
+                return null;
             }
         } catch (RuntimeException e) {
             b.release();
@@ -155,35 +142,6 @@ public final class UdEngine implements QpEngine {
         }
         b.writerIndex(total);
         return b;
-    }
-
-    /** Completes the WQE at SQ index {@code idx} with {@code st}; false if the CQ overflowed (the QP is in ERR). */
-    private boolean complete(SendWqe w, long idx, WcStatus st) {
-        w.state = SendWqe.State.DONE;
-        long wrId = w.wrId; // copy what the CQE needs, free the slot, then publish the CQE
-        WrOpcode op = w.opcode;
-        int flags = w.sendFlags;
-        long length = w.length;
-        int imm = w.immData;
-        qp.sqReq(idx + 1);
-        qp.retireSqHead(w, idx + 1);
-        if (!qp.completeSend(wrId, op, flags, length, imm, st, 0)) {
-            qp.moveToError("send CQ overflow");
-            return false;
-        }
-        return true;
-    }
-
-    private void fail(SendWqe w, long idx, WcStatus st, String why) {
-        qp.noteErrorReason(why);
-        if (complete(w, idx, st)) {
-            qp.moveToError(why);
-        }
-    }
-
-    @Override
-    public void onService() {
-        run();
     }
 
     @Override
@@ -257,57 +215,6 @@ public final class UdEngine implements QpEngine {
 
     private static byte[] mapped(byte[] v4) {
         return new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (byte) 0xFF, (byte) 0xFF, v4[0], v4[1], v4[2], v4[3]};
-    }
-
-    @Override
-    public void onCongestionExperienced() {
-        // no CNP for datagrams (rdma_rxe sends CNPs for RC only)
-    }
-
-    @Override
-    public void onCnp() {
-    }
-
-    @Override
-    public void onPeerExtensions() {
-    }
-
-    @Override
-    public void onSelectiveNak(PacketView pkt) {
-        counters.drop(DropReason.WRONG_TRANSPORT);
-    }
-
-    @Override
-    public void onResponse(PacketView pkt) {
-        counters.drop(DropReason.WRONG_TRANSPORT);
-    }
-
-    @Override
-    public void onTidReadResponse(PacketView pkt) {
-        counters.drop(DropReason.WRONG_TRANSPORT);
-    }
-
-    @Override
-    public void onTidWriteData(PacketView pkt) {
-        counters.drop(DropReason.WRONG_TRANSPORT);
-    }
-
-    @Override
-    public void onTidWriteResponse(PacketView pkt) {
-        counters.drop(DropReason.WRONG_TRANSPORT);
-    }
-
-    @Override
-    public void onTidKick() {
-    }
-
-    @Override
-    public void releaseTid() {
-    }
-
-    @Override
-    public void failOnSendRefused(boolean response, int psn, String why) {
-        // the datagram's WQE completed when it was handed over; the QP enters ERR (RxeQp.onSendRefused)
     }
 
     @Override
