@@ -629,6 +629,18 @@ abstract class ConformanceFixture {
             fill(mr.segment(), 0, MR_BYTES, seed);
         }
 
+        /** A side made of given parts (an SRQ-attached QP, say). */
+        Side(RdmaDevice dev, Cfg cfg, ProtectionDomain pd, MemoryRegion mr, CompletionQueue scq, CompletionQueue rcq,
+                QueuePair qp) {
+            this.dev = dev;
+            this.pd = pd;
+            this.scq = scq;
+            this.rcq = rcq;
+            this.qp = qp;
+            testQps.add(qp);
+            this.mr = mr;
+        }
+
         /** A side whose QP lives in an existing PD and whose main MR is a shared one (several QPs, one MR). */
         Side(RdmaDevice dev, Cfg cfg, ProtectionDomain pd, MemoryRegion mr) {
             this.dev = dev;

@@ -4,6 +4,7 @@ import static io.rxe4j.verbs.WorkCompletion.WC_GRH;
 import static io.rxe4j.verbs.WorkCompletion.WC_WITH_IMM;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -1772,5 +1773,209 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
         assertThatThrownBy(() -> a.qp.postSend(new SendWr().fetchAndAdd(2, 0x1000, 1, 1, a.sge(0, 8))))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UC");
         assertNoCompletion(a.scq);
+    }
+
+    // =====================================================================================
+    // Shared receive queues (verbs-surface-facts.md §4; pyverbs test_srq.py)
+    // =====================================================================================
+
+    /** @return the next async event of {@code d} of {@code type} for which {@code match} holds, waiting up to 10 s */
+    static AsyncEvent awaitEvent(RdmaDevice d, AsyncEventType type, java.util.function.Predicate<AsyncEvent> match)
+            throws InterruptedException {
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < end) {
+            AsyncEvent e = d.getAsyncEvent(java.time.Duration.ofMillis(100));
+            if (e != null && e.type() == type && match.test(e)) {
+                return e;
+            }
+        }
+        throw new AssertionError("no " + type + " event on " + d);
+    }
+
+    /** Two RC pairs whose B sides share one SRQ of B's PD. */
+    Side[] srqPairs(SharedReceiveQueue srq, ProtectionDomain pdB, MemoryRegion mrB) {
+        Cfg cfg = new Cfg();
+        Side[] s = new Side[4];
+        for (int k = 0; k < 2; k++) {
+            Side a = new Side(devA, cfg, 0xA11CE + k);
+            CompletionQueue scq = closeLater(devB.createCq(256));
+            CompletionQueue rcq = closeLater(devB.createCq(256));
+            QueuePair qp = closeLater(pdB.createQp(QpInitAttr.rc(scq, rcq).withSrq(srq)));
+            Side b = new Side(devB, cfg, pdB, mrB, scq, rcq, qp);
+            bringUp(a, b, cfg.qpAccessA, cfg, cfg.psnA, cfg.psnB);
+            bringUp(b, a, cfg.qpAccessB, cfg, cfg.psnB, cfg.psnA);
+            s[2 * k] = a;
+            s[2 * k + 1] = b;
+        }
+        return s;
+    }
+
+    /** test_rc_srq_traffic: two RC QPs take their receives from one SRQ, in posting order; each CQE names its QP. */
+    @Test
+    void twoRcQpsTakeTheirReceivesFromOneSrq() {
+        ProtectionDomain pdB = closeLater(devB.allocPd());
+        MemoryRegion mrB = closeLater(pdB.allocMr(MR_BYTES, ALL));
+        SharedReceiveQueue srq = closeLater(pdB.createSrq(new SrqInitAttr(16, 2, 0)));
+        Side[] s = srqPairs(srq, pdB, mrB);
+        for (int i = 0; i < 4; i++) {
+            srq.postRecv(new RecvWr().set(100 + i, new Sge(mrB.addr() + 4096L * i, 4096, mrB.lkey())));
+        }
+        assertThat(srq.query()).isEqualTo(new SrqAttr(16, 2, 0));
+        s[0].qp.postSend(new SendWr().send(1, s[0].sge(0, 3000)).signaled());
+        WorkCompletion r0 = next(s[1].rcq);
+        s[2].qp.postSend(new SendWr().send(2, s[2].sge(0, 1500)).signaled());
+        WorkCompletion r1 = next(s[3].rcq);
+        assertWc(r0, 100, WcStatus.SUCCESS, WcOpcode.RECV, 3000, WC_GRH, s[1].qp);
+        assertWc(r1, 101, WcStatus.SUCCESS, WcOpcode.RECV, 1500, WC_GRH, s[3].qp);
+        assertThat(bytes(mrB.segment(), 0, 3000)).isEqualTo(bytes(s[0].mem(), 0, 3000));
+        assertThat(bytes(mrB.segment(), 4096, 1500)).isEqualTo(bytes(s[2].mem(), 0, 1500));
+        next(s[0].scq);
+        next(s[2].scq);
+        assertThatThrownBy(() -> s[1].qp.postRecv(new RecvWr().set(9, s[1].sge(0, 64))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("SRQ");
+    }
+
+    /**
+     * test_modify_srq_limit: 10 WRs posted, limit 7 armed, query says 7; the 4th SEND leaves 6 < 7 and
+     * raises SRQ_LIMIT_REACHED once; the limit is then 0.
+     */
+    @Test
+    @NotOnLossyNet("the event is checked after each SEND; a resend on a lossy net changes nothing, but the timing of the checks")
+    void theSrqLimitFiresOnceWhenFewerThanItRemain() throws Exception {
+        ProtectionDomain pdB = closeLater(devB.allocPd());
+        MemoryRegion mrB = closeLater(pdB.allocMr(MR_BYTES, ALL));
+        SharedReceiveQueue srq = closeLater(pdB.createSrq(new SrqInitAttr(16, 1, 0)));
+        Side[] s = srqPairs(srq, pdB, mrB);
+        for (int i = 0; i < 10; i++) {
+            srq.postRecv(new RecvWr().set(i, new Sge(mrB.addr() + 1024L * i, 1024, mrB.lkey())));
+        }
+        srq.modify(new SrqAttr(0, 0, 7), SrqAttr.LIMIT);
+        assertThat(srq.query().srqLimit()).isEqualTo(7);
+        for (int i = 0; i < 4; i++) {
+            s[0].qp.postSend(new SendWr().send(i, s[0].sge(0, 100)).signaled());
+            next(s[0].scq);
+            next(s[1].rcq);
+            if (i < 3) {
+                assertThat(srq.query().srqLimit()).as("after %d SENDs, %d left", i + 1, 9 - i).isEqualTo(7);
+            }
+        }
+        AsyncEvent e = awaitEvent(devB, AsyncEventType.SRQ_LIMIT_REACHED, ev -> ev.srq() == srq);
+        assertThat(e.qp()).isNull();
+        assertThat(srq.query().srqLimit()).as("disarmed after it fired").isZero();
+        s[0].qp.postSend(new SendWr().send(9, s[0].sge(0, 100)).signaled());
+        next(s[1].rcq);
+        assertThatThrownBy(() -> awaitEventBriefly(devB, srq)).isInstanceOf(AssertionError.class);
+    }
+
+    private static void awaitEventBriefly(RdmaDevice d, SharedReceiveQueue srq) throws InterruptedException {
+        AsyncEvent e;
+        while ((e = d.getAsyncEvent(java.time.Duration.ofMillis(200))) != null) {
+            if (e.type() == AsyncEventType.SRQ_LIMIT_REACHED && e.srq() == srq) {
+                return;
+            }
+        }
+        throw new AssertionError("no second event");
+    }
+
+    /** test_resize_srq: a larger max_wr keeps the queued WRs; the limits of a resize are named. */
+    @Test
+    void anSrqResizesAndKeepsWhatIsQueued() {
+        ProtectionDomain pdB = closeLater(devB.allocPd());
+        MemoryRegion mrB = closeLater(pdB.allocMr(MR_BYTES, ALL));
+        SharedReceiveQueue srq = closeLater(pdB.createSrq(new SrqInitAttr(4, 1, 0)));
+        for (int i = 0; i < 4; i++) {
+            srq.postRecv(new RecvWr().set(i, new Sge(mrB.addr() + 1024L * i, 1024, mrB.lkey())));
+        }
+        assertThat(srq.tryPostRecv(new RecvWr().set(5, new Sge(mrB.addr(), 8, mrB.lkey())))).as("full").isFalse();
+        srq.modify(new SrqAttr(8, 0, 0), SrqAttr.MAX_WR);
+        assertThat(srq.query().maxWr()).isEqualTo(8);
+        srq.postRecv(new RecvWr().set(4, new Sge(mrB.addr() + 4096, 1024, mrB.lkey())));
+        assertThatThrownBy(() -> srq.modify(new SrqAttr(3, 0, 0), SrqAttr.MAX_WR))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("5 WRs queued");
+        assertThatThrownBy(() -> srq.modify(new SrqAttr(0, 0, 9), SrqAttr.LIMIT))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("srq_limit");
+        srq.modify(new SrqAttr(0, 0, 6), SrqAttr.LIMIT);
+        assertThatThrownBy(() -> srq.modify(new SrqAttr(5, 0, 0), SrqAttr.MAX_WR))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("armed srq_limit 6");
+        Side[] s = srqPairs(srq, pdB, mrB);
+        s[0].qp.postSend(new SendWr().send(1, s[0].sge(0, 500)));
+        assertWc(next(s[1].rcq), 0, WcStatus.SUCCESS, WcOpcode.RECV, 500, WC_GRH, s[1].qp);
+    }
+
+    @Test
+    void srqPostAndLifetimeChecksNameTheBadValue() {
+        ProtectionDomain pdB = closeLater(devB.allocPd());
+        MemoryRegion mrB = closeLater(pdB.allocMr(MR_BYTES, ALL));
+        MemoryRegion ro = closeLater(pdB.allocMr(4096, Access.REMOTE_READ));
+        assertThatThrownBy(() -> new SrqInitAttr(0, 1, 0)).hasMessageContaining("max_wr");
+        assertThatThrownBy(() -> new SrqInitAttr(8, 28, 0)).hasMessageContaining("max_sge");
+        assertThatThrownBy(() -> new SrqInitAttr(8, 1, 9)).hasMessageContaining("srq_limit");
+        SharedReceiveQueue srq = closeLater(pdB.createSrq(new SrqInitAttr(8, 1, 0)));
+        Sge a = new Sge(mrB.addr(), 8, mrB.lkey());
+        assertThatThrownBy(() -> srq.postRecv(new RecvWr().set(1, a, a))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("num_sge 2");
+        assertThatThrownBy(() -> srq.postRecv(new RecvWr().set(2, new Sge(ro.addr(), 8, ro.lkey()))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("LOCAL_WRITE");
+        BadWrException bad = catchThrowableOfType(() -> srq.postRecv(java.util.List.of(new RecvWr().set(3, a),
+                new RecvWr().set(4, new Sge(mrB.addr(), 8, 0x7777)))), BadWrException.class);
+        assertThat(bad.badWrIndex()).isEqualTo(1);
+        assertThat(srq.query().maxWr()).isEqualTo(8);
+        ProtectionDomain otherPd = closeLater(devB.allocPd());
+        CompletionQueue cq = closeLater(devB.createCq(16));
+        assertThatThrownBy(() -> otherPd.createQp(QpInitAttr.rc(cq, cq).withSrq(srq)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("belongs to");
+        QueuePair qp = pdB.createQp(QpInitAttr.rc(cq, cq).withSrq(srq));
+        assertThatThrownBy(srq::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("EBUSY");
+        assertThatThrownBy(pdB::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("SRQ(s)");
+        qp.close();
+        srq.close();
+        assertThatThrownBy(() -> srq.postRecv(new RecvWr().set(5, a))).isInstanceOf(IllegalStateException.class);
+        assertThat(devB.queryDevice().maxSrqWr()).isEqualTo(1 << 20);
+        assertThat(devB.queryDevice().maxSrqSge()).isEqualTo(27);
+    }
+
+    /**
+     * §4.3: a QP of an SRQ that enters ERR raises QP_LAST_WQE_REACHED; the WRs left in the SRQ stay
+     * there and its other QP takes them.
+     */
+    @Test
+    void aQpOfAnSrqInErrLeavesTheRestQueuedForTheOthers() throws Exception {
+        ProtectionDomain pdB = closeLater(devB.allocPd());
+        MemoryRegion mrB = closeLater(pdB.allocMr(MR_BYTES, ALL));
+        SharedReceiveQueue srq = closeLater(pdB.createSrq(new SrqInitAttr(8, 1, 0)));
+        Side[] s = srqPairs(srq, pdB, mrB);
+        for (int i = 0; i < 3; i++) {
+            srq.postRecv(new RecvWr().set(i, new Sge(mrB.addr() + 1024L * i, 1024, mrB.lkey())));
+        }
+        s[1].qp.modify(new QpAttr().state(QpState.ERR));
+        AsyncEvent e = awaitEvent(devB, AsyncEventType.QP_LAST_WQE_REACHED, ev -> ev.qp() == s[1].qp);
+        assertThat(e.reason()).contains("ERR");
+        assertNoCompletion(s[1].rcq); // it had taken none: nothing of the SRQ is flushed
+        s[2].qp.postSend(new SendWr().send(1, s[2].sge(0, 200)));
+        assertWc(next(s[3].rcq), 0, WcStatus.SUCCESS, WcOpcode.RECV, 200, WC_GRH, s[3].qp);
+    }
+
+    /** §4.4: a UD datagram too long for the SRQ WQE it took completes that WQE with REM_INV_REQ_ERR (class E). */
+    @Test
+    @NotOnLossyNet(UD_LOSS)
+    void aUdQpOfAnSrqCompletesATooShortWqeWithAnError() {
+        UdSide a = new UdSide(devA, UD_QKEY, 1);
+        ProtectionDomain pdB = closeLater(devB.allocPd());
+        MemoryRegion mrB = closeLater(pdB.allocMr(MR_BYTES, ALL));
+        SharedReceiveQueue srq = closeLater(pdB.createSrq(new SrqInitAttr(8, 1, 0)));
+        CompletionQueue cq = closeLater(devB.createCq(64));
+        QueuePair ud = closeLater(pdB.createQp(QpInitAttr.ud(cq, cq).withSrq(srq)));
+        ud.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(UD_QKEY));
+        ud.modify(new QpAttr().state(QpState.RTR));
+        ud.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
+        srq.postRecv(new RecvWr().set(1, new Sge(mrB.addr(), 40 + 10, mrB.lkey())));
+        srq.postRecv(new RecvWr().set(2, new Sge(mrB.addr() + 1024, 40 + 100, mrB.lkey())));
+        AddressHandle ah = closeLater(a.pd.createAh(AhAttr.of(devB.address())));
+        a.qp.postSend(new SendWr().send(1, a.sge(0, 50)).ud(ah, ud.qpNum(), UD_QKEY));
+        assertWc(next(cq), 1, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, 0, 0, ud);
+        a.qp.postSend(new SendWr().send(2, a.sge(0, 50)).ud(ah, ud.qpNum(), UD_QKEY));
+        WorkCompletion r = next(cq);
+        assertWc(r, 2, WcStatus.SUCCESS, WcOpcode.RECV, 90, WC_GRH, ud);
+        assertThat(ud.state()).isEqualTo(QpState.RTS);
     }
 }

@@ -29,5 +29,17 @@ public enum AsyncEventType {
      * (the peer process died or the network failed). The QP has been moved to ERR, so outstanding
      * work requests complete with WR_FLUSH_ERR.
      */
-    DISCONNECTED
+    DISCONNECTED,
+    /**
+     * A shared receive queue's armed limit was reached ({@code IBV_EVENT_SRQ_LIMIT_REACHED}): a WQE was
+     * taken and fewer than the limit remain; the limit is disarmed (0) and fires again only after
+     * {@link SharedReceiveQueue#modify} arms it ({@code verbs-surface-facts.md} §4.2 rule 6).
+     * {@link AsyncEvent#srq()} names the SRQ.
+     */
+    SRQ_LIMIT_REACHED,
+    /**
+     * An SRQ-attached QP entered ERR: it takes no more WQEs from its SRQ ({@code
+     * IBV_EVENT_QP_LAST_WQE_REACHED}); the WQEs still in the SRQ stay there for its other QPs (§4.3).
+     */
+    QP_LAST_WQE_REACHED
 }

@@ -20,10 +20,12 @@ package io.rxe4j.verbs;
  * @param localCaAckDelay 15, as rxe
  * @param maxMsgSize bytes, 2^31 (a UD message: at most the port's active MTU)
  * @param maxAh address handles open at once, {@link #MAX_AH} ({@code RXE_MAX_AH})
+ * @param maxSrqWr WRs per shared receive queue, 2^20 ({@code RXE_MAX_SRQ_WR})
+ * @param maxSrqSge SGEs per shared receive queue WR, 27 ({@code RXE_MAX_SRQ_SGE})
  */
 public record DeviceAttr(int maxQp, int maxQpWr, int maxSge, int maxCq, int maxCqe, int maxMr, long maxMrSize,
         int maxQpRdAtom, int maxQpInitRdAtom, int atomicCap, int maskedAtomicCap, long deviceCapFlagsEx,
-        int localCaAckDelay, long maxMsgSize, int maxAh) {
+        int localCaAckDelay, long maxMsgSize, int maxAh, int maxSrqWr, int maxSrqSge) {
     /** Address handles a device may have open: 32767, {@code rdma_rxe}'s {@code RXE_MAX_AH} ({@code verbs-surface-facts.md} §1.1). */
     public static final int MAX_AH = 32767;
 }

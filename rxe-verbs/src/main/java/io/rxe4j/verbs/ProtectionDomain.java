@@ -18,6 +18,7 @@ public final class ProtectionDomain implements AutoCloseable {
     final Set<MemoryRegion> mrs = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     final Set<QueuePair> qps = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     final Set<AddressHandle> ahs = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
+    final Set<SharedReceiveQueue> srqs = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     private volatile boolean closed;
 
     ProtectionDomain(RdmaDevice device, io.rxe4j.verbs.provider.PdOps core) {
@@ -151,6 +152,30 @@ public final class ProtectionDomain implements AutoCloseable {
     }
 
     /**
+     * Creates a shared receive queue ({@code ibv_create_srq}; {@code verbs-surface-facts.md} §4.1).
+     *
+     * @throws IllegalArgumentException if {@code attr} is null
+     * @throws IllegalStateException if the PD is closed
+     */
+    public SharedReceiveQueue createSrq(SrqInitAttr attr) {
+        checkOpen();
+        if (attr == null) {
+            throw new IllegalArgumentException("SRQ attributes are null");
+        }
+        SharedReceiveQueue srq = new SharedReceiveQueue(this, device.core.createSrq(core, attr.maxWr(), attr.maxSge(),
+                attr.srqLimit()));
+        srqs.add(srq);
+        return srq;
+    }
+
+    /** @return the QPs of this PD now (a copy) */
+    java.util.List<QueuePair> snapshotQps() {
+        synchronized (qps) {
+            return new java.util.ArrayList<>(qps);
+        }
+    }
+
+    /**
      * Creates a queue pair in RESET ({@code ibv_create_qp}): RC, UC or UD ({@code
      * verbs-surface-facts.md} §2, §3; {@code docs/verbs.md}).
      *
@@ -163,8 +188,15 @@ public final class ProtectionDomain implements AutoCloseable {
         }
         init.sendCq().checkOpen();
         init.recvCq().checkOpen();
+        SharedReceiveQueue srq = init.srq();
+        if (srq != null) {
+            srq.checkOpen();
+            if (srq.pd() != this) {
+                throw new IllegalArgumentException(srq + " belongs to " + srq.pd() + ", not to " + this);
+            }
+        }
         QueuePair qp = new QueuePair(this, init, device.core.createQp(core, init.sendCq().core, init.recvCq().core,
-                init.caps(), init.sqSigAll(), init.qpType()));
+                init.caps(), init.sqSigAll(), init.qpType(), srq == null ? null : srq.core));
         qps.add(qp);
         device.qpsByNum.put(qp.qpNum(), qp);
         init.sendCq().users.add(qp);
@@ -200,9 +232,10 @@ public final class ProtectionDomain implements AutoCloseable {
         if (closed) {
             return;
         }
-        if (!force && (!mrs.isEmpty() || !qps.isEmpty() || !ahs.isEmpty())) {
+        if (!force && (!mrs.isEmpty() || !qps.isEmpty() || !ahs.isEmpty() || !srqs.isEmpty())) {
             throw new IllegalStateException(core + " still has " + mrs.size() + " MR(s), " + qps.size()
-                    + " QP(s) and " + ahs.size() + " AH(s) open (EBUSY): close them first, or use RdmaDevice.closeAll()");
+                    + " QP(s), " + ahs.size() + " AH(s) and " + srqs.size()
+                    + " SRQ(s) open (EBUSY): close them first, or use RdmaDevice.closeAll()");
         }
         closed = true;
         device.pds.remove(this);

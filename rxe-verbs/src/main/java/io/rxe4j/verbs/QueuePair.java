@@ -201,7 +201,16 @@ public final class QueuePair implements AutoCloseable {
         if (wr == null) {
             throw new IllegalArgumentException("receive WR is null");
         }
+        if (init.srq() != null) {
+            throw new IllegalStateException("QP 0x" + Integer.toHexString(core.qpn()) + " takes its receive WQEs from "
+                    + init.srq() + ": post them there (ibv_post_recv on such a QP is EINVAL)");
+        }
         return core.tryPostRecv(wr);
+    }
+
+    /** @return the shared receive queue this QP takes its receive WQEs from, or null */
+    public SharedReceiveQueue srq() {
+        return init.srq();
     }
 
     /**

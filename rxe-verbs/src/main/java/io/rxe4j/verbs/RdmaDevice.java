@@ -53,6 +53,17 @@ public final class RdmaDevice implements AutoCloseable {
                 events.raise(new AsyncEvent(AsyncEventType.QP_FATAL, h, null, reason));
             }
         });
+        core.onLastWqeReached((qpn, reason) -> {
+            QueuePair h = qpsByNum.get(qpn);
+            if (h != null) {
+                events.raise(new AsyncEvent(AsyncEventType.QP_LAST_WQE_REACHED, h, null, reason));
+            }
+        });
+    }
+
+    /** Raises {@code e} on the device's event thread (SRQ events). */
+    void raiseEvent(AsyncEvent e) {
+        events.raise(e);
     }
 
     /**
@@ -92,7 +103,8 @@ public final class RdmaDevice implements AutoCloseable {
         DeviceConfig c = core.config();
         return new DeviceAttr(c.maxQp(), QpCaps.MAX_WR, QpCaps.MAX_SGE, Integer.MAX_VALUE, c.maxCqe(), c.maxMr(),
                 Long.MAX_VALUE, 128, 128, DeviceCap.ATOMIC_HCA, DeviceCap.ATOMIC_HCA,
-                DeviceCap.FLUSH_GLOBAL | DeviceCap.FLUSH_PERSISTENT | DeviceCap.ATOMIC_WRITE, 15, 1L << 31, DeviceAttr.MAX_AH);
+                DeviceCap.FLUSH_GLOBAL | DeviceCap.FLUSH_PERSISTENT | DeviceCap.ATOMIC_WRITE, 15, 1L << 31, DeviceAttr.MAX_AH,
+                SrqInitAttr.MAX_WR, SrqInitAttr.MAX_SGE);
     }
 
     /**
@@ -332,7 +344,7 @@ public final class RdmaDevice implements AutoCloseable {
     public int openObjects() {
         int n = connections.size() + cqs.size() + channels.size();
         for (ProtectionDomain pd : snapshot(pds)) {
-            n += 1 + pd.qps.size() + pd.mrs.size() + pd.ahs.size();
+            n += 1 + pd.qps.size() + pd.mrs.size() + pd.ahs.size() + pd.srqs.size();
         }
         return n;
     }
@@ -380,6 +392,9 @@ public final class RdmaDevice implements AutoCloseable {
                 }
             }
             for (ProtectionDomain pd : pdList) {
+                for (SharedReceiveQueue srq : reversed(pd.srqs)) {
+                    tryClose(srq::close, srq, failures);
+                }
                 for (AddressHandle ah : reversed(pd.ahs)) {
                     tryClose(ah::close, ah, failures);
                 }

@@ -348,8 +348,14 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
     }
 
     /** {@link #createQp(PdOps, CqOps, CqOps, QpCaps, boolean, io.rxe4j.verbs.QpType)} with this device's objects. */
+    public RxeQp createQp(RxePd pd, RxeCq sendCq, RxeCq recvCq, QpCaps caps, boolean sqSigAll,
+            io.rxe4j.verbs.QpType type) {
+        return createQp(pd, sendCq, recvCq, caps, sqSigAll, type, null);
+    }
+
+    /** As above, taking receive WQEs from {@code srq} (of {@code pd}) when it is not null. */
     public synchronized RxeQp createQp(RxePd pd, RxeCq sendCq, RxeCq recvCq,
-            QpCaps caps, boolean sqSigAll, io.rxe4j.verbs.QpType type) {
+            QpCaps caps, boolean sqSigAll, io.rxe4j.verbs.QpType type, io.rxe4j.core.qp.RxeSrq srq) {
         checkOpen();
         if (type == null) {
             throw new IllegalArgumentException("QP type is null");
@@ -371,7 +377,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
                     case UC -> io.rxe4j.core.uc.UcEngine::new;
                     case RC -> q -> new QpRunner(q, pool);
                 };
-                RxeQp qp = new RxeQp(lane, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll, type, engines);
+                RxeQp qp = new RxeQp(lane, FIRST_QPN + idx, pd, sendCq, recvCq, caps, sqSigAll, type, srq, engines);
                 qps.put(idx, qp);
                 nextQpIndex = (idx + 1) % n;
                 return qp;
@@ -468,10 +474,47 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
     }
 
     private volatile QpFatalListener qpFatal;
+    private volatile QpFatalListener lastWqe;
 
     @Override
     public void onQpFatal(QpFatalListener listener) {
         this.qpFatal = listener;
+    }
+
+    @Override
+    public void onLastWqeReached(QpFatalListener listener) {
+        this.lastWqe = listener;
+    }
+
+    /** SRQ-attached {@code qp} entered ERR: {@code IBV_EVENT_QP_LAST_WQE_REACHED}. On the QP's loop. */
+    void onLastWqeReached(RxeQp qp, String reason) {
+        QpFatalListener l = lastWqe;
+        if (l != null) {
+            l.qpFatal(qp.qpn(), reason);
+        }
+    }
+
+    /**
+     * {@code ibv_create_srq} ({@code verbs-surface-facts.md} §4.1).
+     *
+     * @throws IllegalArgumentException for a size out of range
+     */
+    @Override
+    public io.rxe4j.core.qp.RxeSrq createSrq(PdOps pd, int maxWr, int maxSge, int srqLimit) {
+        checkOpen();
+        return new io.rxe4j.core.qp.RxeSrq(own(pd, RxePd.class, "PD"), mrs, maxWr, maxSge, srqLimit);
+    }
+
+    @Override
+    public RxeQp createQp(PdOps pd, CqOps sendCq, CqOps recvCq, QpCaps caps, boolean sqSigAll,
+            io.rxe4j.verbs.QpType type, io.rxe4j.verbs.provider.SrqOps srq) {
+        io.rxe4j.core.qp.RxeSrq s = srq == null ? null : own(srq, io.rxe4j.core.qp.RxeSrq.class, "SRQ");
+        RxePd p = own(pd, RxePd.class, "PD");
+        if (s != null && s.pd() != p) {
+            throw new IllegalArgumentException("the SRQ belongs to " + s.pd() + ", not to " + p);
+        }
+        return createQp(p, own(sendCq, RxeCq.class, "send CQ"), own(recvCq, RxeCq.class, "receive CQ"), caps,
+                sqSigAll, type, s);
     }
 
     @Override

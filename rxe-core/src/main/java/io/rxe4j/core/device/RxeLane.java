@@ -131,6 +131,11 @@ public final class RxeLane implements PacketReceiver, QpHost {
         device.onQpError(qp, reason);
     }
 
+    @Override
+    public void onLastWqeReached(RxeQp qp, String reason) {
+        device.onLastWqeReached(qp, reason);
+    }
+
     /** @return the loop the lane (and each of its QPs) runs on */
     @Override
     public Scheduler scheduler() {

@@ -122,6 +122,12 @@ final class Completions {
             }
         }
         cqOk = true;
+        RecvWqe taken = qp.takenSrqWqe();
+        if (taken != null) { // the SRQ's other WQEs stay for its other QPs (verbs-surface-facts §4.3)
+            long wrId = taken.wrId;
+            qp.clearTakenSrqWqe();
+            cqOk = recvCq.push(wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, qpn, 0, 0, 0);
+        }
         RecvWqe r;
         while ((r = rq.peek()) != null) {
             long wrId = r.wrId;

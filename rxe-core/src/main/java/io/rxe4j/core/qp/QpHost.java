@@ -91,4 +91,11 @@ public interface QpHost {
      * QP_FATAL listener is told ({@code IBV_EVENT_QP_FATAL}).
      */
     void onQpError(RxeQp qp, String reason);
+
+    /**
+     * SRQ-attached {@code qp} entered ERR ({@code reason}): it takes no more WQEs from its SRQ ({@code
+     * IBV_EVENT_QP_LAST_WQE_REACHED}, {@code verbs-surface-facts.md} §4.3).
+     */
+    default void onLastWqeReached(RxeQp qp, String reason) {
+    }
 }

@@ -49,8 +49,13 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     final RxeCq recvCq;
     final QpCaps caps;
     final boolean sqSigAll;
-    /** RC or UD, fixed at create_qp. */
+    /** RC, UC or UD, fixed at create_qp. */
     final io.rxe4j.verbs.QpType type;
+    /** The shared receive queue the QP takes its receive WQEs from, or null (its own {@link #recvQueue}). */
+    final RxeSrq srq;
+    /** With an SRQ: the WQE taken from it for the message under way ({@link #peekRecv}), valid while {@link #srqTaken}. */
+    private final RecvWqe srqSlot;
+    private boolean srqTaken;
 
     /** The state; volatile for posting threads, written on the loop (modify, errors). */
     volatile QpState state = QpState.RESET;
@@ -119,7 +124,16 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     public RxeQp(QpHost host, int qpn, RxePd pd, RxeCq sendCq, RxeCq recvCq,
             QpCaps caps, boolean sqSigAll, io.rxe4j.verbs.QpType type,
             java.util.function.Function<RxeQp, QpEngine> engines) {
+        this(host, qpn, pd, sendCq, recvCq, caps, sqSigAll, type, null, engines);
+    }
+
+    /** As the constructor above, taking receive WQEs from {@code srq} when it is not null. */
+    public RxeQp(QpHost host, int qpn, RxePd pd, RxeCq sendCq, RxeCq recvCq,
+            QpCaps caps, boolean sqSigAll, io.rxe4j.verbs.QpType type, RxeSrq srq,
+            java.util.function.Function<RxeQp, QpEngine> engines) {
         this.type = type;
+        this.srq = srq;
+        this.srqSlot = srq != null ? new RecvWqe(srq.maxSge()) : null;
         this.host = host;
         this.scheduler = host.scheduler();
         this.qpn = qpn;
@@ -329,6 +343,7 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         engine.reset();
         sqReq = sendQueue.reset();
         recvQueue.reset();
+        srqTaken = false; // a WQE taken from the SRQ is dropped without a completion, as the RQ's are
     }
 
     // =====================================================================================
@@ -423,6 +438,9 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
      * @return false if the receive queue is full; the WR was not posted
      */
     public boolean tryPostRecv(RecvWr wr) {
+        if (srq != null) {
+            throw new IllegalStateException("QP 0x" + Integer.toHexString(qpn) + " takes its receive WQEs from its SRQ");
+        }
         long total = validator.validateRecv(state, wr);
         if (!recvQueue.tryPost(wr, total)) {
             return false;
@@ -513,14 +531,46 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         return sendQueue.at(index);
     }
 
-    /** @return the next receive WQE without consuming it, or null if the RQ is empty. Loop. */
+    /**
+     * @return the next receive WQE without consuming it, or null if there is none. With an SRQ the WQE
+     *     is taken from it now (copied into this QP and removed from the SRQ, {@code
+     *     verbs-surface-facts.md} §4.2 rule 5) and stays this QP's until {@link #consumeRecv()}. Loop.
+     */
     public RecvWqe peekRecv() {
-        return recvQueue.peek();
+        if (srq == null) {
+            return recvQueue.peek();
+        }
+        if (!srqTaken) {
+            if (!srq.takeInto(srqSlot)) {
+                return null;
+            }
+            srqTaken = true;
+        }
+        return srqSlot;
     }
 
     /** Consumes the receive WQE returned by {@link #peekRecv()}. Loop. */
     public void consumeRecv() {
-        recvQueue.consume();
+        if (srq == null) {
+            recvQueue.consume();
+        } else {
+            srqTaken = false;
+        }
+    }
+
+    /** @return whether this QP takes its receive WQEs from a shared receive queue */
+    public boolean hasSrq() {
+        return srq != null;
+    }
+
+    /** With an SRQ: the WQE taken for the message under way, or null (the ERR flush completes it). Loop. */
+    public RecvWqe takenSrqWqe() {
+        return srq != null && srqTaken ? srqSlot : null;
+    }
+
+    /** The taken SRQ WQE was completed by the flush. Loop. */
+    public void clearTakenSrqWqe() {
+        srqTaken = false;
     }
 
     /**
@@ -587,6 +637,9 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         state = QpState.ERR;
         engine.stop();
         flushQueues();
+        if (srq != null) {
+            host.onLastWqeReached(this, reason); // it takes nothing more from its SRQ (§4.3)
+        }
     }
 
     /**

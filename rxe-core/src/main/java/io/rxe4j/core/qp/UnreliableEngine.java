@@ -109,4 +109,21 @@ public abstract class UnreliableEngine implements QpEngine {
             qp.moveToError(why);
         }
     }
+
+    /**
+     * With an SRQ, a message dropped after its receive WQE was taken completes that WQE with {@code st}
+     * (class E, {@code verbs-surface-facts.md} §4.4: the WQE cannot go back to the SRQ); the QP stays
+     * up. Without an SRQ, or with no WQE taken, nothing happens (class D).
+     */
+    protected final void completeTakenWqe(io.rxe4j.verbs.WcStatus st) {
+        RecvWqe r = qp.takenSrqWqe();
+        if (r == null) {
+            return;
+        }
+        long wrId = r.wrId;
+        qp.consumeRecv();
+        if (!qp.completeRecv(wrId, st, io.rxe4j.verbs.WcOpcode.RECV, 0, 0, 0)) {
+            qp.moveToError("receive CQ overflow");
+        }
+    }
 }

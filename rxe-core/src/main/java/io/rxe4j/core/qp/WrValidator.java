@@ -198,8 +198,19 @@ final class WrValidator {
             throw new IllegalStateException("post_recv requires the QP in INIT or later, QP 0x"
                     + Integer.toHexString(qpn) + " is in RESET");
         }
-        if (wr.numSge < 0 || wr.numSge > caps.maxRecvSge() || wr.numSge > wr.sgList.length) {
-            throw new IllegalArgumentException("num_sge " + wr.numSge + " exceeds max_recv_sge " + caps.maxRecvSge()
+        return validateRecvSges(wr, caps.maxRecvSge(), pd, mrs);
+    }
+
+    /**
+     * The SGE checks of a receive WR, for a QP's receive queue or a shared receive queue.
+     *
+     * @return the WR's total length in bytes
+     * @throws IllegalArgumentException for too many SGEs, a null SGE or negative length, an unknown
+     *     lkey, an SGE outside its MR, an MR without LOCAL_WRITE, or more than 2^31 bytes
+     */
+    static long validateRecvSges(RecvWr wr, int maxSge, RxePd pd, MrTable mrs) {
+        if (wr.numSge < 0 || wr.numSge > maxSge || wr.numSge > wr.sgList.length) {
+            throw new IllegalArgumentException("num_sge " + wr.numSge + " exceeds max_recv_sge " + maxSge
                     + " or the SGE array (" + wr.sgList.length + ")");
         }
         long total = 0;
@@ -220,6 +231,9 @@ final class WrValidator {
                             + " or lacks LOCAL_WRITE");
                 }
             }
+        }
+        if (total > (1L << 31)) {
+            throw new IllegalArgumentException("receive WR of " + total + " bytes exceeds 2^31");
         }
         return total;
     }

@@ -177,6 +177,10 @@ public final class UcEngine extends io.rxe4j.core.qp.UnreliableEngine {
                 || (inMessage == InMessage.SEND) != send)) {
             abandon(); // §3.4 rule 1: the message in progress is broken; this packet is dropped (D1), ePSN stays
             counters.drop(DropReason.OTHER);
+            if (qp.hasSrq()) {
+                dropMsg = true; // class E with an SRQ: the taken WQE completes with the error
+                completeTakenWqe(WcStatus.REM_INV_REQ_ERR);
+            }
             return;
         }
         if (inMessage == InMessage.NONE && !op.isFirst()) {
@@ -193,12 +197,12 @@ public final class UcEngine extends io.rxe4j.core.qp.UnreliableEngine {
     private boolean receiveSend(PacketView pkt, Opcode op) {
         RecvWqe r = qp.peekRecv();
         if (r == null) {
-            drop(DropReason.NO_RECV_WQE); // §3.4 rule 6: no RNR NAK on UC
+            drop(DropReason.NO_RECV_WQE, null); // §3.4 rule 6: no RNR NAK on UC
             return false;
         }
         int n = pkt.payloadLength();
         if (!lengthFits(op, n) || msgOffset + n > r.length) {
-            drop(DropReason.RECV_LENGTH);
+            drop(DropReason.RECV_LENGTH, WcStatus.REM_INV_REQ_ERR);
             return false;
         }
         if (n > 0 && !SgeCopy.copy(qp.host().mrs(), qp.pd, r.sgeAddr, r.sgeLength, r.sgeLkey, r.numSge, msgOffset,
@@ -225,7 +229,7 @@ public final class UcEngine extends io.rxe4j.core.qp.UnreliableEngine {
 
     private boolean receiveWrite(PacketView pkt, Opcode op) {
         if ((qp.attr.accessFlags() & Access.REMOTE_WRITE) == 0) {
-            drop(DropReason.OTHER); // §3.4 rule 3: no error, no completion
+            drop(DropReason.OTHER, WcStatus.REM_ACCESS_ERR); // §3.4 rule 3: no error, no completion (SRQ: class E)
             return false;
         }
         int n = pkt.payloadLength();
@@ -235,14 +239,14 @@ public final class UcEngine extends io.rxe4j.core.qp.UnreliableEngine {
             int rkey = Reth.rkey(pkt.buf(), reth);
             long len = Reth.dmaLength(pkt.buf(), reth);
             if (len > (1L << 31)) {
-                drop(DropReason.RECV_LENGTH);
+                drop(DropReason.RECV_LENGTH, WcStatus.REM_INV_REQ_ERR);
                 return false;
             }
             RxeMr mr = null;
             if (len > 0) {
                 mr = qp.host().mrs().lookup(rkey);
                 if (mr == null || mr.pd() != qp.pd || !mr.allows(va, len, Access.REMOTE_WRITE)) {
-                    drop(DropReason.OTHER); // §3.4 rule 5: an R_Key violation drops the message
+                    drop(DropReason.OTHER, WcStatus.REM_ACCESS_ERR); // §3.4 rule 5: an R_Key violation drops the message
                     return false;
                 }
             }
@@ -253,25 +257,25 @@ public final class UcEngine extends io.rxe4j.core.qp.UnreliableEngine {
         }
         boolean withImm = op.has(Header.IMM_DT);
         if (withImm && qp.peekRecv() == null) {
-            drop(DropReason.NO_RECV_WQE);
+            drop(DropReason.NO_RECV_WQE, null);
             return false;
         }
         int pmtu = qp.pmtu();
         boolean fits = writeResid > pmtu ? (n == pmtu && !op.isLast()) : (n == writeResid && op.isLast());
         if (!fits) {
-            drop(DropReason.RECV_LENGTH);
+            drop(DropReason.RECV_LENGTH, WcStatus.REM_INV_REQ_ERR);
             return false;
         }
         if (n > 0) {
             RxeMr mr = writeMr;
             if (mr == null || !mr.isValid()) {
-                drop(DropReason.OTHER);
+                drop(DropReason.OTHER, WcStatus.REM_ACCESS_ERR);
                 return false;
             }
             try {
                 MemoryCopy.fromBuf(pkt.buf(), pkt.payloadIndex(), mr.segment(), mr.offset(writeVa), n);
             } catch (IllegalStateException closed) {
-                drop(DropReason.OTHER);
+                drop(DropReason.OTHER, WcStatus.REM_ACCESS_ERR);
                 return false;
             }
             writeVa += n;
@@ -307,11 +311,18 @@ public final class UcEngine extends io.rxe4j.core.qp.UnreliableEngine {
         return n == pmtu;
     }
 
-    /** Drops this packet and the rest of its message (class D), counted. */
-    private void drop(DropReason why) {
+    /**
+     * Drops this packet and the rest of its message, counted: class D; with an SRQ, a receive WQE the
+     * message took completes with {@code srqStatus} (class E, {@code verbs-surface-facts.md} §4.4; null:
+     * nothing to complete).
+     */
+    private void drop(DropReason why, WcStatus srqStatus) {
         counters.drop(why);
         dropMsg = true;
         abandon();
+        if (srqStatus != null) {
+            completeTakenWqe(srqStatus);
+        }
     }
 
     /** The receive WQE's memory cannot be written: it completes with LOC_QP_OP_ERR, the QP enters ERR (class A). */

@@ -165,6 +165,7 @@ public final class UdEngine extends io.rxe4j.core.qp.UnreliableEngine {
         int n = pkt.payloadLength();
         if (Grh.LENGTH + (long) n > r.length) {
             counters.drop(DropReason.RECV_LENGTH);
+            completeTakenWqe(WcStatus.REM_INV_REQ_ERR); // with an SRQ the WQE was taken: class E (§2.6 rule 2)
             return;
         }
         writeGrh(sender, recipient, pkt.length());

@@ -85,6 +85,34 @@ public interface DeviceOps {
         return createQp(pd, sendCq, recvCq, caps, sqSigAll);
     }
 
+    /**
+     * {@code ibv_create_srq}; a provider without SRQs keeps this default.
+     *
+     * @throws UnsupportedOperationException when the provider has no SRQs
+     */
+    default SrqOps createSrq(PdOps pd, int maxWr, int maxSge, int srqLimit) {
+        throw new UnsupportedOperationException("this provider has no shared receive queues");
+    }
+
+    /**
+     * {@code ibv_create_qp} of a QP of {@code type} that takes its receive WQEs from {@code srq} (null:
+     * its own receive queue).
+     */
+    default QpOps createQp(PdOps pd, CqOps sendCq, CqOps recvCq, QpCaps caps, boolean sqSigAll,
+            io.rxe4j.verbs.QpType type, SrqOps srq) {
+        if (srq != null) {
+            throw new UnsupportedOperationException("this provider has no shared receive queues");
+        }
+        return createQp(pd, sendCq, recvCq, caps, sqSigAll, type);
+    }
+
+    /**
+     * Sets where the device reports that an SRQ-attached QP in ERR will take no more WQEs from its SRQ
+     * ({@code IBV_EVENT_QP_LAST_WQE_REACHED}), or null; called on the QP's event loop, must not block.
+     */
+    default void onLastWqeReached(QpFatalListener listener) {
+    }
+
     /** {@code ibv_destroy_qp}: the QP stops and its QPN is freed. */
     void destroyQp(QpOps qp);
 
