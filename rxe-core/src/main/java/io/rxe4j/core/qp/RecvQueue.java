@@ -71,15 +71,7 @@ final class RecvQueue {
             if (p - c >= ring.length) {
                 return false;
             }
-            RecvWqe w = ring[(int) (p % ring.length)];
-            w.wrId = wr.wrId;
-            w.numSge = wr.numSge;
-            for (int i = 0; i < wr.numSge; i++) {
-                w.sgeAddr[i] = wr.sgList[i].addr;
-                w.sgeLength[i] = wr.sgList[i].length;
-                w.sgeLkey[i] = wr.sgList[i].lkey;
-            }
-            w.length = total;
+            ring[(int) (p % ring.length)].fill(wr, total);
             PROD.setRelease(this, p + 1);
         }
         return true;

@@ -67,15 +67,7 @@ public final class RxeSrq implements io.rxe4j.verbs.provider.SrqOps {
             if (prod - cons >= ring.length) {
                 return false;
             }
-            RecvWqe w = ring[(int) (prod % ring.length)];
-            w.wrId = wr.wrId;
-            w.numSge = wr.numSge;
-            for (int i = 0; i < wr.numSge; i++) {
-                w.sgeAddr[i] = wr.sgList[i].addr;
-                w.sgeLength[i] = wr.sgList[i].length;
-                w.sgeLkey[i] = wr.sgList[i].lkey;
-            }
-            w.length = total;
+            ring[(int) (prod % ring.length)].fill(wr, total);
             prod++;
         }
         return true;
@@ -93,13 +85,7 @@ public final class RxeSrq implements io.rxe4j.verbs.provider.SrqOps {
             if (cons == prod) {
                 return false;
             }
-            RecvWqe w = ring[(int) (cons % ring.length)];
-            dst.wrId = w.wrId;
-            dst.numSge = w.numSge;
-            System.arraycopy(w.sgeAddr, 0, dst.sgeAddr, 0, w.numSge);
-            System.arraycopy(w.sgeLength, 0, dst.sgeLength, 0, w.numSge);
-            System.arraycopy(w.sgeLkey, 0, dst.sgeLkey, 0, w.numSge);
-            dst.length = w.length;
+            dst.copyFrom(ring[(int) (cons % ring.length)]);
             cons++;
             fire = limit != 0 && prod - cons < limit;
             if (fire) {
@@ -136,14 +122,7 @@ public final class RxeSrq implements io.rxe4j.verbs.provider.SrqOps {
                 RecvWqe[] r = slots(newMax);
                 long n = prod - cons;
                 for (long i = 0; i < n; i++) {
-                    RecvWqe from = ring[(int) ((cons + i) % ring.length)];
-                    RecvWqe to = r[(int) i];
-                    to.wrId = from.wrId;
-                    to.numSge = from.numSge;
-                    System.arraycopy(from.sgeAddr, 0, to.sgeAddr, 0, from.numSge);
-                    System.arraycopy(from.sgeLength, 0, to.sgeLength, 0, from.numSge);
-                    System.arraycopy(from.sgeLkey, 0, to.sgeLkey, 0, from.numSge);
-                    to.length = from.length;
+                    r[(int) i].copyFrom(ring[(int) ((cons + i) % ring.length)]);
                 }
                 ring = r;
                 cons = 0;
