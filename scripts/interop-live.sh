@@ -20,6 +20,7 @@
 #      (e1) RxePingpong dropping 2% of its own packets against the guest's ibv_rc_pingpong (loss);
 #      (f1-f4) RxePingpong --ud against the guest's ibv_ud_pingpong, both directions, IPv4 and IPv6;
 #      (g1-g4) RxePingpong --uc against the guest's ibv_uc_pingpong, the same four;
+#      (h1-h4) RxePingpong --srq against the guest's ibv_srq_pingpong (16 QPs on one SRQ), the same four;
 #      (d-*-q4-loops2) rxe-perf --perftest with 4 QPs on a 2-loop device against the kernel's ib_*_bw -q 4;
 #      IPv4 runs between 10.99.0.1 (br0, host) and 10.99.0.11 (guest), IPv6 between br0's fe80::
 #      address and fe80::5054:ff:fe00:11;
@@ -241,8 +242,8 @@ case_pp_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT ARGS...
   record "$id" "kernel ibv_rc_pingpong client -> rxe4j :$port $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
 }
 
-# (f1) rxe4j client -> guest ibv_ud_pingpong / ibv_uc_pingpong server (started through the command runner);
-# KIND is ud or uc
+# (f1) rxe4j client -> guest ibv_ud_pingpong / ibv_uc_pingpong / ibv_srq_pingpong server (started through the
+# command runner); KIND is ud, uc or srq
 case_udpp_client() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT GUESTIP ARGS...
   want "$1" || return 0
   local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6 gip=$7 kind=${KIND:-ud}; shift 7
@@ -368,6 +369,9 @@ case_udpp_server f2 IPv4 18541 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" "$HOST_IP" -s 
 # UC: uc_pingpong's defaults (4096-byte messages at path MTU 1024: SEND FIRST/MIDDLE/LAST)
 KIND=uc case_udpp_client g1 IPv4 18544 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP"
 KIND=uc case_udpp_server g2 IPv4 18545 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" "$HOST_IP"
+# SRQ: srq_pingpong's defaults (16 RC QPs on one SRQ of 500 receives, 4096-byte messages)
+KIND=srq case_udpp_client h1 IPv4 18548 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP"
+KIND=srq case_udpp_server h2 IPv4 18549 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" "$HOST_IP"
 case_ops_client c1 IPv4 18530 rxe_ops            "$HOST_IP"
 case_ops_server c2 IPv4 18525 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4"
 # loss: rxe4j drops 2% of the packets it sends; its retransmissions and the kernel's must recover
@@ -394,6 +398,8 @@ case_udpp_client f3 IPv6 18542 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP" -
 case_udpp_server f4 IPv6 18543 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" "$HOST_IP" -s 1024
 KIND=uc case_udpp_client g3 IPv6 18546 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP"
 KIND=uc case_udpp_server g4 IPv6 18547 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" "$HOST_IP"
+KIND=srq case_udpp_client h3 IPv6 18550 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP"
+KIND=srq case_udpp_server h4 IPv6 18551 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" "$HOST_IP"
 case_ops_client c3 IPv6 18531 rxe_ops_ipv6       "$BR6%br0"
 case_ops_server c4 IPv6 18526 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6"
 case_pt_server  d-write_bw-k2j-v6 IPv6 write_bw 18602 G6 "$KCLIENT_TIMEOUT_V6" "$BR6%eth0"

@@ -52,6 +52,10 @@ import picocli.CommandLine.Parameters;
  * remote address: ...}, bytes/Mbit and iters/usec) and, in addition, checks that each message
  * arrived whole with the expected bytes.
  *
+ * <p>With {@code --srq} it is {@code ibv_srq_pingpong} ({@code srq_pingpong.c}): {@code -q} RC QPs
+ * (16) that take their receives from one shared receive queue of {@code -r} WRs, 256 addresses
+ * exchanged each way as that tool does (the unused ones zero), {@code -n} exchanges in all.
+ *
  * <p>With {@code --uc} it is {@code ibv_uc_pingpong} ({@code uc_pingpong.c}): the same exchange over a
  * UC QP (INIT with no access flags, RTR with the path only, RTS with the PSN only).
  *
@@ -110,6 +114,13 @@ public final class RxePingpong implements Callable<Integer> {
             + "ACKs, no retries; RTR with the path, RTS with the PSN only)")
     boolean uc;
 
+    @Option(names = "--srq", description = "be ibv_srq_pingpong (libibverbs/examples/srq_pingpong.c): -q RC QPs sharing "
+            + "one SRQ of -r receives, 256 addresses exchanged each way, -n exchanges in all")
+    boolean srqMode;
+
+    @Option(names = {"-q", "--num-qp"}, description = "with --srq: the number of QPs (default ${DEFAULT-VALUE})")
+    int numQp = 16;
+
     @Option(names = "--udp-port", description = "local UDP port (default ${DEFAULT-VALUE})")
     int udpPort = 4791;
 
@@ -159,8 +170,13 @@ public final class RxePingpong implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (ud && uc) {
-            System.err.println("rxe-pingpong: --ud and --uc exclude each other");
+        if ((ud ? 1 : 0) + (uc ? 1 : 0) + (srqMode ? 1 : 0) > 1) {
+            System.err.println("rxe-pingpong: --ud, --uc and --srq exclude each other");
+            return 2;
+        }
+        if (srqMode && (numQp < 1 || numQp >= SRQ_MAX_QP || numQp > rxDepth)) {
+            System.err.println("rxe-pingpong: with --srq, -q must be 1.." + (SRQ_MAX_QP - 1) + " and at most -r ("
+                    + rxDepth + "), got " + numQp);
             return 2;
         }
         if (size < 1 || rxDepth < 2 || iters < 1) {
@@ -199,7 +215,13 @@ public final class RxePingpong implements Callable<Integer> {
     /** The GRH at the head of every UD receive buffer, in bytes. */
     static final int GRH = 40;
 
+    /** srq_pingpong's MAX_QP: the number of addresses each side sends, used or not. */
+    static final int SRQ_MAX_QP = 256;
+
     private int run(InteropDevice dev, Mtu pathMtu) throws IOException {
+        if (srqMode) {
+            return runSrq(dev, pathMtu);
+        }
         ProtectionDomain pd = dev.device().allocPd();
         MemoryRegion mr = pd.allocMr(ud ? size + GRH : size, Access.LOCAL_WRITE);
         CompletionQueue cq = dev.device().createCq(rxDepth + 1);
@@ -320,6 +342,198 @@ public final class RxePingpong implements Callable<Integer> {
         return 0;
     }
 
+    /**
+     * ibv_srq_pingpong: {@code -q} RC QPs on one SRQ of {@code -r} receives and one CQ; the client sends
+     * on every QP first; per QP the next SEND goes when its last SEND and a RECV on it completed, until
+     * {@code -n} SENDs and RECVs in all; receives are re-posted to the SRQ when {@code -q} or fewer remain.
+     */
+    private int runSrq(InteropDevice dev, Mtu pathMtu) throws IOException {
+        io.rxe4j.verbs.RdmaDevice d = dev.device();
+        ProtectionDomain pd = d.allocPd();
+        MemoryRegion mr = pd.allocMr(size, Access.LOCAL_WRITE);
+        CompletionQueue cq = d.createCq(rxDepth + numQp);
+        io.rxe4j.verbs.SharedReceiveQueue srq = pd.createSrq(new io.rxe4j.verbs.SrqInitAttr(rxDepth, 1, 0));
+        QueuePair[] qps = new QueuePair[numQp];
+        try {
+            for (int i = 0; i < numQp; i++) {
+                qps[i] = pd.createQp(new QpInitAttr(cq, cq, new QpCaps(1, 1, 1, 1, 0), QpType.RC, false).withSrq(srq));
+                qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(0));
+            }
+            MemorySegment buf = mr.segment();
+            buf.fill(fill()); // srq_pingpong's buffer is zeros (pp_init_ctx), not rc_pingpong's 0x7b
+            RecvWr recv = new RecvWr().set(RECV_WRID, new Sge(mr.addr(), size, mr.lkey()));
+            int routs = postSrq(srq, recv, rxDepth);
+            if (routs < rxDepth) {
+                System.err.println("Couldn't post receive (" + routs + ")");
+                return 1;
+            }
+            SecureRandom rnd = new SecureRandom();
+            PingpongDest[] my = new PingpongDest[numQp];
+            for (int i = 0; i < numQp; i++) {
+                my[i] = new PingpongDest(0, qps[i].qpNum(), rnd.nextInt(1 << 24), dev.gid());
+                System.out.println(my[i].describe("local"));
+            }
+            System.out.flush();
+            PingpongDest[] rem = servername != null ? srqClientExchange(my) : srqServerExchange(my, dev, pathMtu, qps);
+            for (int i = 0; i < numQp; i++) {
+                System.out.println(rem[i].describe("remote"));
+            }
+            System.out.flush();
+            if (servername != null) {
+                for (int i = 0; i < numQp; i++) {
+                    connect(dev, pathMtu, qps[i], my[i], rem[i], pd);
+                }
+            }
+            SendWr send = new SendWr().set(SEND_WRID, WrOpcode.SEND, SendFlags.SIGNALED,
+                    new Sge(mr.addr(), size, mr.lkey()));
+            int[] pending = new int[numQp];
+            java.util.Map<Integer, Integer> byQpn = new java.util.HashMap<>();
+            for (int i = 0; i < numQp; i++) {
+                byQpn.put(qps[i].qpNum(), i);
+                pending[i] = RECV_WRID;
+                if (servername != null) {
+                    qps[i].postSend(send);
+                    pending[i] |= SEND_WRID;
+                }
+            }
+            long start = System.nanoTime();
+            int rcnt = 0;
+            int scnt = 0;
+            long badData = 0;
+            WorkCompletion[] wc = new WorkCompletion[numQp + 1];
+            for (int i = 0; i < wc.length; i++) {
+                wc[i] = new WorkCompletion();
+            }
+            while (rcnt < iters || scnt < iters) {
+                int ne = dev.awaitCompletions(cq, wc, stallSeconds);
+                for (int k = 0; k < ne; k++) {
+                    WorkCompletion c = wc[k];
+                    if (c.status != WcStatus.SUCCESS) {
+                        System.err.printf(Locale.ROOT, "Failed status %s (%d) for wr_id %d%n", statusString(c.status),
+                                c.status.value(), (int) c.wrId);
+                        return 1;
+                    }
+                    Integer q = byQpn.get(c.qpNum);
+                    if (q == null) {
+                        System.err.println("Couldn't find QPN " + Integer.toHexString(c.qpNum));
+                        return 1;
+                    }
+                    if (c.wrId == SEND_WRID) {
+                        ++scnt;
+                    } else if (c.wrId == RECV_WRID) {
+                        if (c.byteLen != size || !isFilled(buf)) {
+                            badData++;
+                        }
+                        if (--routs <= numQp) {
+                            routs += postSrq(srq, recv, rxDepth - routs);
+                            if (routs < rxDepth) {
+                                System.err.println("Couldn't post receive (" + routs + ")");
+                                return 1;
+                            }
+                        }
+                        ++rcnt;
+                    } else {
+                        System.err.println("Completion for unknown wr_id " + (int) c.wrId);
+                        return 1;
+                    }
+                    pending[q] &= ~(int) c.wrId;
+                    if (scnt < iters && pending[q] == 0) {
+                        qps[q].postSend(send);
+                        pending[q] = RECV_WRID | SEND_WRID;
+                    }
+                }
+            }
+            double usec = (System.nanoTime() - start) / 1000.0;
+            long bytes = (long) size * iters * 2;
+            System.out.printf(Locale.ROOT, "%d bytes in %.2f seconds = %.2f Mbit/sec%n", bytes, usec / 1_000_000.0,
+                    bytes * 8.0 / usec);
+            System.out.printf(Locale.ROOT, "%d iters in %.2f seconds = %.2f usec/iter%n", iters, usec / 1_000_000.0,
+                    usec / iters);
+            System.out.flush();
+            if (badData > 0) {
+                System.err.println("rxe-pingpong: " + badData + " of " + rcnt
+                        + " received messages had a wrong length or bytes other than 0");
+                return 1;
+            }
+            return 0;
+        } finally {
+            for (QueuePair qp : qps) {
+                if (qp != null) {
+                    qp.close();
+                }
+            }
+            srq.close();
+            mr.close();
+            cq.close();
+            pd.close();
+        }
+    }
+
+    private static int postSrq(io.rxe4j.verbs.SharedReceiveQueue srq, RecvWr wr, int n) {
+        int i = 0;
+        for (; i < n; i++) {
+            if (!srq.tryPostRecv(wr)) {
+                break;
+            }
+        }
+        return i;
+    }
+
+    /** srq_pingpong's pp_client_exch_dest: 256 addresses each way (unused ones zero), then "done\0". */
+    private PingpongDest[] srqClientExchange(PingpongDest[] my) throws IOException {
+        try (Socket s = connectRetrying()) {
+            s.setSoTimeout(tcpTimeoutSeconds * 1000);
+            OutputStream out = s.getOutputStream();
+            writeDests(out, my);
+            PingpongDest[] rem = readDests(s.getInputStream());
+            out.write(PingpongDest.DONE);
+            out.flush();
+            return rem;
+        }
+    }
+
+    /** srq_pingpong's pp_server_exch_dest: read 256, connect the QPs, send 256, read "done\0". */
+    private PingpongDest[] srqServerExchange(PingpongDest[] my, InteropDevice dev, Mtu pathMtu, QueuePair[] qps)
+            throws IOException {
+        try (ServerSocket ss = new ServerSocket()) {
+            ss.setReuseAddress(true);
+            ss.bind(new InetSocketAddress(port), 1);
+            ss.setSoTimeout(tcpTimeoutSeconds * 1000);
+            System.err.println("rxe-pingpong: listening on TCP port " + ss.getLocalPort());
+            try (Socket s = ss.accept()) {
+                s.setSoTimeout(tcpTimeoutSeconds * 1000);
+                PingpongDest[] rem = readDests(s.getInputStream());
+                for (int i = 0; i < numQp; i++) {
+                    connect(dev, pathMtu, qps[i], my[i], rem[i], qps[i].pd());
+                }
+                OutputStream out = s.getOutputStream();
+                writeDests(out, my);
+                byte[] done = s.getInputStream().readNBytes(PingpongDest.DONE.length);
+                if (!Arrays.equals(done, PingpongDest.DONE)) {
+                    throw new IOException("Couldn't send/recv local address (expected \"done\\0\", got "
+                            + done.length + " bytes)");
+                }
+                return rem;
+            }
+        }
+    }
+
+    private static void writeDests(OutputStream out, PingpongDest[] my) throws IOException {
+        PingpongDest zero = new PingpongDest(0, 0, 0, Gid.of(new byte[16]));
+        for (int i = 0; i < SRQ_MAX_QP; i++) {
+            out.write((i < my.length ? my[i] : zero).encode());
+        }
+        out.flush();
+    }
+
+    private static PingpongDest[] readDests(InputStream in) throws IOException {
+        PingpongDest[] rem = new PingpongDest[SRQ_MAX_QP];
+        for (int i = 0; i < SRQ_MAX_QP; i++) {
+            rem[i] = PingpongDest.decode(readExactly(in, PingpongDest.WIRE_BYTES, "remote address [" + i + "]"));
+        }
+        return rem;
+    }
+
     /** pp_client_exch_dest: send ours, read theirs, send "done\0". */
     private PingpongDest clientExchange(PingpongDest my) throws IOException {
         try (Socket s = connectRetrying()) {
@@ -423,15 +637,22 @@ public final class RxePingpong implements Callable<Integer> {
         return i;
     }
 
-    /** @return whether the {@code size} bytes of {@code buf} are all 0x7b */
+    /** @return the byte the buffer holds: 0x7b as rc/uc/ud_pingpong, 0 as srq_pingpong */
+    private byte fill() {
+        return srqMode ? 0 : FILL;
+    }
+
+    /** @return whether the {@code size} bytes of {@code buf} are all {@link #fill()} */
     private boolean isFilled(MemorySegment buf) {
+        byte f = fill();
+        long word = (f & 0xFFL) * 0x0101010101010101L;
         for (long i = 0; i + 8 <= size; i += 8) {
-            if (buf.get(ValueLayout.JAVA_LONG_UNALIGNED, i) != 0x7b7b7b7b7b7b7b7bL) {
+            if (buf.get(ValueLayout.JAVA_LONG_UNALIGNED, i) != word) {
                 return false;
             }
         }
         for (long i = size & ~7L; i < size; i++) {
-            if (buf.get(ValueLayout.JAVA_BYTE, i) != FILL) {
+            if (buf.get(ValueLayout.JAVA_BYTE, i) != f) {
                 return false;
             }
         }

@@ -18,17 +18,19 @@ import picocli.CommandLine;
  */
 class RxePingpongTest {
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"rc", "uc", "ud"})
+    @ValueSource(strings = {"rc", "uc", "ud", "srq"})
     @Timeout(120)
     void aServerAndAClientPingPong(String mode) throws Exception {
         int tcp = switch (mode) {
             case "ud" -> 18770;
             case "uc" -> 18771;
+            case "srq" -> 18773;
             default -> 18772;
         };
         String[] common = switch (mode) {
             case "ud" -> new String[] {"--ud", "-s", "1000"};
             case "uc" -> new String[] {"--uc", "-s", "3000"};
+            case "srq" -> new String[] {"--srq", "-q", "4", "-s", "3000"};
             default -> new String[] {"-s", "3000"};
         };
         CompletableFuture<Integer> server = CompletableFuture.supplyAsync(() -> run(concat(common, "--ip", "127.0.0.2",
