@@ -268,7 +268,9 @@ public final class RxePingpong implements Callable<Integer> {
         System.out.println(my.describe("local"));
         System.out.flush();
 
-        PingpongDest rem = servername != null ? clientExchange(my) : serverExchange(my, dev, pathMtu, qp, pd);
+        PingpongDest[] mine = {my};
+        PingpongDest rem = (servername != null ? clientExchange(mine, 1)
+                : serverExchange(mine, 1, r -> connect(dev, pathMtu, qp, my, r[0], pd)))[0];
         System.out.println(rem.describe("remote"));
         System.out.flush();
         if (servername != null) {
@@ -327,6 +329,11 @@ public final class RxePingpong implements Callable<Integer> {
                 }
             }
         }
+        return report(start, rcnt, badData);
+    }
+
+    /** Prints the tools' two result lines; @return 0, or 1 (said why) when a message arrived wrong */
+    private int report(long start, int rcnt, long badData) {
         double usec = (System.nanoTime() - start) / 1000.0;
         long bytes = (long) size * iters * 2;
         System.out.printf(Locale.ROOT, "%d bytes in %.2f seconds = %.2f Mbit/sec%n", bytes, usec / 1_000_000.0,
@@ -335,8 +342,8 @@ public final class RxePingpong implements Callable<Integer> {
                 usec / iters);
         System.out.flush();
         if (badData > 0) {
-            System.err.println("rxe-pingpong: " + badData + " of " + rcnt
-                    + " received messages had a wrong length or bytes other than 0x7b");
+            System.err.printf(Locale.ROOT, "rxe-pingpong: %d of %d received messages had a wrong length or bytes other"
+                    + " than 0x%02x%n", badData, rcnt, fill() & 0xFF);
             return 1;
         }
         return 0;
@@ -374,7 +381,11 @@ public final class RxePingpong implements Callable<Integer> {
                 System.out.println(my[i].describe("local"));
             }
             System.out.flush();
-            PingpongDest[] rem = servername != null ? srqClientExchange(my) : srqServerExchange(my, dev, pathMtu, qps);
+            PingpongDest[] rem = servername != null ? clientExchange(my, SRQ_MAX_QP) : serverExchange(my, SRQ_MAX_QP, r -> {
+                for (int i = 0; i < numQp; i++) {
+                    connect(dev, pathMtu, qps[i], my[i], r[i], pd);
+                }
+            });
             for (int i = 0; i < numQp; i++) {
                 System.out.println(rem[i].describe("remote"));
             }
@@ -443,19 +454,7 @@ public final class RxePingpong implements Callable<Integer> {
                     }
                 }
             }
-            double usec = (System.nanoTime() - start) / 1000.0;
-            long bytes = (long) size * iters * 2;
-            System.out.printf(Locale.ROOT, "%d bytes in %.2f seconds = %.2f Mbit/sec%n", bytes, usec / 1_000_000.0,
-                    bytes * 8.0 / usec);
-            System.out.printf(Locale.ROOT, "%d iters in %.2f seconds = %.2f usec/iter%n", iters, usec / 1_000_000.0,
-                    usec / iters);
-            System.out.flush();
-            if (badData > 0) {
-                System.err.println("rxe-pingpong: " + badData + " of " + rcnt
-                        + " received messages had a wrong length or bytes other than 0");
-                return 1;
-            }
-            return 0;
+            return report(start, rcnt, badData);
         } finally {
             for (QueuePair qp : qps) {
                 if (qp != null) {
@@ -479,22 +478,25 @@ public final class RxePingpong implements Callable<Integer> {
         return i;
     }
 
-    /** srq_pingpong's pp_client_exch_dest: 256 addresses each way (unused ones zero), then "done\0". */
-    private PingpongDest[] srqClientExchange(PingpongDest[] my) throws IOException {
+    /**
+     * pp_client_exch_dest: send ours ({@code count} addresses, those beyond {@code my} zero: 1 for
+     * rc/uc/ud_pingpong, 256 for srq_pingpong), read theirs, send "done\0".
+     */
+    private PingpongDest[] clientExchange(PingpongDest[] my, int count) throws IOException {
         try (Socket s = connectRetrying()) {
             s.setSoTimeout(tcpTimeoutSeconds * 1000);
             OutputStream out = s.getOutputStream();
-            writeDests(out, my);
-            PingpongDest[] rem = readDests(s.getInputStream());
+            writeDests(out, my, count);
+            PingpongDest[] rem = readDests(s.getInputStream(), count);
             out.write(PingpongDest.DONE);
             out.flush();
             return rem;
         }
     }
 
-    /** srq_pingpong's pp_server_exch_dest: read 256, connect the QPs, send 256, read "done\0". */
-    private PingpongDest[] srqServerExchange(PingpongDest[] my, InteropDevice dev, Mtu pathMtu, QueuePair[] qps)
-            throws IOException {
+    /** pp_server_exch_dest: read theirs ({@code count}), connect the QPs ({@code connect}), send ours, read "done\0". */
+    private PingpongDest[] serverExchange(PingpongDest[] my, int count,
+            java.util.function.Consumer<PingpongDest[]> connect) throws IOException {
         try (ServerSocket ss = new ServerSocket()) {
             ss.setReuseAddress(true);
             ss.bind(new InetSocketAddress(port), 1);
@@ -502,12 +504,10 @@ public final class RxePingpong implements Callable<Integer> {
             System.err.println("rxe-pingpong: listening on TCP port " + ss.getLocalPort());
             try (Socket s = ss.accept()) {
                 s.setSoTimeout(tcpTimeoutSeconds * 1000);
-                PingpongDest[] rem = readDests(s.getInputStream());
-                for (int i = 0; i < numQp; i++) {
-                    connect(dev, pathMtu, qps[i], my[i], rem[i], qps[i].pd());
-                }
+                PingpongDest[] rem = readDests(s.getInputStream(), count);
+                connect.accept(rem);
                 OutputStream out = s.getOutputStream();
-                writeDests(out, my);
+                writeDests(out, my, count);
                 byte[] done = s.getInputStream().readNBytes(PingpongDest.DONE.length);
                 if (!Arrays.equals(done, PingpongDest.DONE)) {
                     throw new IOException("Couldn't send/recv local address (expected \"done\\0\", got "
@@ -518,34 +518,20 @@ public final class RxePingpong implements Callable<Integer> {
         }
     }
 
-    private static void writeDests(OutputStream out, PingpongDest[] my) throws IOException {
+    private static void writeDests(OutputStream out, PingpongDest[] my, int count) throws IOException {
         PingpongDest zero = new PingpongDest(0, 0, 0, Gid.of(new byte[16]));
-        for (int i = 0; i < SRQ_MAX_QP; i++) {
+        for (int i = 0; i < count; i++) {
             out.write((i < my.length ? my[i] : zero).encode());
         }
         out.flush();
     }
 
-    private static PingpongDest[] readDests(InputStream in) throws IOException {
-        PingpongDest[] rem = new PingpongDest[SRQ_MAX_QP];
-        for (int i = 0; i < SRQ_MAX_QP; i++) {
+    private static PingpongDest[] readDests(InputStream in, int count) throws IOException {
+        PingpongDest[] rem = new PingpongDest[count];
+        for (int i = 0; i < count; i++) {
             rem[i] = PingpongDest.decode(readExactly(in, PingpongDest.WIRE_BYTES, "remote address [" + i + "]"));
         }
         return rem;
-    }
-
-    /** pp_client_exch_dest: send ours, read theirs, send "done\0". */
-    private PingpongDest clientExchange(PingpongDest my) throws IOException {
-        try (Socket s = connectRetrying()) {
-            s.setSoTimeout(tcpTimeoutSeconds * 1000);
-            OutputStream out = s.getOutputStream();
-            out.write(my.encode());
-            out.flush();
-            byte[] msg = readExactly(s.getInputStream(), PingpongDest.WIRE_BYTES, "remote address");
-            out.write(PingpongDest.DONE);
-            out.flush();
-            return PingpongDest.decode(msg);
-        }
     }
 
     /**
@@ -570,32 +556,6 @@ public final class RxePingpong implements Callable<Integer> {
                     Thread.currentThread().interrupt();
                     throw e;
                 }
-            }
-        }
-    }
-
-    /** pp_server_exch_dest: read theirs, connect the QP, send ours, read "done\0". */
-    private PingpongDest serverExchange(PingpongDest my, InteropDevice dev, Mtu pathMtu, QueuePair qp,
-            ProtectionDomain pd) throws IOException {
-        try (ServerSocket ss = new ServerSocket()) {
-            ss.setReuseAddress(true);
-            ss.bind(new InetSocketAddress(port), 1);
-            ss.setSoTimeout(tcpTimeoutSeconds * 1000);
-            System.err.println("rxe-pingpong: listening on TCP port " + ss.getLocalPort());
-            try (Socket s = ss.accept()) {
-                s.setSoTimeout(tcpTimeoutSeconds * 1000);
-                PingpongDest rem = PingpongDest.decode(readExactly(s.getInputStream(), PingpongDest.WIRE_BYTES,
-                        "remote address"));
-                connect(dev, pathMtu, qp, my, rem, pd);
-                OutputStream out = s.getOutputStream();
-                out.write(my.encode());
-                out.flush();
-                byte[] done = s.getInputStream().readNBytes(PingpongDest.DONE.length);
-                if (!Arrays.equals(done, PingpongDest.DONE)) {
-                    throw new IOException("Couldn't send/recv local address (expected \"done\\0\", got "
-                            + done.length + " bytes)");
-                }
-                return rem;
             }
         }
     }
