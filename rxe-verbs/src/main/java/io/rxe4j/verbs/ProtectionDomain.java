@@ -192,7 +192,8 @@ public final class ProtectionDomain implements AutoCloseable {
         if (srq != null) {
             srq.checkOpen();
             if (srq.pd() != this) {
-                throw new IllegalArgumentException(srq + " belongs to " + srq.pd() + ", not to " + this);
+                throw new IllegalArgumentException(srq + " belongs to " + srq.pd() + " of " + srq.pd().device()
+                        + ", not to " + this + " of " + device);
             }
         }
         QueuePair qp = new QueuePair(this, init, device.core.createQp(core, init.sendCq().core, init.recvCq().core,

@@ -136,6 +136,6 @@ public final class SharedReceiveQueue implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "SRQ{" + core + "}";
+        return core.toString();
     }
 }

@@ -475,6 +475,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
 
     private volatile QpFatalListener qpFatal;
     private volatile QpFatalListener lastWqe;
+    private final java.util.concurrent.atomic.AtomicInteger srqHandles = new java.util.concurrent.atomic.AtomicInteger();
 
     @Override
     public void onQpFatal(QpFatalListener listener) {
@@ -502,7 +503,8 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
     @Override
     public io.rxe4j.core.qp.RxeSrq createSrq(PdOps pd, int maxWr, int maxSge, int srqLimit) {
         checkOpen();
-        return new io.rxe4j.core.qp.RxeSrq(own(pd, RxePd.class, "PD"), mrs, maxWr, maxSge, srqLimit);
+        return new io.rxe4j.core.qp.RxeSrq(srqHandles.incrementAndGet(), own(pd, RxePd.class, "PD"), mrs, maxWr, maxSge,
+                srqLimit);
     }
 
     @Override
@@ -511,7 +513,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
         io.rxe4j.core.qp.RxeSrq s = srq == null ? null : own(srq, io.rxe4j.core.qp.RxeSrq.class, "SRQ");
         RxePd p = own(pd, RxePd.class, "PD");
         if (s != null && s.pd() != p) {
-            throw new IllegalArgumentException("the SRQ belongs to " + s.pd() + ", not to " + p);
+            throw new IllegalArgumentException(s + " belongs to " + s.pd() + ", not to " + p + " (" + address + ")");
         }
         return createQp(p, own(sendCq, RxeCq.class, "send CQ"), own(recvCq, RxeCq.class, "receive CQ"), caps,
                 sqSigAll, type, s);

@@ -18,6 +18,7 @@ import io.rxe4j.verbs.SrqInitAttr;
  * lock is held for one copy of a WQE). Resizing keeps the queued WQEs.
  */
 public final class RxeSrq implements io.rxe4j.verbs.provider.SrqOps {
+    private final int handle;
     private final RxePd pd;
     private final MrTable mrs;
     private final int maxSge;
@@ -28,13 +29,14 @@ public final class RxeSrq implements io.rxe4j.verbs.provider.SrqOps {
     private int limit;
     private volatile Runnable onLimit = () -> { };
 
-    /** An SRQ of {@code pd}, checked by {@link SrqInitAttr}. */
-    public RxeSrq(RxePd pd, MrTable mrs, int maxWr, int maxSge, int limit) {
+    /** An SRQ of {@code pd}, checked by {@link SrqInitAttr}; {@code handle} names it in its device. */
+    public RxeSrq(int handle, RxePd pd, MrTable mrs, int maxWr, int maxSge, int limit) {
         if (maxWr < 1 || maxWr > SrqInitAttr.MAX_WR || maxSge < 1 || maxSge > SrqInitAttr.MAX_SGE || limit < 0
                 || limit > maxWr) {
             throw new IllegalArgumentException("SRQ max_wr " + maxWr + " (1.." + SrqInitAttr.MAX_WR + "), max_sge "
                     + maxSge + " (1.." + SrqInitAttr.MAX_SGE + "), srq_limit " + limit + " (0..max_wr)");
         }
+        this.handle = handle;
         this.pd = pd;
         this.mrs = mrs;
         this.maxSge = maxSge;
@@ -154,7 +156,7 @@ public final class RxeSrq implements io.rxe4j.verbs.provider.SrqOps {
     @Override
     public String toString() {
         synchronized (lock) {
-            return "srq{" + pd + ", " + (prod - cons) + "/" + ring.length + " queued, limit " + limit + "}";
+            return "SRQ#" + handle + "(" + pd + ", " + (prod - cons) + "/" + ring.length + " queued, limit " + limit + ")";
         }
     }
 }
