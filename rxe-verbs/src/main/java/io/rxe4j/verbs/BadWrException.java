@@ -29,4 +29,24 @@ public final class BadWrException extends RuntimeException {
     public long badWrId() {
         return badWrId;
     }
+
+    /**
+     * Posts {@code wrs} in order through {@code post}, stopping at the first that cannot be posted
+     * ({@code ibv_post_recv}'s {@code bad_wr}), for a QP's and an SRQ's receive lists alike.
+     *
+     * @throws BadWrException naming the first WR not posted (its index and wr_id) and why
+     */
+    static void postEach(java.util.List<RecvWr> wrs, java.util.function.Consumer<RecvWr> post) {
+        for (int i = 0; i < wrs.size(); i++) {
+            RecvWr wr = wrs.get(i);
+            if (wr == null) {
+                throw new BadWrException(i, 0, new IllegalArgumentException("work request [" + i + "] is null"));
+            }
+            try {
+                post.accept(wr);
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                throw new BadWrException(i, wr.wrId, e);
+            }
+        }
+    }
 }

@@ -58,17 +58,7 @@ public final class SharedReceiveQueue implements AutoCloseable {
      *     it were posted
      */
     public void postRecv(List<RecvWr> wrs) {
-        for (int i = 0; i < wrs.size(); i++) {
-            RecvWr wr = wrs.get(i);
-            if (wr == null) {
-                throw new BadWrException(i, 0, new IllegalArgumentException("work request [" + i + "] is null"));
-            }
-            try {
-                postRecv(wr);
-            } catch (IllegalArgumentException | IllegalStateException e) {
-                throw new BadWrException(i, wr.wrId, e);
-            }
-        }
+        BadWrException.postEach(wrs, this::postRecv);
     }
 
     /**

@@ -33,85 +33,70 @@ import io.rxe4j.verbs.QpType;
  */
 public final class ModifyTable {
     private static final int N = QpState.values().length;
-    private static final boolean[][] LEGAL = new boolean[N][N];
-    private static final int[][] REQUIRED = new int[N][N];
-    private static final int[][] OPTIONAL = new int[N][N];
-    private static final boolean[][] UC_LEGAL = new boolean[N][N];
-    private static final int[][] UC_REQUIRED = new int[N][N];
-    private static final int[][] UC_OPTIONAL = new int[N][N];
-    private static final boolean[][] UD_LEGAL = new boolean[N][N];
-    private static final int[][] UD_REQUIRED = new int[N][N];
-    private static final int[][] UD_OPTIONAL = new int[N][N];
+
+    /** One QP type's table: for each legal (from, to), the required and optional attributes. */
+    private static final class Table {
+        final boolean[][] legal = new boolean[N][N];
+        final int[][] required = new int[N][N];
+        final int[][] optional = new int[N][N];
+
+        void rule(QpState from, QpState to, int req, int opt) {
+            legal[from.ordinal()][to.ordinal()] = true;
+            required[from.ordinal()][to.ordinal()] = req;
+            optional[from.ordinal()][to.ordinal()] = opt;
+        }
+    }
+
+    private static final Table RC = new Table();
+    private static final Table UC = new Table();
+    private static final Table UD = new Table();
 
     static {
         // UC: core/verbs.c qp_state_table's IB_QPT_UC columns (verbs-surface-facts.md §3.5)
-        uc(QpState.RESET, QpState.RESET, 0, 0);
-        uc(QpState.RESET, QpState.INIT, PKEY_INDEX | PORT | ACCESS_FLAGS, 0);
-        uc(QpState.INIT, QpState.INIT, 0, PKEY_INDEX | PORT | ACCESS_FLAGS);
-        uc(QpState.INIT, QpState.RTR, AV | PATH_MTU | DEST_QPN | RQ_PSN, ALT_PATH | ACCESS_FLAGS | PKEY_INDEX);
-        uc(QpState.RTR, QpState.RTS, SQ_PSN, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE);
-        uc(QpState.RTS, QpState.RTS, 0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE);
-        uc(QpState.RTS, QpState.SQD, 0, EN_SQD_ASYNC_NOTIFY);
-        uc(QpState.SQD, QpState.RTS, 0, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE);
-        uc(QpState.SQD, QpState.SQD, 0, PORT | AV | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | PATH_MIG_STATE);
-        uc(QpState.SQE, QpState.RTS, 0, CUR_STATE | ACCESS_FLAGS);
-        for (QpState s : new QpState[] {QpState.INIT, QpState.RTR, QpState.RTS, QpState.SQD, QpState.SQE, QpState.ERR}) {
-            uc(s, QpState.RESET, 0, 0);
-            uc(s, QpState.ERR, 0, 0);
-        }
+        UC.rule(QpState.RESET, QpState.RESET, 0, 0);
+        UC.rule(QpState.RESET, QpState.INIT, PKEY_INDEX | PORT | ACCESS_FLAGS, 0);
+        UC.rule(QpState.INIT, QpState.INIT, 0, PKEY_INDEX | PORT | ACCESS_FLAGS);
+        UC.rule(QpState.INIT, QpState.RTR, AV | PATH_MTU | DEST_QPN | RQ_PSN, ALT_PATH | ACCESS_FLAGS | PKEY_INDEX);
+        UC.rule(QpState.RTR, QpState.RTS, SQ_PSN, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE);
+        UC.rule(QpState.RTS, QpState.RTS, 0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE);
+        UC.rule(QpState.RTS, QpState.SQD, 0, EN_SQD_ASYNC_NOTIFY);
+        UC.rule(QpState.SQD, QpState.RTS, 0, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE);
+        UC.rule(QpState.SQD, QpState.SQD, 0, PORT | AV | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | PATH_MIG_STATE);
+        UC.rule(QpState.SQE, QpState.RTS, 0, CUR_STATE | ACCESS_FLAGS);
         // UD (and the GSI QP): core/verbs.c qp_state_table's IB_QPT_UD columns
-        ud(QpState.RESET, QpState.RESET, 0, 0);
-        ud(QpState.RESET, QpState.INIT, PKEY_INDEX | PORT | QKEY, 0);
-        ud(QpState.INIT, QpState.INIT, 0, PKEY_INDEX | PORT | QKEY);
-        ud(QpState.INIT, QpState.RTR, 0, PKEY_INDEX | QKEY);
-        ud(QpState.RTR, QpState.RTS, SQ_PSN, QKEY);
-        ud(QpState.RTS, QpState.RTS, 0, CUR_STATE | QKEY);
-        ud(QpState.RTS, QpState.SQD, 0, EN_SQD_ASYNC_NOTIFY);
-        ud(QpState.SQD, QpState.RTS, 0, CUR_STATE | QKEY);
-        ud(QpState.SQD, QpState.SQD, 0, PKEY_INDEX | QKEY);
-        ud(QpState.SQE, QpState.RTS, 0, CUR_STATE | QKEY);
-        for (QpState s : new QpState[] {QpState.INIT, QpState.RTR, QpState.RTS, QpState.SQD, QpState.SQE, QpState.ERR}) {
-            ud(s, QpState.RESET, 0, 0);
-            ud(s, QpState.ERR, 0, 0);
-        }
+        UD.rule(QpState.RESET, QpState.RESET, 0, 0);
+        UD.rule(QpState.RESET, QpState.INIT, PKEY_INDEX | PORT | QKEY, 0);
+        UD.rule(QpState.INIT, QpState.INIT, 0, PKEY_INDEX | PORT | QKEY);
+        UD.rule(QpState.INIT, QpState.RTR, 0, PKEY_INDEX | QKEY);
+        UD.rule(QpState.RTR, QpState.RTS, SQ_PSN, QKEY);
+        UD.rule(QpState.RTS, QpState.RTS, 0, CUR_STATE | QKEY);
+        UD.rule(QpState.RTS, QpState.SQD, 0, EN_SQD_ASYNC_NOTIFY);
+        UD.rule(QpState.SQD, QpState.RTS, 0, CUR_STATE | QKEY);
+        UD.rule(QpState.SQD, QpState.SQD, 0, PKEY_INDEX | QKEY);
+        UD.rule(QpState.SQE, QpState.RTS, 0, CUR_STATE | QKEY);
 
-        rule(QpState.RESET, QpState.RESET, 0, 0);
-        rule(QpState.RESET, QpState.INIT, PKEY_INDEX | PORT | ACCESS_FLAGS, 0);
-        rule(QpState.INIT, QpState.INIT, 0, PKEY_INDEX | PORT | ACCESS_FLAGS);
-        rule(QpState.INIT, QpState.RTR, AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER,
+        RC.rule(QpState.RESET, QpState.RESET, 0, 0);
+        RC.rule(QpState.RESET, QpState.INIT, PKEY_INDEX | PORT | ACCESS_FLAGS, 0);
+        RC.rule(QpState.INIT, QpState.INIT, 0, PKEY_INDEX | PORT | ACCESS_FLAGS);
+        RC.rule(QpState.INIT, QpState.RTR, AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER,
                 ALT_PATH | ACCESS_FLAGS | PKEY_INDEX);
-        rule(QpState.RTR, QpState.RTS, TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC,
+        RC.rule(QpState.RTR, QpState.RTS, TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC,
                 CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE);
-        rule(QpState.RTS, QpState.RTS, 0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE | MIN_RNR_TIMER);
-        rule(QpState.RTS, QpState.SQD, 0, EN_SQD_ASYNC_NOTIFY);
-        rule(QpState.SQD, QpState.RTS, 0, CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE);
-        rule(QpState.SQD, QpState.SQD, 0, PORT | AV | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC
+        RC.rule(QpState.RTS, QpState.RTS, 0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE | MIN_RNR_TIMER);
+        RC.rule(QpState.RTS, QpState.SQD, 0, EN_SQD_ASYNC_NOTIFY);
+        RC.rule(QpState.SQD, QpState.RTS, 0, CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE);
+        RC.rule(QpState.SQD, QpState.SQD, 0, PORT | AV | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC
                 | MAX_DEST_RD_ATOMIC | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | MIN_RNR_TIMER | PATH_MIG_STATE);
-        for (QpState s : new QpState[] {QpState.INIT, QpState.RTR, QpState.RTS, QpState.SQD, QpState.SQE, QpState.ERR}) {
-            rule(s, QpState.RESET, 0, 0);
-            rule(s, QpState.ERR, 0, 0);
+        for (Table t : new Table[] {RC, UC, UD}) {
+            for (QpState s : new QpState[] {QpState.INIT, QpState.RTR, QpState.RTS, QpState.SQD, QpState.SQE,
+                QpState.ERR}) {
+                t.rule(s, QpState.RESET, 0, 0);
+                t.rule(s, QpState.ERR, 0, 0);
+            }
         }
     }
 
     private ModifyTable() {}
-
-    private static void uc(QpState from, QpState to, int required, int optional) {
-        UC_LEGAL[from.ordinal()][to.ordinal()] = true;
-        UC_REQUIRED[from.ordinal()][to.ordinal()] = required;
-        UC_OPTIONAL[from.ordinal()][to.ordinal()] = optional;
-    }
-
-    private static void ud(QpState from, QpState to, int required, int optional) {
-        UD_LEGAL[from.ordinal()][to.ordinal()] = true;
-        UD_REQUIRED[from.ordinal()][to.ordinal()] = required;
-        UD_OPTIONAL[from.ordinal()][to.ordinal()] = optional;
-    }
-
-    private static void rule(QpState from, QpState to, int required, int optional) {
-        LEGAL[from.ordinal()][to.ordinal()] = true;
-        REQUIRED[from.ordinal()][to.ordinal()] = required;
-        OPTIONAL[from.ordinal()][to.ordinal()] = optional;
-    }
 
     /**
      * Checks a modify request.
@@ -132,17 +117,19 @@ public final class ModifyTable {
      * @throws IllegalArgumentException as {@link #check(QpState, QpState, int)}
      */
     public static void check(QpType type, QpState from, QpState to, int mask) {
-        boolean[][] legal = type == QpType.UD ? UD_LEGAL : type == QpType.UC ? UC_LEGAL : LEGAL;
-        int[][] req = type == QpType.UD ? UD_REQUIRED : type == QpType.UC ? UC_REQUIRED : REQUIRED;
-        int[][] opt = type == QpType.UD ? UD_OPTIONAL : type == QpType.UC ? UC_OPTIONAL : OPTIONAL;
-        if (!legal[from.ordinal()][to.ordinal()]) {
+        Table t = switch (type) {
+            case RC -> RC;
+            case UC -> UC;
+            case UD -> UD;
+        };
+        if (!t.legal[from.ordinal()][to.ordinal()]) {
             throw new IllegalArgumentException("illegal QP state transition " + from + " -> " + to + " for " + type);
         }
         if ((mask & ~((1 << 21) - 1)) != 0) {
             throw new IllegalArgumentException("unknown attribute mask bits 0x" + Integer.toHexString(mask & ~((1 << 21) - 1)));
         }
-        int required = req[from.ordinal()][to.ordinal()];
-        int allowed = required | opt[from.ordinal()][to.ordinal()] | STATE;
+        int required = t.required[from.ordinal()][to.ordinal()];
+        int allowed = required | t.optional[from.ordinal()][to.ordinal()] | STATE;
         int missing = required & ~mask;
         if (missing != 0) {
             throw new IllegalArgumentException("modify_qp " + from + " -> " + to + " (" + type + ") is missing required attributes "

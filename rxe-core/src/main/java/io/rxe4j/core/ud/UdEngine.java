@@ -55,7 +55,7 @@ public final class UdEngine extends io.rxe4j.core.qp.UnreliableEngine {
     private int psn;
     /** The GRH, built here and scattered into the receive WQE (40 bytes, heap). */
     private final ByteBuf grh = Unpooled.buffer(Grh.LENGTH, Grh.LENGTH);
-    /** The last sender's address and its GRH bytes, and the local address's (cached: one lookup per new peer). */
+    /** The last (sender, recipient) and their GRH bytes, the recipient's in the sender's family (one lookup per new pair). */
     private InetAddress lastSrc;
     private byte[] lastSrcBytes;
     private InetAddress lastDst;
@@ -197,20 +197,17 @@ public final class UdEngine extends io.rxe4j.core.qp.UnreliableEngine {
     private void writeGrh(InetSocketAddress sender, InetSocketAddress recipient, int length) {
         InetAddress src = sender.getAddress();
         InetAddress dst = recipient.getAddress();
-        if (src != lastSrc) {
+        if (src != lastSrc || dst != lastDst) { // once per new peer, never per packet
             lastSrc = src;
-            lastSrcBytes = Grh.addressBytes(src);
-        }
-        if (dst != lastDst) {
             lastDst = dst;
-            lastDstBytes = Grh.addressBytes(dst);
+            lastSrcBytes = Grh.addressBytes(src);
+            byte[] d = Grh.addressBytes(dst);
+            if (d.length != lastSrcBytes.length) { // a dual-stack socket: the sender's family is the packet's
+                d = lastSrcBytes.length == 4 ? new byte[4] : mapped(d);
+            }
+            lastDstBytes = d;
         }
-        byte[] s = lastSrcBytes;
-        byte[] d = lastDstBytes;
-        if (s.length != d.length) { // a dual-stack socket: the sender's family is the packet's
-            d = s.length == 4 ? new byte[4] : mapped(d);
-        }
-        Grh.write(grh, 0, s, d, length);
+        Grh.write(grh, 0, lastSrcBytes, lastDstBytes, length);
         grh.writerIndex(Grh.LENGTH);
     }
 
