@@ -1978,4 +1978,322 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
         assertWc(r, 2, WcStatus.SUCCESS, WcOpcode.RECV, 90, WC_GRH, ud);
         assertThat(ud.state()).isEqualTo(QpState.RTS);
     }
+
+    // =====================================================================================
+    // Memory windows and invalidation (verbs-surface-facts.md §5; pyverbs test_mr.py MWTest)
+    // =====================================================================================
+
+    /** The MW tests' MR on B: LOCAL_WRITE | MW_BIND and no remote right of its own (pyverbs MWRC). */
+    static final int MW_MR = Access.LOCAL_WRITE | Access.MW_BIND;
+    static final int RW = Access.REMOTE_READ | Access.REMOTE_WRITE;
+
+    /** Binds type 1 window {@code mw} over {@code [off, off + len)} of {@code mr} through {@code side}, signaled; @return its rkey */
+    int bindType1(Side side, MemoryWindow mw, MemoryRegion mr, long off, long len, int access) {
+        int rkey = side.qp.bindMw(mw, new MwBind(77, SendFlags.SIGNALED, new MwBindInfo(mr, mr.addr() + off, len, access)));
+        assertWc(next(side.scq), 77, WcStatus.SUCCESS, WcOpcode.BIND_MW, 0, 0, side.qp);
+        return rkey;
+    }
+
+    /** Binds type 2B window {@code mw} with the next key through {@code side}, signaled; @return its rkey */
+    int bindType2(Side side, MemoryWindow mw, MemoryRegion mr, long off, long len, int access) {
+        int next = MemoryWindow.incRkey(mw.rkey());
+        side.qp.postSend(new SendWr().bindMw(78, mw, next, new MwBindInfo(mr, mr.addr() + off, len, access)).signaled());
+        assertWc(next(side.scq), 78, WcStatus.SUCCESS, WcOpcode.BIND_MW, 0, 0, side.qp);
+        assertThat(mw.rkey()).isEqualTo(next);
+        assertThat(mw.deviceRkey()).as("the device's key after the bind").isEqualTo(next);
+        return next;
+    }
+
+    /** test_mw_type1: a type 1 window grants WRITE and READ of its range; the key moves on at every bind. */
+    @ParameterizedTest(name = "type {0}")
+    @EnumSource(MwType.class)
+    void aWindowGrantsItsRangeWithItsRights(MwType type) {
+        Pair p = connect();
+        MemoryRegion mr = p.b().extraMr(16384, MW_MR, 0xD00D);
+        MemoryWindow mw = closeLater(p.b().pd.allocMw(type));
+        int before = mw.rkey();
+        assertThat(before >>> 8).as("an MW's index lies above every MR's").isGreaterThan(1 << 19);
+        int rkey = type == MwType.TYPE_1 ? bindType1(p.b(), mw, mr, 4096, 8192, RW)
+                : bindType2(p.b(), mw, mr, 4096, 8192, RW);
+        assertThat(rkey >>> 8).as("a bind changes only the key part").isEqualTo(before >>> 8);
+        assertThat(rkey).isNotEqualTo(before);
+        p.a().qp.postSend(new SendWr().rdmaWrite(1, mr.addr() + 4096, rkey, p.a().sge(0, 8192)).signaled());
+        assertWc(next(p.a().scq), 1, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 8192, 0, p.a().qp);
+        assertThat(bytes(mr.segment(), 4096, 8192)).isEqualTo(bytes(p.a().mem(), 0, 8192));
+        p.a().qp.postSend(new SendWr().rdmaRead(2, mr.addr() + 5000, rkey, p.a().sge(HALF, 3000)).signaled());
+        assertWc(next(p.a().scq), 2, WcStatus.SUCCESS, WcOpcode.RDMA_READ, 3000, 0, p.a().qp);
+        assertThat(bytes(p.a().mem(), HALF, 3000)).isEqualTo(bytes(mr.segment(), 5000, 3000));
+        assertThat(p.b().qp.state()).isEqualTo(QpState.RTS);
+    }
+
+    /** How a remote access through a window is refused (§5.5): each gives NAK 0x62, REM_ACCESS_ERR. */
+    enum WindowViolation {
+        /** A VA inside the MR but outside the window: rxe accepts it (it checks the MR only); rxe4j does not. */
+        OUTSIDE_THE_WINDOW,
+        /** An atomic through a READ/WRITE window. */
+        BEYOND_ITS_RIGHTS,
+        /** The MR's own rkey: the MR has no remote right (only the window has). */
+        THE_MRS_OWN_RKEY,
+        /** test_invalidate_mw_type1: unbound by a zero-length bind. */
+        AFTER_A_TYPE_1_UNBIND,
+        /** test_mw_type2_invalidate_local: LOCAL_INV on B. */
+        AFTER_LOCAL_INV,
+        /** test_mw_type2_invalidate_dealloc. */
+        AFTER_DEALLOC,
+        /** The key before the last bind. */
+        A_STALE_KEY,
+        /** Type 2B: through another QP of the same PD than the one it is bound to. */
+        THROUGH_ANOTHER_QP
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(WindowViolation.class)
+    @NotOnLossyNet(FATAL_NAK_LOST)
+    void aWindowRefusesWhatItDoesNotGrant(WindowViolation v) {
+        Pair p = connect();
+        MemoryRegion mr = p.b().extraMr(16384, MW_MR, 0xD00D);
+        boolean type1 = v == WindowViolation.AFTER_A_TYPE_1_UNBIND || v == WindowViolation.A_STALE_KEY;
+        MemoryWindow mw = closeLater(p.b().pd.allocMw(type1 ? MwType.TYPE_1 : MwType.TYPE_2B));
+        int rkey = type1 ? bindType1(p.b(), mw, mr, 4096, 4096, RW) : bindType2(p.b(), mw, mr, 4096, 4096, RW);
+        byte[] before = bytes(mr.segment(), 0, 16384);
+        Side a = p.a();
+        long va = mr.addr() + 4096;
+        SendWr wr = new SendWr().rdmaWrite(1, va, rkey, a.sge(0, 64)).signaled();
+        switch (v) {
+            case OUTSIDE_THE_WINDOW -> wr.remoteAddr = mr.addr() + 8192 - 32; // its last 32 bytes lie past the window
+            case BEYOND_ITS_RIGHTS -> wr.fetchAndAdd(1, va, rkey, 1, a.sge(HALF, 8)).signaled();
+            case THE_MRS_OWN_RKEY -> wr.rkey = mr.rkey();
+            case AFTER_A_TYPE_1_UNBIND -> {
+                int unbound = p.b().qp.bindMw(mw, new MwBind(79, SendFlags.SIGNALED, MwBindInfo.unbind()));
+                assertWc(next(p.b().scq), 79, WcStatus.SUCCESS, WcOpcode.BIND_MW, 0, 0, p.b().qp);
+                wr.rkey = unbound;
+            }
+            case AFTER_LOCAL_INV -> {
+                p.b().qp.postSend(new SendWr().localInv(80, rkey).signaled());
+                assertWc(next(p.b().scq), 80, WcStatus.SUCCESS, WcOpcode.LOCAL_INV, 0, 0, p.b().qp);
+            }
+            case AFTER_DEALLOC -> mw.close();
+            case A_STALE_KEY -> bindType1(p.b(), mw, mr, 4096, 4096, RW);
+            case THROUGH_ANOTHER_QP -> {
+                Side b2 = new Side(devB, new Cfg(), p.b().pd, mr);
+                Side a2 = new Side(devA, new Cfg(), 0xA2);
+                bringUp(a2, b2, ALL, new Cfg(), 0x5000, 0x6000);
+                bringUp(b2, a2, ALL, new Cfg(), 0x6000, 0x5000);
+                a2.qp.postSend(new SendWr().rdmaWrite(1, va, rkey, a2.sge(0, 64)).signaled());
+                WorkCompletion wc = next(a2.scq);
+                assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.REM_ACCESS_ERR);
+                assertThat(b2.qp.state()).isEqualTo(QpState.ERR);
+                // the QP it is bound to still reaches it
+                a.qp.postSend(wr);
+                assertWc(next(a.scq), 1, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 64, 0, a.qp);
+                return;
+            }
+        }
+        a.qp.postSend(wr);
+        WorkCompletion wc = next(a.scq);
+        assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(wc.vendorErr).isEqualTo(0x62);
+        assertThat(bytes(mr.segment(), 0, 16384)).as("the memory is untouched").isEqualTo(before);
+        await(() -> p.b().qp.state() == QpState.ERR, "B's QP in ERR after the NAK");
+    }
+
+    /** test_mw_type2_invalidate_remote: SEND_WITH_INV frees the window bound to the receiving QP; it can be bound again. */
+    @Test
+    @NotOnLossyNet(FATAL_NAK_LOST)
+    void sendWithInvalidateFreesThePeersWindow() {
+        Pair p = connect();
+        MemoryRegion mr = p.b().extraMr(16384, MW_MR, 0xD00D);
+        MemoryWindow mw = closeLater(p.b().pd.allocMw(MwType.TYPE_2B));
+        int rkey = bindType2(p.b(), mw, mr, 0, 8192, RW);
+        p.b().qp.postRecv(new RecvWr().set(5, p.b().sge(HALF, 4096)));
+        p.a().qp.postSend(new SendWr().sendWithInv(6, rkey, p.a().sge(0, 2000)).signaled().solicited());
+        assertWc(next(p.a().scq), 6, WcStatus.SUCCESS, WcOpcode.SEND, 2000, 0, p.a().qp);
+        WorkCompletion r = next(p.b().rcq);
+        assertWc(r, 5, WcStatus.SUCCESS, WcOpcode.RECV, 2000, WC_GRH | WorkCompletion.WC_WITH_INV, p.b().qp);
+        assertThat(r.invalidatedRkey).isEqualTo(rkey);
+        assertThat(r.immData).isZero();
+        assertThat(bytes(p.b().mem(), HALF, 2000)).isEqualTo(bytes(p.a().mem(), 0, 2000));
+        // FREE again: a new bind gives a new key, and the old one is refused
+        int again = bindType2(p.b(), mw, mr, 0, 8192, RW);
+        p.a().qp.postSend(new SendWr().rdmaWrite(7, mr.addr(), again, p.a().sge(0, 100)).signaled());
+        assertWc(next(p.a().scq), 7, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 100, 0, p.a().qp);
+        p.a().qp.postSend(new SendWr().rdmaWrite(8, mr.addr(), rkey, p.a().sge(0, 100)).signaled());
+        assertThat(next(p.a().scq).status).isEqualTo(WcStatus.REM_ACCESS_ERR);
+    }
+
+    /**
+     * §5.6 class J: a SEND_WITH_INV of an rkey B may not invalidate (an MR's, a type 1 window's)
+     * is placed and acknowledged; B's receive completes with REM_INV_REQ_ERR and B enters ERR.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"an MR's rkey", "a type 1 window", "no object"})
+    @NotOnLossyNet("the sender's SEND completes on the ACK; if it is lost, the resend finds B in ERR (RETRY_EXC_ERR)")
+    void sendWithInvalidateOfAKeyThatCannotBeInvalidatedFailsTheReceive(String what) {
+        Pair p = connect();
+        MemoryRegion mr = p.b().extraMr(8192, MW_MR, 0xD00D);
+        int rkey = switch (what) {
+            case "an MR's rkey" -> p.b().mr.rkey();
+            case "a type 1 window" -> bindType1(p.b(), closeLater(p.b().pd.allocMw(MwType.TYPE_1)), mr, 0, 4096, RW);
+            default -> 0x7fff_ff00;
+        };
+        p.b().qp.postRecv(new RecvWr().set(5, p.b().sge(HALF, 4096)));
+        p.a().qp.postSend(new SendWr().sendWithInv(6, rkey, p.a().sge(0, 100)).signaled());
+        assertWc(next(p.a().scq), 6, WcStatus.SUCCESS, WcOpcode.SEND, 100, 0, p.a().qp);
+        WorkCompletion r = next(p.b().rcq);
+        assertThat(r.status).as("%s", r).isEqualTo(WcStatus.REM_INV_REQ_ERR);
+        assertThat(r.wrId).isEqualTo(5);
+        await(() -> p.b().qp.state() == QpState.ERR, "B in ERR");
+        assertThat(p.b().qp.errorReason()).contains("SEND_WITH_INV").contains(Integer.toHexString(rkey));
+    }
+
+    /** How a bind fails (§5.3): each completes with MW_BIND_ERR and moves the QP to ERR, naming the rule. */
+    enum BindFailure {
+        MR_WITHOUT_MW_BIND("lacks MW_BIND"),
+        RANGE_BEYOND_THE_MR("C10-75"),
+        WRITE_WINDOW_ON_A_READ_ONLY_MR("C10-74"),
+        TYPE_2B_BOUND_TWICE("o10-37.2.30"),
+        TYPE_2B_WITH_LENGTH_0("o10-37.2.40"),
+        DEREGISTERED_MR("no valid MR"),
+        ZERO_BASED_TYPE_2B("zero-based");
+
+        final String reason;
+
+        BindFailure(String reason) {
+            this.reason = reason;
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(BindFailure.class)
+    void aBindThatBreaksARuleCompletesWithMwBindErr(BindFailure f) {
+        Pair p = connect();
+        Side b = p.b();
+        MemoryRegion mr = b.extraMr(8192, f == BindFailure.MR_WITHOUT_MW_BIND ? Access.LOCAL_WRITE
+                : f == BindFailure.WRITE_WINDOW_ON_A_READ_ONLY_MR ? Access.MW_BIND : MW_MR, 0xD00D);
+        MemoryWindow mw = closeLater(b.pd.allocMw(MwType.TYPE_2B));
+        long addr = mr.addr();
+        long len = 4096;
+        int access = RW;
+        switch (f) {
+            case RANGE_BEYOND_THE_MR -> addr = mr.addr() + 8192 - 100;
+            case TYPE_2B_BOUND_TWICE -> bindType2(b, mw, mr, 0, 4096, RW);
+            case TYPE_2B_WITH_LENGTH_0 -> len = 0;
+            case DEREGISTERED_MR -> mr.close();
+            case ZERO_BASED_TYPE_2B -> access |= Access.ZERO_BASED;
+            default -> { }
+        }
+        int old = mw.deviceRkey();
+        b.qp.postSend(new SendWr().bindMw(9, mw, old + 1, new MwBindInfo(mr, addr, len, access)).signaled());
+        WorkCompletion wc = next(b.scq);
+        assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.MW_BIND_ERR);
+        assertThat(wc.wrId).isEqualTo(9);
+        assertThat(b.qp.state()).isEqualTo(QpState.ERR);
+        assertThat(b.qp.errorReason()).contains(f.reason);
+        assertThat(mw.deviceRkey()).as("a failed bind leaves the key").isEqualTo(old);
+    }
+
+    /** §5.4 rule 6: a bind waits for nothing but completes in order behind the WRs before it. */
+    @Test
+    void bindAndLocalInvalidateCompleteInOrderWithTheOtherWrs() {
+        Pair p = connect();
+        MemoryRegion mr = p.a().extraMr(8192, MW_MR, 0xD00D);
+        MemoryWindow mw = closeLater(p.a().pd.allocMw(MwType.TYPE_2B));
+        QueuePair qp = p.a().qp;
+        p.b().qp.postRecv(new RecvWr().set(1, p.b().sge(HALF, 65536)));
+        int k = MemoryWindow.incRkey(mw.rkey());
+        qp.postSend(java.util.List.of(
+                new SendWr().send(10, p.a().sge(0, 60000)).signaled(),
+                new SendWr().bindMw(11, mw, k, new MwBindInfo(mr, mr.addr(), 4096, RW)).signaled(),
+                new SendWr().rdmaRead(12, p.b().va(0), p.b().mr.rkey(), p.a().sge(HALF, 20000)).signaled(),
+                new SendWr().localInv(13, k).signaled().fence(),
+                new SendWr().rdmaWrite(14, p.b().va(100), p.b().mr.rkey(), p.a().sge(0, 10)).signaled()));
+        long[] order = new long[5];
+        for (int i = 0; i < 5; i++) {
+            WorkCompletion wc = next(p.a().scq);
+            assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.SUCCESS);
+            order[i] = wc.wrId;
+        }
+        assertThat(order).containsExactly(10, 11, 12, 13, 14);
+        assertThat(mw.rkey()).isEqualTo(k);
+    }
+
+    /** A type 1 window cannot be invalidated (o10-37.2.26): LOCAL_INV of it completes with LOC_QP_OP_ERR. */
+    @Test
+    void localInvalidateOfATypeOneWindowOrAnMrFails() {
+        Pair p = connect();
+        MemoryRegion mr = p.b().extraMr(8192, MW_MR, 0xD00D);
+        int rkey = bindType1(p.b(), closeLater(p.b().pd.allocMw(MwType.TYPE_1)), mr, 0, 4096, RW);
+        p.b().qp.postSend(new SendWr().localInv(3, rkey).signaled());
+        WorkCompletion wc = next(p.b().scq);
+        assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.LOC_QP_OP_ERR);
+        assertThat(p.b().qp.errorReason()).contains("type 1");
+        p.a().qp.postSend(new SendWr().localInv(4, p.a().mr.rkey()).signaled());
+        assertThat(next(p.a().scq).status).isEqualTo(WcStatus.LOC_QP_OP_ERR);
+        assertThat(p.a().qp.errorReason()).contains("cannot be invalidated");
+    }
+
+    /** §5.7: an MR with a bound window cannot be deregistered; the PD counts its windows; post-time checks name the value. */
+    @Test
+    void windowLifetimesAndPostTimeChecks() {
+        Pair p = connect();
+        Side b = p.b();
+        MemoryRegion mr = closeLater(b.pd.allocMr(8192, MW_MR));
+        MemoryWindow t1 = b.pd.allocMw(MwType.TYPE_1);
+        MemoryWindow t2 = b.pd.allocMw(MwType.TYPE_2B);
+        bindType1(b, t1, mr, 0, 4096, RW);
+        assertThatThrownBy(mr::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("1 memory window");
+        assertThatThrownBy(b.pd::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("2 MW(s)");
+        // the wrong verb for the type, zero-based, an MR of another PD, SEND_WITH_INV on UC
+        assertThatThrownBy(() -> b.qp.bindMw(t2, new MwBind(1, 0, new MwBindInfo(mr, mr.addr(), 8, RW))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not a type 1");
+        assertThatThrownBy(() -> b.qp.postSend(new SendWr().bindMw(1, t1, 5, new MwBindInfo(mr, mr.addr(), 8, RW))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("QueuePair.bindMw");
+        assertThatThrownBy(() -> b.qp.bindMw(t1, new MwBind(1, 0, new MwBindInfo(mr, mr.addr(), 8,
+                RW | Access.ZERO_BASED)))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("zero-based");
+        MemoryRegion elsewhere = closeLater(closeLater(devB.allocPd()).allocMr(4096, MW_MR));
+        assertThatThrownBy(() -> b.qp.bindMw(t1, new MwBind(1, 0, new MwBindInfo(elsewhere, elsewhere.addr(), 8, RW))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("EPERM");
+        assertThatThrownBy(() -> new MwBindInfo(null, 64, 8, RW)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("needs an MR");
+        assertThatThrownBy(() -> b.qp.postSend(new SendWr().localInv(2, 1).set(2, WrOpcode.LOCAL_INV, 0, b.sge(0, 8))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("takes no SGEs");
+        UcSide[] uc = ucConnect(ALL);
+        assertThatThrownBy(() -> uc[0].qp.postSend(new SendWr().sendWithInv(3, 0x1234, uc[0].sge(0, 8))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not supported on a UC QP");
+        assertThatThrownBy(() -> uc[0].qp.postSend(new SendWr().localInv(4, 0x1234)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not supported on a UC QP");
+        // unbound, the MR can go; closing a bound window releases its MR too
+        b.qp.bindMw(t1, new MwBind(5, 0, MwBindInfo.unbind()));
+        await(() -> t1.deviceRkey() == t1.rkey(), "the unbind executed");
+        MemoryRegion mr2 = b.pd.allocMr(8192, MW_MR);
+        bindType2(b, t2, mr2, 0, 4096, RW);
+        t2.close();
+        mr2.close();
+        t1.close();
+        assertThatThrownBy(() -> b.qp.bindMw(t1, new MwBind(6, 0, MwBindInfo.unbind())))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("deallocated");
+        DeviceAttr attr = devB.queryDevice();
+        assertThat(attr.deviceCapFlagsEx() & (DeviceCap.MEM_WINDOW | DeviceCap.MEM_WINDOW_TYPE_2B))
+                .isEqualTo(DeviceCap.MEM_WINDOW | DeviceCap.MEM_WINDOW_TYPE_2B);
+        assertThat(attr.maxMw()).isPositive();
+    }
+
+    /** UC binds windows too (BIND_MW is in rxe's UC column): a UC WRITE reaches the window, then misses it unbound. */
+    @Test
+    @NotOnLossyNet(UC_LOSS)
+    void aUcQpBindsAWindowAndWritesThroughIt() {
+        UcSide[] p = ucConnect(ALL);
+        UcSide a = p[0];
+        UcSide b = p[1];
+        MemoryRegion mr = closeLater(b.pd.allocMr(8192, MW_MR));
+        MemoryWindow mw = closeLater(b.pd.allocMw(MwType.TYPE_2B));
+        int k = MemoryWindow.incRkey(mw.rkey());
+        b.qp.postSend(new SendWr().bindMw(1, mw, k, new MwBindInfo(mr, mr.addr(), 4096, Access.REMOTE_WRITE)).signaled());
+        assertWc(next(b.scq), 1, WcStatus.SUCCESS, WcOpcode.BIND_MW, 0, 0, b.qp);
+        b.qp.postRecv(new RecvWr().set(3, b.sge(HALF, 16)));
+        a.qp.postSend(new SendWr().rdmaWriteWithImm(2, mr.addr() + 100, k, 9, a.sge(0, 3000)).signaled());
+        next(a.scq);
+        assertWc(next(b.rcq), 3, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 3000, WC_GRH | WC_WITH_IMM, b.qp);
+        assertThat(bytes(mr.segment(), 100, 3000)).isEqualTo(bytes(a.mr.segment(), 0, 3000));
+    }
 }

@@ -5,6 +5,14 @@ package io.rxe4j.verbs;
  * {@code rxe-facts.md} §7.1) and the atomic capability values ({@code enum ibv_atomic_cap}).
  */
 public final class DeviceCap {
+    /** IB_UVERBS_DEVICE_RC_RNR_NAK_GEN: the responder sends RNR NAKs. */
+    public static final long RC_RNR_NAK_GEN = 1L << 12;
+    /** IB_UVERBS_DEVICE_SRQ_RESIZE: {@code ibv_modify_srq} with IBV_SRQ_MAX_WR. */
+    public static final long SRQ_RESIZE = 1L << 13;
+    /** IB_UVERBS_DEVICE_MEM_WINDOW: memory windows (type 1). */
+    public static final long MEM_WINDOW = 1L << 17;
+    /** IB_UVERBS_DEVICE_MEM_WINDOW_TYPE_2B: type 2B memory windows. */
+    public static final long MEM_WINDOW_TYPE_2B = 1L << 24;
     /** IB_UVERBS_DEVICE_FLUSH_GLOBAL. */
     public static final long FLUSH_GLOBAL = 1L << 38;
     /** IB_UVERBS_DEVICE_FLUSH_PERSISTENT. */

@@ -53,14 +53,20 @@ public final class MemoryRegion implements AutoCloseable {
         return pd;
     }
 
-    /** Deregisters the MR. Idempotent. */
+    /**
+     * Deregisters the MR. Idempotent.
+     *
+     * @throws IllegalStateException while memory windows are bound to it (rdma_rxe's EINVAL, IBA
+     *     10.6.7.2.6; {@code verbs-surface-facts.md} §5.7): unbind, invalidate or close them first
+     *     ({@link RdmaDevice#closeAll()} closes windows before MRs)
+     */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
-        closed = true;
         pd.device.core.deregisterMr(core);
+        closed = true;
         pd.mrs.remove(this);
     }
 

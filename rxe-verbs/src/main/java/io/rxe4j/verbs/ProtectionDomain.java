@@ -5,8 +5,9 @@ import java.lang.foreign.MemorySegment;
 import java.util.Set;
 
 /**
- * A protection domain ({@code ibv_pd}). Owns the MRs registered, the QPs and the address handles
- * created through it; {@link #close()} throws {@link IllegalStateException} while any is open (EBUSY).
+ * A protection domain ({@code ibv_pd}). Owns the MRs registered, the QPs, address handles, shared
+ * receive queues and memory windows created through it; {@link #close()} throws {@link
+ * IllegalStateException} while any is open (EBUSY).
  */
 public final class ProtectionDomain implements AutoCloseable {
     /** Alignment of memory allocated by {@link #allocMr}: one 4 KiB page. */
@@ -19,6 +20,7 @@ public final class ProtectionDomain implements AutoCloseable {
     final Set<QueuePair> qps = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     final Set<AddressHandle> ahs = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     final Set<SharedReceiveQueue> srqs = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
+    final Set<MemoryWindow> mws = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
     private volatile boolean closed;
 
     ProtectionDomain(RdmaDevice device, io.rxe4j.verbs.provider.PdOps core) {
@@ -168,6 +170,26 @@ public final class ProtectionDomain implements AutoCloseable {
         return srq;
     }
 
+    /**
+     * Allocates a memory window ({@code ibv_alloc_mw}; {@code verbs-surface-facts.md} §5.1, {@code
+     * docs/verbs.md} "Memory windows"). A type 1 window is VALID with nothing bound (every access
+     * fails until {@link QueuePair#bindMw}); a type 2B window is FREE until a {@link
+     * WrOpcode#BIND_MW} WR binds it. At most {@link DeviceAttr#maxMw()} may be open in a device.
+     *
+     * @throws IllegalArgumentException if {@code type} is null
+     * @throws IllegalStateException if the PD is closed, or the device holds {@link DeviceAttr#maxMw()}
+     *     windows (ENOMEM)
+     */
+    public MemoryWindow allocMw(MwType type) {
+        checkOpen();
+        if (type == null) {
+            throw new IllegalArgumentException("memory window type is null (TYPE_1 or TYPE_2B)");
+        }
+        MemoryWindow mw = new MemoryWindow(this, type, device.core.allocMw(core, type.value()));
+        mws.add(mw);
+        return mw;
+    }
+
     /** @return the QPs of this PD now (a copy) */
     java.util.List<QueuePair> snapshotQps() {
         synchronized (qps) {
@@ -233,10 +255,10 @@ public final class ProtectionDomain implements AutoCloseable {
         if (closed) {
             return;
         }
-        if (!force && (!mrs.isEmpty() || !qps.isEmpty() || !ahs.isEmpty() || !srqs.isEmpty())) {
+        if (!force && (!mrs.isEmpty() || !qps.isEmpty() || !ahs.isEmpty() || !srqs.isEmpty() || !mws.isEmpty())) {
             throw new IllegalStateException(core + " still has " + mrs.size() + " MR(s), " + qps.size()
-                    + " QP(s), " + ahs.size() + " AH(s) and " + srqs.size()
-                    + " SRQ(s) open (EBUSY): close them first, or use RdmaDevice.closeAll()");
+                    + " QP(s), " + ahs.size() + " AH(s), " + srqs.size() + " SRQ(s) and " + mws.size()
+                    + " MW(s) open (EBUSY): close them first, or use RdmaDevice.closeAll()");
         }
         closed = true;
         device.pds.remove(this);

@@ -74,7 +74,96 @@ public final class QueuePair implements AutoCloseable {
             throw new IllegalArgumentException("send WR is null");
         }
         checkAh(wr);
-        return core.tryPostSend(wr);
+        checkMw(wr, false);
+        if (!core.tryPostSend(wr)) {
+            return false;
+        }
+        bindPosted(wr);
+        return true;
+    }
+
+    /**
+     * Binds a type 1 memory window ({@code ibv_bind_mw}; {@code verbs-surface-facts.md} §5.2–§5.4):
+     * posts a BIND_MW work request for {@code mw} with the next rkey ({@code ibv_inc_rkey}: the key
+     * part plus one) and returns that rkey, which {@link MemoryWindow#rkey()} reports from now on.
+     * The bind runs in order with the QP's other WRs and completes on the send CQ with {@link
+     * WcOpcode#BIND_MW} (when signaled), or with {@link WcStatus#MW_BIND_ERR} and the QP in ERR when
+     * a check of the sheet fails (the MR lacks MW_BIND, the range is outside it, the window was
+     * deallocated...); then the window keeps its old key. A bind with {@link MwBindInfo#unbind()}
+     * revokes the window.
+     *
+     * @return the window's new rkey, for the peer
+     * @throws IllegalArgumentException if {@code mw} is not a type 1 window of this QP's device, the
+     *     access asks for {@link Access#ZERO_BASED}, or the MR is of another PD than the window (EINVAL
+     *     and EPERM of libibverbs)
+     * @throws IllegalStateException if the QP is not in RTS (or SQD/ERR), or is not RC or UC
+     * @throws QueueFullException if the send queue is full
+     */
+    public int bindMw(MemoryWindow mw, MwBind bind) {
+        checkOpen();
+        if (mw == null || bind == null) {
+            throw new IllegalArgumentException("bindMw needs a window and a bind, got " + mw + " and " + bind);
+        }
+        if (mw.type() != MwType.TYPE_1) {
+            throw new IllegalArgumentException(mw + " is not a type 1 window: bind type 2B windows with a BIND_MW "
+                    + "work request (SendWr.bindMw) (EINVAL)");
+        }
+        MwBindInfo info = bind.bindInfo();
+        if ((info.mwAccessFlags() & Access.ZERO_BASED) != 0) {
+            throw new IllegalArgumentException("zero-based windows are not supported (IBV_ACCESS_ZERO_BASED) (EINVAL)");
+        }
+        if (info.mr() != null && info.mr().pd() != mw.pd()) {
+            throw new IllegalArgumentException(info.mr() + " is of " + info.mr().pd() + ", the window " + mw + " of "
+                    + mw.pd() + " (EPERM)");
+        }
+        if (init.qpType() != QpType.RC && init.qpType() != QpType.UC) {
+            throw new IllegalStateException("windows are bound through RC and UC QPs only, QP 0x"
+                    + Integer.toHexString(core.qpn()) + " is " + init.qpType() + " (EINVAL)");
+        }
+        int next = MemoryWindow.incRkey(mw.rkey());
+        SendWr wr = new SendWr().bindMw(bind.wrId(), mw, next, info);
+        wr.sendFlags = bind.sendFlags();
+        checkMw(wr, true);
+        if (!core.tryPostSend(wr)) {
+            throw new QueueFullException("send queue full (" + init.caps().maxSendWr() + " WRs outstanding) on QP 0x"
+                    + Integer.toHexString(core.qpn()));
+        }
+        bindPosted(wr);
+        return next;
+    }
+
+    /**
+     * A BIND_MW WR names an open window of this device and its bind info an open MR; a type 1
+     * window is bound by {@link #bindMw} only (IBTA: the Bind Memory Window verb), a type 2B window
+     * by a WR only.
+     */
+    private void checkMw(SendWr wr, boolean type1Verb) {
+        if (wr.opcode != WrOpcode.BIND_MW) {
+            return;
+        }
+        MemoryWindow mw = wr.mw;
+        if (mw == null || wr.bindInfo == null) {
+            throw new IllegalArgumentException("a BIND_MW WR needs a window and bind info (SendWr.bindMw), wr_id "
+                    + wr.wrId);
+        }
+        mw.checkOpen();
+        if (mw.pd().device != pd.device) {
+            throw new IllegalArgumentException(mw + " belongs to " + mw.pd().device + ", not to " + pd.device);
+        }
+        if (!type1Verb && mw.type() != MwType.TYPE_2B) {
+            throw new IllegalArgumentException(mw + " is a type 1 window: bind it with QueuePair.bindMw, wr_id " + wr.wrId);
+        }
+        MemoryRegion mr = wr.bindInfo.mr();
+        if (mr != null && mr.pd().device != pd.device) {
+            throw new IllegalArgumentException(mr + " belongs to " + mr.pd().device + ", not to " + pd.device);
+        }
+    }
+
+    /** A posted BIND_MW: the window's rkey is the new one from now on, as {@code ibv_mw.rkey}. */
+    private static void bindPosted(SendWr wr) {
+        if (wr.opcode == WrOpcode.BIND_MW) {
+            wr.mw.posted((wr.mw.rkey() & ~0xFF) | (wr.rkey & 0xFF));
+        }
     }
 
     /** @return the QP type */
@@ -125,6 +214,7 @@ public final class QueuePair implements AutoCloseable {
             }
             try {
                 checkAh(wr);
+                checkMw(wr, false);
                 core.validatePost(wr);
             } catch (IllegalArgumentException | IllegalStateException e) {
                 bad = e;
@@ -132,6 +222,9 @@ public final class QueuePair implements AutoCloseable {
             }
         }
         int posted = end == 0 ? 0 : core.postValidated(wrs, 0, end);
+        for (int i = 0; i < posted; i++) {
+            bindPosted(wrs.get(i));
+        }
         if (posted < end) {
             throw new BadWrException(posted, wrs.get(posted).wrId, new QueueFullException("send queue full ("
                     + init.caps().maxSendWr() + " WRs outstanding) on QP 0x" + Integer.toHexString(core.qpn())));

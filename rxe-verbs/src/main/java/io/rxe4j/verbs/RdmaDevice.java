@@ -103,8 +103,10 @@ public final class RdmaDevice implements AutoCloseable {
         DeviceConfig c = core.config();
         return new DeviceAttr(c.maxQp(), QpCaps.MAX_WR, QpCaps.MAX_SGE, Integer.MAX_VALUE, c.maxCqe(), c.maxMr(),
                 Long.MAX_VALUE, 128, 128, DeviceCap.ATOMIC_HCA, DeviceCap.ATOMIC_HCA,
-                DeviceCap.FLUSH_GLOBAL | DeviceCap.FLUSH_PERSISTENT | DeviceCap.ATOMIC_WRITE, 15, 1L << 31, DeviceAttr.MAX_AH,
-                SrqInitAttr.MAX_WR, SrqInitAttr.MAX_SGE);
+                DeviceCap.RC_RNR_NAK_GEN | DeviceCap.SRQ_RESIZE | DeviceCap.MEM_WINDOW | DeviceCap.MEM_WINDOW_TYPE_2B
+                        | DeviceCap.FLUSH_GLOBAL | DeviceCap.FLUSH_PERSISTENT | DeviceCap.ATOMIC_WRITE,
+                15, 1L << 31, DeviceAttr.MAX_AH, SrqInitAttr.MAX_WR, SrqInitAttr.MAX_SGE,
+                Math.min(c.maxMr(), (1 << 19) - 1));
     }
 
     /**
@@ -344,7 +346,7 @@ public final class RdmaDevice implements AutoCloseable {
     public int openObjects() {
         int n = connections.size() + cqs.size() + channels.size();
         for (ProtectionDomain pd : snapshot(pds)) {
-            n += 1 + pd.qps.size() + pd.mrs.size() + pd.ahs.size() + pd.srqs.size();
+            n += 1 + pd.qps.size() + pd.mrs.size() + pd.ahs.size() + pd.srqs.size() + pd.mws.size();
         }
         return n;
     }
@@ -363,7 +365,8 @@ public final class RdmaDevice implements AutoCloseable {
      * {@code finally} blocks and error paths. In this order, each kind newest first (reverse
      * order of creation): the {@link io.rxe4j.verbs.cm.RdmaConnection}s (each disconnects, so the peer sees it, and
      * waits up to a second for its confirmation), the remaining {@link QueuePair}s (outstanding
-     * work requests are dropped, pending futures fail), the {@link AddressHandle}s and {@link MemoryRegion}s, the {@link
+     * work requests are dropped, pending futures fail), the {@link SharedReceiveQueue}s, {@link AddressHandle}s,
+     * {@link MemoryWindow}s and {@link MemoryRegion}s, the {@link
      * CompletionQueue}s, the {@link CompletionChannel}s, the {@link ProtectionDomain}s, and the
      * device with its transport. Never fails with EBUSY: a child that fails to close is logged,
      * left behind and does not stop the others. Idempotent; closing some children first is fine.
@@ -397,6 +400,9 @@ public final class RdmaDevice implements AutoCloseable {
                 }
                 for (AddressHandle ah : reversed(pd.ahs)) {
                     tryClose(ah::close, ah, failures);
+                }
+                for (MemoryWindow mw : reversed(pd.mws)) {
+                    tryClose(mw::close, mw, failures);
                 }
                 for (MemoryRegion mr : reversed(pd.mrs)) {
                     tryClose(mr::close, mr, failures);

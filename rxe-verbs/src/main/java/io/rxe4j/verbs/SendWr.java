@@ -20,7 +20,7 @@ public final class SendWr {
     public int immData;
     /** Remote virtual address for RDMA and atomic operations. */
     public long remoteAddr;
-    /** Remote key for RDMA and atomic operations. */
+    /** Remote key for RDMA and atomic operations; BIND_MW: the window's new rkey. */
     public int rkey;
     /** CMP_AND_SWP: the compare value; FETCH_AND_ADD: the value to add. */
     public long compareAdd;
@@ -59,6 +59,16 @@ public final class SendWr {
      * verbs-surface-facts.md} §2.4 rule 1).
      */
     public int remoteQkey;
+    /**
+     * SEND_WITH_INV: the rkey the peer invalidates on receipt (IETH; a type 2B window of the peer
+     * bound to the receiving QP); LOCAL_INV: the rkey to invalidate locally ({@code
+     * ex.invalidate_rkey}).
+     */
+    public int invalidateRkey;
+    /** BIND_MW: the type 2B window to bind ({@code bind_mw.mw}); {@link #rkey} holds the new rkey. */
+    public MemoryWindow mw;
+    /** BIND_MW: what to put behind the window ({@code bind_mw.bind_info}). */
+    public MwBindInfo bindInfo;
 
     /** Creates an empty WR. */
     public SendWr() {}
@@ -85,6 +95,9 @@ public final class SendWr {
         ah = null;
         remoteQpn = 0;
         remoteQkey = 0;
+        invalidateRkey = 0;
+        mw = null;
+        bindInfo = null;
         return this;
     }
 
@@ -98,6 +111,51 @@ public final class SendWr {
     /** A SEND with 32-bit immediate data ({@code IBV_WR_SEND_WITH_IMM}). @return this */
     public SendWr sendWithImm(long wrId, int immData, Sge... sges) {
         return reset().set(wrId, WrOpcode.SEND_WITH_IMM, 0, sges).imm(immData);
+    }
+
+    /**
+     * A SEND that also invalidates {@code invalidateRkey} at the peer ({@code IBV_WR_SEND_WITH_INV};
+     * RC only; {@code verbs-surface-facts.md} §5.6): the peer's receive completion carries {@link
+     * WorkCompletion#WC_WITH_INV} and the rkey, which names a type 2B window bound to the receiving
+     * QP; the window is FREE afterwards.
+     *
+     * @return this
+     */
+    public SendWr sendWithInv(long wrId, int invalidateRkey, Sge... sges) {
+        reset().set(wrId, WrOpcode.SEND_WITH_INV, 0, sges);
+        this.invalidateRkey = invalidateRkey;
+        return this;
+    }
+
+    /**
+     * Invalidates a type 2B window of this QP locally ({@code IBV_WR_LOCAL_INV}; RC only): executed
+     * in order with the QP's other WRs; completes with {@link WcOpcode#LOCAL_INV}, or
+     * LOC_QP_OP_ERR (QP to ERR) when {@code invalidateRkey} names no window this QP may invalidate.
+     *
+     * @return this
+     */
+    public SendWr localInv(long wrId, int invalidateRkey) {
+        reset().set(wrId, WrOpcode.LOCAL_INV, 0);
+        this.invalidateRkey = invalidateRkey;
+        return this;
+    }
+
+    /**
+     * Binds a type 2B window to this QP ({@code IBV_WR_BIND_MW}; RC and UC;
+     * {@code verbs-surface-facts.md} §5.2–§5.4): executed in order with the QP's other WRs, takes no
+     * PSN; completes with {@link WcOpcode#BIND_MW}, or MW_BIND_ERR (QP to ERR) when a check fails.
+     * Afterwards peers reach {@code bindInfo}'s range under {@code newRkey}.
+     *
+     * @param newRkey the window's new rkey: its low 8 bits replace the key part of {@code mw}'s
+     *     rkey (the index never changes; {@code ibv_inc_rkey(mw.rkey())} is the usual choice)
+     * @return this
+     */
+    public SendWr bindMw(long wrId, MemoryWindow mw, int newRkey, MwBindInfo bindInfo) {
+        reset().set(wrId, WrOpcode.BIND_MW, 0);
+        this.mw = mw;
+        this.rkey = newRkey;
+        this.bindInfo = bindInfo;
+        return this;
     }
 
     /**

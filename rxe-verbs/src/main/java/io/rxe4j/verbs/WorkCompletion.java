@@ -9,8 +9,11 @@ public final class WorkCompletion {
     public static final int WC_GRH = 1;
     /** WC flag: {@link #immData} is valid. */
     public static final int WC_WITH_IMM = 2;
-    /** WC flag: the completion carries an invalidated rkey. */
-    public static final int WC_WITH_INV = 4;
+    /**
+     * WC flag: {@link #invalidatedRkey} is valid (IBV_WC_WITH_INV, {@code 1 << 3} as libibverbs: a
+     * SEND_WITH_INV invalidated it).
+     */
+    public static final int WC_WITH_INV = 1 << 3;
 
     /** The work request's cookie. */
     public long wrId;
@@ -30,6 +33,11 @@ public final class WorkCompletion {
     public int srcQp;
     /** WC flags. */
     public int wcFlags;
+    /**
+     * The rkey a received SEND_WITH_INV invalidated ({@code wc.invalidated_rkey}) when {@link
+     * #WC_WITH_INV} is set, else 0.
+     */
+    public int invalidatedRkey;
 
     /** Creates an empty completion. */
     public WorkCompletion() {}
@@ -45,6 +53,7 @@ public final class WorkCompletion {
         qpNum = o.qpNum;
         srcQp = o.srcQp;
         wcFlags = o.wcFlags;
+        invalidatedRkey = o.invalidatedRkey;
     }
 
     @Override
@@ -53,6 +62,7 @@ public final class WorkCompletion {
                 + ", qpNum=0x" + Integer.toHexString(qpNum) + (srcQp != 0 ? ", srcQp=0x" + Integer.toHexString(srcQp) : "")
                 + ", wcFlags=" + wcFlags
                 + ((wcFlags & WC_WITH_IMM) != 0 ? ", imm=0x" + Integer.toHexString(immData) : "")
+                + ((wcFlags & WC_WITH_INV) != 0 ? ", invalidatedRkey=0x" + Integer.toHexString(invalidatedRkey) : "")
                 + (vendorErr != 0 ? ", vendorErr=0x" + Integer.toHexString(vendorErr) : "") + '}';
     }
 }

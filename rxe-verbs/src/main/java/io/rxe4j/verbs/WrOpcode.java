@@ -19,11 +19,11 @@ public enum WrOpcode {
     ATOMIC_CMP_AND_SWP(5),
     /** IBV_WR_ATOMIC_FETCH_AND_ADD. */
     ATOMIC_FETCH_AND_ADD(6),
-    /** IBV_WR_LOCAL_INV (not supported yet: rejected at post time). */
+    /** IBV_WR_LOCAL_INV: invalidate a type 2B window ({@link SendWr#localInv}; RC). */
     LOCAL_INV(7),
-    /** IBV_WR_BIND_MW (not supported yet: rejected at post time). */
+    /** IBV_WR_BIND_MW: bind a type 2B window ({@link SendWr#bindMw}; RC, UC). */
     BIND_MW(8),
-    /** IBV_WR_SEND_WITH_INV (not supported yet: rejected at post time). */
+    /** IBV_WR_SEND_WITH_INV: a SEND that invalidates the peer's rkey ({@link SendWr#sendWithInv}; RC). */
     SEND_WITH_INV(9),
     /** IB_WR_MASKED_ATOMIC_CMP_AND_SWP (kernel/uverbs 12; rxe4j wire format, {@code extensions.md} §2). */
     MASKED_ATOMIC_CMP_AND_SWP(12),

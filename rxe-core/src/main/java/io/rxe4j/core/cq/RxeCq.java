@@ -187,7 +187,9 @@ public final class RxeCq implements CqOps {
         wc.byteLen = byteLen;
         wc.qpNum = qpNum;
         wc.wcFlags = wcFlags;
-        wc.immData = immData;
+        boolean inv = (wcFlags & io.rxe4j.verbs.WorkCompletion.WC_WITH_INV) != 0; // imm slot: the invalidated rkey
+        wc.immData = inv ? 0 : immData;
+        wc.invalidatedRkey = inv ? immData : 0;
         wc.vendorErr = vendorErr;
         wc.srcQp = srcQp;
         // volatile (not just release): the store must be ordered before the read of waiterCount,

@@ -88,7 +88,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
         this.transport = transport;
         this.config = config;
         this.address = transport.localAddress();
-        this.mrs = new MrTable(config.maxMr(), config.seed());
+        this.mrs = new MrTable(config.maxMr(), config.seed(), Math.min(config.maxMr(), io.rxe4j.core.memory.MwTable.MAX_MW));
         this.qps = new QpTable(config.maxQp());
         java.util.List<? extends Transport> ts = transport.lanes();
         if (ts.isEmpty() || ts.size() > 64) {
@@ -259,8 +259,18 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
         deregisterMr(own(mr, RxeMr.class, "MR"));
     }
 
-    /** {@link #deregisterMr(MrOps)} of one of this device's MRs. */
+    /**
+     * {@link #deregisterMr(MrOps)} of one of this device's MRs.
+     *
+     * @throws IllegalStateException while memory windows are bound to it ({@code
+     *     verbs-surface-facts.md} §5.7 rule 1: rxe's EINVAL)
+     */
     public void deregisterMr(RxeMr mr) {
+        int bound = mr.boundWindows();
+        if (bound > 0) {
+            throw new IllegalStateException(mr + " has " + bound + " memory window(s) bound (EINVAL, IBA 10.6.7.2.6): "
+                    + "unbind, invalidate or deallocate them first");
+        }
         mrs.unregister(mr);
         if (!closed) {
             for (int i = 1; i < lanes.length; i++) {
@@ -279,6 +289,20 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
             mr.release();
             return null;
         });
+    }
+
+    @Override
+    public io.rxe4j.verbs.provider.MwOps allocMw(io.rxe4j.verbs.provider.PdOps pd, int type) {
+        if (type != 1 && type != 2) {
+            throw new IllegalArgumentException("memory window type must be 1 or 2, got " + type + " (EINVAL)");
+        }
+        return mrs.windows().allocate(own(pd, RxePd.class, "PD"), type == 1 ? io.rxe4j.core.memory.RxeMw.Type.TYPE_1
+                : io.rxe4j.core.memory.RxeMw.Type.TYPE_2B);
+    }
+
+    @Override
+    public void deallocMw(io.rxe4j.verbs.provider.MwOps mw) {
+        mrs.windows().deallocate(own(mw, io.rxe4j.core.memory.RxeMw.class, "MW"));
     }
 
     /**

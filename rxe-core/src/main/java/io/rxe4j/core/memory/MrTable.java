@@ -1,34 +1,39 @@
 package io.rxe4j.core.memory;
 
-import java.util.SplittableRandom;
-import java.util.concurrent.atomic.AtomicReferenceArray;
-
 /**
  * The device's MR key table. A key is {@code index << 8 | key8} ({@code rxe-facts.md} §6.4):
  * indices run from 1, so key 0 is never valid; the 8-bit part is drawn from a seeded generator
  * and differs from the previous key at the same index.
  *
  * <p>Registration and deregistration run on user threads (synchronized); lookup runs on the
- * device loop and is lock-free (an {@link AtomicReferenceArray} read).
+ * device loops and is lock-free ({@link KeyTable}).
  */
 public final class MrTable {
-    private final AtomicReferenceArray<RxeMr> slots;
-    private final byte[] lastKey8;
-    private final SplittableRandom random;
-    private int nextHint = 1;
-    private int count;
+    /** Largest MR index: 2^19, as rdma_rxe ({@code RXE_MAX_MR}); indices above it name memory windows. */
+    public static final int MAX_MR_INDEX = 1 << 19;
+
+    private final KeyTable<RxeMr> slots;
+    private final MwTable windows;
 
     /**
      * @param capacity maximum number of MRs (indices 1..capacity)
      * @param seed seed for the 8-bit key parts
      */
     public MrTable(int capacity, long seed) {
-        if (capacity < 1 || capacity > (1 << 19)) {
+        this(capacity, seed, 1);
+    }
+
+    /**
+     * @param capacity maximum number of MRs (indices 1..capacity)
+     * @param seed seed for the 8-bit key parts
+     * @param mwCapacity maximum number of memory windows ({@link MwTable})
+     */
+    public MrTable(int capacity, long seed, int mwCapacity) {
+        if (capacity < 1 || capacity > MAX_MR_INDEX) {
             throw new IllegalArgumentException("MR table capacity must be 1..2^19, got " + capacity);
         }
-        this.slots = new AtomicReferenceArray<>(capacity + 1);
-        this.lastKey8 = new byte[capacity + 1];
-        this.random = new SplittableRandom(seed);
+        this.slots = new KeyTable<>("MR", 0, capacity, seed);
+        this.windows = new MwTable(mwCapacity, seed ^ 0x6D77L);
     }
 
     /** A factory that builds the MR once its key is known. */
@@ -43,35 +48,14 @@ public final class MrTable {
      *
      * @throws IllegalStateException when the table is full
      */
-    public synchronized RxeMr register(MrFactory factory) {
-        int capacity = slots.length() - 1;
-        if (count >= capacity) {
-            throw new IllegalStateException("MR table full (" + capacity + " MRs)");
-        }
-        int index = nextHint;
-        while (slots.get(index) != null) {
-            index = index == capacity ? 1 : index + 1;
-        }
-        nextHint = index == capacity ? 1 : index + 1;
-        int key8;
-        do {
-            key8 = random.nextInt(256);
-        } while (key8 == (lastKey8[index] & 0xFF));
-        lastKey8[index] = (byte) key8;
-        RxeMr mr = factory.create(index << 8 | key8);
-        slots.set(index, mr);
-        count++;
-        return mr;
+    public RxeMr register(MrFactory factory) {
+        return slots.add(factory::create);
     }
 
     /** Removes the MR from the table and invalidates it; later lookups of its key fail. */
-    public synchronized void unregister(RxeMr mr) {
+    public void unregister(RxeMr mr) {
         mr.invalidate();
-        int index = mr.lkey() >>> 8;
-        if (index < slots.length() && slots.get(index) == mr) {
-            slots.set(index, null);
-            count--;
-        }
+        slots.remove(mr.lkey(), mr);
     }
 
     /**
@@ -79,19 +63,44 @@ public final class MrTable {
      * @return the valid MR with exactly this key, or null
      */
     public RxeMr lookup(int key) {
-        int index = key >>> 8;
-        if (index == 0 || index >= slots.length()) {
+        if (MwTable.isWindowKey(key)) {
             return null;
         }
-        RxeMr mr = slots.get(index);
+        RxeMr mr = slots.at(key);
         if (mr == null || mr.lkey() != key || !mr.isValid()) {
             return null;
         }
         return mr;
     }
 
+    /** @return the device's memory windows, whose rkeys this table resolves too ({@link #remote}) */
+    public MwTable windows() {
+        return windows;
+    }
+
+    /**
+     * Resolves an rkey a request carries ({@code rxe_resp.c:check_rkey}): an MR's rkey, or a memory
+     * window's ({@code verbs-surface-facts.md} §5.5, with the window's own bounds checked).
+     *
+     * @param pd the PD of the QP the request arrived on
+     * @param qpn that QP's number (a type 2B window answers only the QP it is bound to)
+     * @param va first virtual address the request names
+     * @param len bytes, {@code >= 0}
+     * @param access the {@link io.rxe4j.verbs.Access} bits the request needs
+     * @return the MR whose memory holds {@code [va, va + len)}, or null when the access is refused
+     *     (NAK 0x62)
+     */
+    public RxeMr remote(int rkey, RxePd pd, int qpn, long va, long len, int access) {
+        if (MwTable.isWindowKey(rkey)) {
+            RxeMw mw = windows.lookup(rkey);
+            return mw == null ? null : mw.grant(rkey, pd, qpn, va, len, access);
+        }
+        RxeMr mr = lookup(rkey);
+        return mr != null && mr.pd() == pd && mr.allows(va, len, access) ? mr : null;
+    }
+
     /** @return the number of registered MRs */
-    public synchronized int size() {
-        return count;
+    public int size() {
+        return slots.size();
     }
 }

@@ -34,6 +34,8 @@ public final class RxeMr implements io.rxe4j.verbs.provider.MrOps {
     private final int rkey;
     private final Persistence persistence;
     private volatile boolean valid = true;
+    /** Memory windows bound to this MR now ({@code num_mw}): deregistration is refused while any is. */
+    private final java.util.concurrent.atomic.AtomicInteger windows = new java.util.concurrent.atomic.AtomicInteger();
 
     /**
      * @param pd owning protection domain
@@ -126,6 +128,19 @@ public final class RxeMr implements io.rxe4j.verbs.provider.MrOps {
     /** @return whether the MR is still registered */
     public boolean isValid() {
         return valid;
+    }
+
+    /** @return the number of memory windows bound to this MR now */
+    public int boundWindows() {
+        return windows.get();
+    }
+
+    void windowBound() {
+        windows.incrementAndGet();
+    }
+
+    void windowUnbound() {
+        windows.decrementAndGet();
     }
 
     /** Marks the MR deregistered: every later access check fails. */

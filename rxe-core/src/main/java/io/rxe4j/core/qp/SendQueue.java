@@ -218,6 +218,15 @@ final class SendQueue {
         w.atomicWriteValue = wr.atomicWriteValue;
         w.flushType = wr.flushType;
         w.flushLevel = wr.flushLevel;
+        w.invalidateRkey = wr.invalidateRkey;
+        if (wr.opcode == WrOpcode.BIND_MW) { // checked by the API: an open window and bind info
+            io.rxe4j.verbs.MwBindInfo b = wr.bindInfo;
+            w.bindMwRkey = wr.mw.rkey();
+            w.bindMrLkey = b.mr() == null ? 0 : b.mr().lkey();
+            w.bindAddr = b.addr();
+            w.bindLength = b.length();
+            w.bindAccess = b.mwAccessFlags();
+        }
         if (qp.type == io.rxe4j.verbs.QpType.UD) { // checked by the API: an open AH of the QP's PD
             w.udPeer = wr.ah.attr().peer();
             w.remoteQpn = wr.remoteQpn;

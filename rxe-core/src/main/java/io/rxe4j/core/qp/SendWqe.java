@@ -37,6 +37,20 @@ public final class SendWqe {
     public int remoteQpn;
     /** UD: the Q_Key the WR gave (bit 31 set: the QP's own). */
     public int remoteQkey;
+    /** SEND_WITH_INV / LOCAL_INV: the rkey to invalidate ({@code ex.invalidate_rkey}). */
+    public int invalidateRkey;
+    /** BIND_MW ({@code wr.mw}, {@code verbs-surface-facts.md} §5.2): the window's rkey when posted; {@link #rkey} is the new one. */
+    public int bindMwRkey;
+    /** BIND_MW: the lkey of the MR to bind (0 when there is none). */
+    public int bindMrLkey;
+    /** BIND_MW: first virtual address of the window. */
+    public long bindAddr;
+    /** BIND_MW: the window's length in bytes. */
+    public long bindLength;
+    /** BIND_MW: the {@link io.rxe4j.verbs.Access} bits the window grants. */
+    public int bindAccess;
+    /** A local WQE (BIND_MW, LOCAL_INV) has executed: a rewind walks over it again without running it twice. */
+    public boolean localDone;
     /** Inline payload (IBV_SEND_INLINE), copied at post time, or null. */
     public byte[] inline;
     public int inlineLength;
@@ -117,8 +131,14 @@ public final class SendWqe {
         readBytes = 0;
         creditHeld = false;
         failStatus = null;
+        localDone = false;
         firstPsn = 0;
         lastPsn = 0;
+    }
+
+    /** @return a local operation (BIND_MW, LOCAL_INV): no packet, no PSN */
+    public boolean isLocal() {
+        return WrOpcodeInfo.of(opcode).family() == WrOpcodeInfo.Family.LOCAL;
     }
 
     /** @return a TID RDMA WRITE */

@@ -36,7 +36,7 @@ public final class SendWritePacket {
         }
         boolean se = last && (w.sendFlags & SendFlags.SOLICITED) != 0
                 && (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
-                    || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM);
+                    || w.opcode == WrOpcode.SEND_WITH_INV || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM);
         int pad = -payload & 3;
         int hdr = op.headerLength();
         int total = hdr + payload + pad + Icrc.LENGTH;
@@ -48,6 +48,9 @@ public final class SendWritePacket {
             }
             if (op.has(Header.IMM_DT)) {
                 ImmDt.write(b, op.offset(Header.IMM_DT), w.immData);
+            }
+            if (op.has(Header.IETH)) {
+                io.rxe4j.core.wire.Ieth.write(b, op.offset(Header.IETH), w.invalidateRkey);
             }
             if (!SgeCopy.payload(qp, w, offset, b, hdr, payload, pad)) {
                 b.release();

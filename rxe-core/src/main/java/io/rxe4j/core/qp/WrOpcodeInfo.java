@@ -21,10 +21,10 @@ import io.rxe4j.verbs.WrOpcode;
  *
  * <p>Masks: the {@code *_MASK} bits are rxe's {@code enum rxe_wr_mask} ({@code rxe_opcode.h});
  * {@link #mask(QpType)} is 0 for a QP type that does not accept the opcode (rxe's post-time
- * "bad wr opcode for qp type", EINVAL). The RC, UC and UD columns are rxe's; rxe4j implements the
- * RC transport only (UC/UD QPs are refused at creation), and of the RC rows only those with
- * {@link #implemented()} (LOCAL_INV, BIND_MW and SEND_WITH_INV are in rxe's table but not carried
- * yet, so post_send rejects them). The masked atomics are an rxe4j extension ({@code
+ * "bad wr opcode for qp type", EINVAL). The RC, UC and UD columns are rxe's, except SEND_WITH_INV,
+ * which rxe4j takes on RC only (rxe accepts it on UC and UD and fails it at execution: there is no
+ * such UC or UD packet). Every row is {@link #implemented()} now; the flag stays for rows a
+ * future opcode adds before its engine does. The masked atomics are an rxe4j extension ({@code
  * extensions.md} §2), absent from rxe's table ({@link #rxeExtension()}).
  */
 public final class WrOpcodeInfo {
@@ -107,12 +107,15 @@ public final class WrOpcodeInfo {
         row(WrOpcode.ATOMIC_FETCH_AND_ADD, ATOMIC_MASK, 0, 0)
                 .wc(WcOpcode.FETCH_ADD).family(Family.ATOMIC, Access.REMOTE_ATOMIC).credit().localWrite()
                 .eightByteCompletion().packets(null, null, null, Opcode.RC_FETCH_ADD);
-        row(WrOpcode.LOCAL_INV, LOCAL_OP_MASK, 0, 0).notImplemented()
+        row(WrOpcode.LOCAL_INV, LOCAL_OP_MASK, 0, 0)
                 .wc(WcOpcode.LOCAL_INV).family(Family.LOCAL, 0);
-        row(WrOpcode.BIND_MW, LOCAL_OP_MASK, LOCAL_OP_MASK, 0).notImplemented()
+        row(WrOpcode.BIND_MW, LOCAL_OP_MASK, LOCAL_OP_MASK, 0)
                 .wc(WcOpcode.BIND_MW).family(Family.LOCAL, 0);
-        row(WrOpcode.SEND_WITH_INV, INLINE_MASK | SEND_MASK, INLINE_MASK | SEND_MASK, INLINE_MASK | SEND_MASK)
-                .notImplemented().wc(WcOpcode.SEND).family(Family.SEND, 0).budgetsPayload()
+        // rxe's UC and UD columns take SEND_WITH_INV at post time and fail it when it executes
+        // (next_opcode_uc/ud have no such packet: LOC_QP_OP_ERR); there is no UC or UD opcode for it,
+        // so rxe4j refuses it at post time (docs/verbs.md)
+        row(WrOpcode.SEND_WITH_INV, INLINE_MASK | SEND_MASK, 0, 0)
+                .wc(WcOpcode.SEND).family(Family.SEND, 0).budgetsPayload()
                 .packets(Opcode.RC_SEND_FIRST, Opcode.RC_SEND_MIDDLE, Opcode.RC_SEND_LAST_WITH_INVALIDATE,
                         Opcode.RC_SEND_ONLY_WITH_INVALIDATE);
         row(WrOpcode.MASKED_ATOMIC_CMP_AND_SWP, ATOMIC_MASK, 0, 0).extension()

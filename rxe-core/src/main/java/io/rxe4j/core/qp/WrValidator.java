@@ -96,6 +96,10 @@ final class WrValidator {
                 throw new IllegalArgumentException("remote_qpn must be 24-bit, got 0x" + Integer.toHexString(wr.remoteQpn));
             }
         }
+        if (info.family() == WrOpcodeInfo.Family.LOCAL) {
+            validateLocal(wr);
+            return;
+        }
         if (info.operandInWr()) {
             if (wr.numSge != 0) {
                 throw new IllegalArgumentException(op + " takes no SGEs (its operand is in the WR), got num_sge "
@@ -182,6 +186,25 @@ final class WrValidator {
                 throw new IllegalArgumentException(op + " remote_addr 0x" + Long.toHexString(wr.remoteAddr)
                         + " is not 8-byte aligned");
             }
+        }
+    }
+
+    /**
+     * A local operation ({@code rxe.c:validate_send_wr} for BIND_MW; LOCAL_INV alike): no SGEs, no
+     * inline data, no immediate; BIND_MW names a window and what to bind. The window's own checks
+     * run when the WR executes ({@code verbs-surface-facts.md} §5.3: MW_BIND_ERR).
+     */
+    private void validateLocal(SendWr wr) {
+        if (wr.numSge != 0 || wr.inlineData != null || (wr.sendFlags & SendFlags.INLINE) != 0) {
+            throw new IllegalArgumentException(wr.opcode + " takes no SGEs or inline data, got num_sge " + wr.numSge
+                    + (wr.inlineData != null || (wr.sendFlags & SendFlags.INLINE) != 0 ? " and inline data" : ""));
+        }
+        if (wr.immData != 0 && wr.opcode == WrOpcode.BIND_MW) {
+            throw new IllegalArgumentException("BIND_MW takes no immediate data, got 0x" + Integer.toHexString(wr.immData));
+        }
+        if (wr.opcode == WrOpcode.BIND_MW && (wr.mw == null || wr.bindInfo == null)) {
+            throw new IllegalArgumentException("a BIND_MW WR needs a window and bind info (SendWr.bindMw), wr_id "
+                    + wr.wrId);
         }
     }
 

@@ -231,7 +231,8 @@ public final class Completer implements CompleterOps {
         wqe = head();
         // a TID WRITE whose WRITE_RESPs all arrived waits only for TID ACKs: responses go to the next
         long i = qp.sqCompleted();
-        while (wqe != null && wqe.isTidWrite() && Psn.diff(compPsn, wqe.lastPsn) > 0) {
+        while (wqe != null && (wqe.isTidWrite() && Psn.diff(compPsn, wqe.lastPsn) > 0
+                || wqe.state == SendWqe.State.PENDING && wqe.isLocal())) {
             i++;
             wqe = i == qp.sqProducer() ? null : qp.sqAt(i);
             if (wqe != null && wqe.state == SendWqe.State.POSTED && !(wqe.isTidWrite() && wqe.tidStarted)) {
@@ -887,8 +888,42 @@ public final class Completer implements CompleterOps {
         }
     }
 
-    /** Completes {@code w} (the head) and advances the SQ consumer index. */
+    /** Whether {@link #completeLocalOps} is running (a completion it makes does not start it again). */
+    private boolean completingLocalOps;
+
+    /**
+     * Completes the executed local WQEs (BIND_MW, LOCAL_INV) at the head of the send queue: they
+     * wait for no response, only for every WQE before them to complete ({@code rxe_comp.c}: a WQE in
+     * {@code wqe_state_done} at the head completes at once).
+     */
+    public void completeLocalOps() {
+        if (completingLocalOps) {
+            return;
+        }
+        completingLocalOps = true;
+        try {
+            while (qp.sqCompleted() != qp.sqReq() && qp.state() != io.rxe4j.verbs.QpState.ERR) {
+                SendWqe w = qp.sqAt(qp.sqCompleted());
+                if (w.state != SendWqe.State.PENDING || !w.isLocal()
+                        || !finish0(w, WcStatus.SUCCESS, 0)) {
+                    return;
+                }
+            }
+        } finally {
+            completingLocalOps = false;
+        }
+    }
+
+    /** Completes {@code w} (the head), advances the SQ consumer index, then the local WQEs behind it. */
     private boolean finish(SendWqe w, WcStatus st, int vendorErr) {
+        boolean ok = finish0(w, st, vendorErr);
+        if (ok && st == WcStatus.SUCCESS) {
+            completeLocalOps();
+        }
+        return ok;
+    }
+
+    private boolean finish0(SendWqe w, WcStatus st, int vendorErr) {
         if (w.creditHeld) {
             w.creditHeld = false;
             rc.requester.returnCredit();

@@ -209,6 +209,7 @@ final class ReadReply {
      */
     void start(ResponderResources.Entry e, RxeMr mr, long va, long len, int psn) {
         e.mr = mr;
+        e.window = qp.host().mrs().windows().lookup(e.rkey);
         e.curVa = va;
         e.resid = len;
         e.curPsn = psn;
@@ -329,8 +330,8 @@ final class ReadReply {
                 ? (last ? Opcode.RC_RDMA_READ_RESPONSE_ONLY : Opcode.RC_RDMA_READ_RESPONSE_FIRST)
                 : (last ? Opcode.RC_RDMA_READ_RESPONSE_LAST : Opcode.RC_RDMA_READ_RESPONSE_MIDDLE);
         RxeMr mr = e.mr;
-        if (n > 0 && (mr == null || !mr.isValid())) {
-            readFault(e);
+        if (n > 0 && (mr == null || !mr.isValid() || (e.window != null && !e.window.stillGrants(e.rkey)))) {
+            readFault(e); // a window revoked under a multi-packet READ (rxe_recheck_mr)
             return;
         }
         ByteBuf b = qp.host().allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);

@@ -382,6 +382,9 @@ public final class Requester {
                 return ext;
             }
         }
+        if (w.isLocal()) {
+            return null; // a local WQE waits only for SQD and its fence (rxe runs rxe_do_local_ops before the window checks)
+        }
         if (w.needsCredit() && !w.creditHeld) {
             if (credits <= 0) {
                 return Stall.CREDITS;
@@ -561,8 +564,38 @@ public final class Requester {
         return switch (WrOpcodeInfo.of(w.opcode).family()) {
             case READ -> sendRead(w, qp.pmtu());
             case ATOMIC, ATOMIC_WRITE, FLUSH -> sendSingle(w);
-            case SEND, WRITE, LOCAL -> sendSendOrWrite(w, qp.pmtu()); // LOCAL: refused at post time
+            case SEND, WRITE -> sendSendOrWrite(w, qp.pmtu());
+            case LOCAL -> executeLocal(w);
         };
+    }
+
+    /**
+     * A local WQE (BIND_MW, LOCAL_INV) at req's position executes now, takes no PSN, and completes in
+     * order once every WQE before it has ({@code rxe_do_local_ops}; {@code verbs-surface-facts.md}
+     * §5.4 rule 6). A failure completes it with MW_BIND_ERR or LOC_QP_OP_ERR and the QP enters ERR.
+     *
+     * @return false when it failed
+     */
+    private boolean executeLocal(SendWqe w) {
+        String why = w.localDone ? null : io.rxe4j.core.qp.LocalOps.execute(qp, w); // a rewind walks over it again
+        if (why != null) {
+            WcStatus st = io.rxe4j.core.qp.LocalOps.failureStatus(w.opcode);
+            String reason = "send WQE " + w.wrId + " (" + w.opcode + ") failed: " + st + ": " + why;
+            if (rc.completer.head() == w) {
+                rc.completer.failHead(w, st, 0, why);
+            } else {
+                w.failStatus = st; // earlier WQEs complete or are flushed first, then this one with its status
+                qp.moveToError(reason);
+            }
+            return false;
+        }
+        w.localDone = true;
+        w.firstPsn = Psn.add(psn, -1);
+        w.lastPsn = w.firstPsn;
+        w.state = SendWqe.State.PENDING;
+        qp.advanceSqReq();
+        rc.completer.completeLocalOps();
+        return true;
     }
 
     private boolean sendSendOrWrite(SendWqe w, int pmtu) {

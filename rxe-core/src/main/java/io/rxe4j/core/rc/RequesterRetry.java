@@ -59,6 +59,14 @@ final class RequesterRetry {
             if (w.tid || w.isTidWrite()) {
                 return false;
             }
+            if (w.isLocal()) { // executed before the rewind, in order: no PSN
+                if (!w.localDone) {
+                    return false;
+                }
+                w.state = SendWqe.State.PENDING;
+                qp.advanceSqReq();
+                continue;
+            }
             if (w.state == SendWqe.State.POSTED && w.needsCredit() && !w.creditHeld) {
                 if (r.credits <= 0) {
                     return false;

@@ -107,6 +107,11 @@ public final class Responder implements ResponderOps {
         ERR_MALFORMED_WQE,
         /** The receive CQ overflowed: the QP enters ERR. */
         ERR_CQ_OVERFLOW,
+        /**
+         * A SEND_WITH_INV whose IETH rkey this QP may not invalidate (rxe's class J): the receive WQE
+         * completes with REM_INV_REQ_ERR, the packet is acknowledged (no NAK), the QP enters ERR.
+         */
+        ERR_INVALIDATE_RKEY,
         /** Finished with this packet. */
         DONE
     }
@@ -423,6 +428,7 @@ public final class Responder implements ResponderOps {
                     case ERR_RKEY_VIOLATION -> errRkeyViolation();
                     case ERR_MALFORMED_WQE -> errMalformedWqe();
                     case ERR_CQ_OVERFLOW -> errCqOverflow();
+                    case ERR_INVALIDATE_RKEY -> errInvalidateRkey();
                     case DONE -> State.DONE;
                 };
             }
@@ -518,6 +524,13 @@ public final class Responder implements ResponderOps {
             if (op.hasImmediate()) {
                 flags |= WorkCompletion.WC_WITH_IMM;
                 imm = ImmDt.imm(pkt.buf(), pkt.index(Header.IMM_DT));
+            } else if (op.has(Header.IETH)) { // after the payload is placed (rxe_resp.c:execute)
+                imm = io.rxe4j.core.wire.Ieth.rkey(pkt.buf(), pkt.index(Header.IETH));
+                invalidateFailure = io.rxe4j.core.qp.LocalOps.invalidate(qp, imm);
+                if (invalidateFailure != null) {
+                    return State.ERR_INVALIDATE_RKEY;
+                }
+                flags |= WorkCompletion.WC_WITH_INV; // the rkey rides in the CQE's imm slot, as libibverbs' union
             }
             RecvWqe r = recv;
             recv = null;
@@ -720,6 +733,35 @@ public final class Responder implements ResponderOps {
         return State.DONE;
     }
 
+    /** Why the last SEND_WITH_INV's invalidation failed, for {@link #errInvalidateRkey}. */
+    private String invalidateFailure;
+
+    /**
+     * ERR_INVALIDATE_RKEY ({@code verbs-surface-facts.md} §5.6, rxe's {@code RESPST_ERR_INVALIDATE_RKEY}):
+     * the message was placed; its receive WQE completes with REM_INV_REQ_ERR, the packet is
+     * acknowledged as rxe does (no NAK: the sender's SEND completes successfully), and the QP enters
+     * ERR with the reason.
+     */
+    private State errInvalidateRkey() {
+        PacketView pkt = checks.pkt;
+        RecvWqe r = recv;
+        recv = null;
+        inMessage = InMessage.NONE;
+        msn = Psn.next(msn);
+        String reason = "SEND_WITH_INV at PSN 0x" + Integer.toHexString(checks.psn) + ": " + invalidateFailure;
+        invalidateFailure = null;
+        qp.noteErrorReason(reason);
+        long wrId = r.wrId;
+        qp.consumeRecv();
+        qp.completeRecv(wrId, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, (int) recvOffset, 0, 0);
+        ePsn = Psn.next(checks.psn);
+        if (pkt.ackReq()) {
+            sendAck(Aeth.ACK_UNLIMITED, checks.psn);
+        }
+        qp.moveToError(reason);
+        return State.DONE;
+    }
+
     /** ERR_CQ_OVERFLOW: the receive CQ is full; the QP enters ERR. */
     private State errCqOverflow() {
         qp.moveToError("receive CQ overflow");
@@ -744,8 +786,7 @@ public final class Responder implements ResponderOps {
 
     @Override
     public RxeMr remoteMr(int rkey, long va, long len, int access) {
-        RxeMr mr = qp.host().mrs().lookup(rkey);
-        return mr != null && mr.pd() == qp.pd && mr.allows(va, len, access) ? mr : null;
+        return qp.host().mrs().remote(rkey, qp.pd, qp.qpn(), va, len, access); // an MR or a memory window
     }
 
     // ------------------------------------------------------------------ errors

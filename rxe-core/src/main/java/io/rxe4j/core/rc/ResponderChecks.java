@@ -103,7 +103,8 @@ final class ResponderChecks {
     /**
      * CHK_OP_VALID: the QP grants the access the opcode needs (rxe-facts §6.3: ATOMIC WRITE needs
      * REMOTE_WRITE; FLUSH what its placement type names); TID requests only once OPFN negotiated
-     * TID RDMA; the OPFN request needs none (tid-opfn-facts §1.2). No SEND with invalidate yet.
+     * TID RDMA; the OPFN request needs none (tid-opfn-facts §1.2). A SEND with invalidate needs none:
+     * its rkey is checked when it is invalidated, after the payload ({@code verbs-surface-facts.md} §5.6).
      */
     State checkOpValid() {
         opfnRequest = isOpfnRequest();
@@ -116,8 +117,8 @@ final class ResponderChecks {
 
     /** @return the QP access the request needs, from the opcode table, or -1 if it is not valid here */
     private int requiredAccess() {
-        if (!op.executedByResponder() || op.hasInvalidate()) {
-            return -1; // no memory windows / invalidation yet
+        if (!op.executedByResponder()) {
+            return -1;
         }
         if (op.transport() == Opcode.Transport.TID && qp.opfn.remote() == null) {
             return -1; // only once negotiated
@@ -284,19 +285,30 @@ final class ResponderChecks {
         va = Reth.va(pkt.buf(), reth);
         length = Reth.dmaLength(pkt.buf(), reth);
         rkey = Reth.rkey(pkt.buf(), reth);
-        RxeMr m = qp.host().mrs().lookup(rkey);
-        if (m == null || m.pd() != qp.pd || (m.access() & need) != need) {
-            return State.ERR_RKEY_VIOLATION;
+        io.rxe4j.core.memory.RxeMw mw = qp.host().mrs().windows().lookup(rkey);
+        if (mw != null && sel == Feth.SEL_MR) {
+            // through a window, "the whole MR" is the window: its range is all the rkey grants
+            va = mw.address(rkey);
+            length = mw.length();
+            sel = Feth.SEL_RANGE;
         }
         if (sel == Feth.SEL_MR) {
+            RxeMr m = qp.host().mrs().lookup(rkey);
+            if (m == null || m.pd() != qp.pd || (m.access() & need) != need) {
+                return State.ERR_RKEY_VIOLATION;
+            }
             va = m.iova();
             length = m.length();
-        } else if (sel != Feth.SEL_RANGE) {
+            mr = m;
+            return State.EXECUTE;
+        }
+        if (sel != Feth.SEL_RANGE) {
             return State.ERR_INVALID_REQUEST;
-        } else if (!m.allows(va, length, need)) {
+        }
+        mr = qp.host().mrs().remote(rkey, qp.pd, qp.qpn(), va, length, need);
+        if (mr == null) {
             return State.ERR_RKEY_VIOLATION;
         }
-        mr = m;
         return State.EXECUTE;
     }
 }

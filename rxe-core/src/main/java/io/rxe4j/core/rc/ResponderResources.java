@@ -31,6 +31,8 @@ public final class ResponderResources {
         // ---- READ reply cursor (the responder sends a reply in bounded batches from here) ----
         /** The MR being read, looked up when the reply (or replay) started. */
         public io.rxe4j.core.memory.RxeMr mr;
+        /** The memory window the rkey names, or null (an MR's rkey): checked again before each response packet. */
+        public io.rxe4j.core.memory.RxeMw window;
         /** Next VA to send. */
         public long curVa;
         /** Bytes still to send. */

@@ -206,8 +206,8 @@ public final class TidWriteResponder {
         }
         long va = TidHeader.va(b, at);
         int rkey = TidHeader.rkey(b, at);
-        RxeMr mr = qp.host().mrs().lookup(rkey);
-        if (mr == null || mr.pd() != qp.pd || !mr.allows(va, len, Access.REMOTE_WRITE)) {
+        RxeMr mr = qp.host().mrs().remote(rkey, qp.pd, qp.qpn(), va, len, Access.REMOTE_WRITE);
+        if (mr == null) {
             return NAK_ACCESS;
         }
         Entry e = ring[head];

@@ -109,6 +109,17 @@ public final class UcEngine extends io.rxe4j.core.qp.UnreliableEngine {
         while (qp.sqReq() != prod) {
             long idx = qp.sqReq();
             SendWqe w = qp.sqAt(idx);
+            if (w.opcode == io.rxe4j.verbs.WrOpcode.BIND_MW) { // UC's one local operation (§5.2)
+                String why = io.rxe4j.core.qp.LocalOps.execute(qp, w);
+                if (why != null) {
+                    failSend(w, idx, WcStatus.MW_BIND_ERR, "UC send WQE " + w.wrId + " (BIND_MW) failed: MW_BIND_ERR: " + why);
+                    return;
+                }
+                if (!finishSend(w, idx, WcStatus.SUCCESS)) {
+                    return;
+                }
+                continue;
+            }
             if (w.state == SendWqe.State.POSTED) {
                 w.state = SendWqe.State.PROCESSING;
                 w.sentBytes = 0;
@@ -244,8 +255,8 @@ public final class UcEngine extends io.rxe4j.core.qp.UnreliableEngine {
             }
             RxeMr mr = null;
             if (len > 0) {
-                mr = qp.host().mrs().lookup(rkey);
-                if (mr == null || mr.pd() != qp.pd || !mr.allows(va, len, Access.REMOTE_WRITE)) {
+                mr = qp.host().mrs().remote(rkey, qp.pd, qp.qpn(), va, len, Access.REMOTE_WRITE);
+                if (mr == null) {
                     drop(DropReason.OTHER, WcStatus.REM_ACCESS_ERR); // §3.4 rule 5: an R_Key violation drops the message
                     return false;
                 }

@@ -107,6 +107,22 @@ public interface DeviceOps {
     }
 
     /**
+     * Allocates a memory window ({@code ibv_alloc_mw}; {@code verbs-surface-facts.md} §5.1).
+     *
+     * @param type 1 (IBV_MW_TYPE_1) or 2 (IBV_MW_TYPE_2, type 2B semantics)
+     * @throws UnsupportedOperationException if the provider has no memory windows
+     * @throws IllegalStateException when the device holds as many windows as it can (ENOMEM)
+     */
+    default MwOps allocMw(PdOps pd, int type) {
+        throw new UnsupportedOperationException("this provider has no memory windows");
+    }
+
+    /** Deallocates a window ({@code ibv_dealloc_mw}): later accesses through it fail (NAK 0x62). */
+    default void deallocMw(MwOps mw) {
+        throw new UnsupportedOperationException("this provider has no memory windows");
+    }
+
+    /**
      * Sets where the device reports that an SRQ-attached QP in ERR will take no more WQEs from its SRQ
      * ({@code IBV_EVENT_QP_LAST_WQE_REACHED}), or null; called on the QP's event loop, must not block.
      */
