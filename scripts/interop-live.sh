@@ -21,6 +21,9 @@
 #      (f1-f4) RxePingpong --ud against the guest's ibv_ud_pingpong, both directions, IPv4 and IPv6;
 #      (g1-g4) RxePingpong --uc against the guest's ibv_uc_pingpong, the same four;
 #      (h1-h4) RxePingpong --srq against the guest's ibv_srq_pingpong (16 QPs on one SRQ), the same four;
+#      (i1-i10) RxeMwPeer against scripts/interop/rxe_mw.c (compiled in the guest): memory windows of
+#          type 1 and 2B, SEND_WITH_INV, LOCAL_INV, a WRITE half outside a window, an invalid SEND_WITH_INV;
+#          both directions, IPv4 (all four tests) and IPv6 (windows);
 #      (d-*-q4-loops2) rxe-perf --perftest with 4 QPs on a 2-loop device against the kernel's ib_*_bw -q 4;
 #      IPv4 runs between 10.99.0.1 (br0, host) and 10.99.0.11 (guest), IPv6 between br0's fe80::
 #      address and fe80::5054:ff:fe00:11;
@@ -242,42 +245,54 @@ case_pp_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT ARGS...
   record "$id" "kernel ibv_rc_pingpong client -> rxe4j :$port $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
 }
 
-# (f1) rxe4j client -> guest ibv_ud_pingpong / ibv_uc_pingpong / ibv_srq_pingpong server (started through the
-# command runner); KIND is ud, uc or srq
-case_udpp_client() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT GUESTIP ARGS...
-  want "$1" || return 0
-  local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6 gip=$7 kind=${KIND:-ud}; shift 7
+# Two shapes of case: a kernel server started through the guest's command runner with an rxe4j client, and an
+# rxe4j server with the kernel's client started the same way.
+case_vs_guest_server() {  # ID FAMILY KTIMEOUT DESC GUESTCMD CLASS ARGS... : rxe4j CLASS client -> guest server
+  local id=$1 fam=$2 kt=$3 desc=$4 gcmd=$5; shift 5
   local t0 jrc krc note
   t0=$(date +%s)
-  drop_cmd "$id" "timeout -k 5 $kt ibv_${kind}_pingpong -d rxe0 -g \$$gvar -n $ITERS -p $port $*"
+  drop_cmd "$id" "timeout -k 5 $kt $gcmd"
   sleep 4  # the guest's command runner polls; the server then listens
-  jrun RxePingpong "--$kind" --ip "$ip" -p "$port" -n "$ITERS" --stall-timeout "$(stall_for "$fam")" "$@" "$gip" \
-    > "$OUT/cases/$id.rxe4j.log" 2>&1
+  jrun "$@" > "$OUT/cases/$id.rxe4j.log" 2>&1
   jrc=$?
   krc=$(wait_rc "$id" $((kt + 30)))
   cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
   note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
   [ "$krc" = 124 ] && note="kernel server killed by timeout ${kt}s${note:+; $note}"
-  record "$id" "rxe4j client -> kernel ibv_${kind}_pingpong :$port $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+  record "$id" "$desc" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
 }
-
-# (f2) guest ibv_ud_pingpong / ibv_uc_pingpong client -> rxe4j server (KIND as above)
-case_udpp_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT HOSTIP ARGS...
-  want "$1" || return 0
-  local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6 hip=$7 kind=${KIND:-ud}; shift 7
+case_vs_guest_client() {  # ID FAMILY KTIMEOUT DESC GUESTCMD CLASS ARGS... : guest client -> rxe4j CLASS server
+  local id=$1 fam=$2 kt=$3 desc=$4 gcmd=$5; shift 5
   local t0 jpid jrc krc i note
   t0=$(date +%s)
-  jrun RxePingpong "--$kind" --ip "$ip" -p "$port" -n "$ITERS" --stall-timeout "$(stall_for "$fam")" --tcp-timeout 60 "$@" \
-    > "$OUT/cases/$id.rxe4j.log" 2>&1 &
+  jrun "$@" > "$OUT/cases/$id.rxe4j.log" 2>&1 &
   jpid=$!
   for i in $(seq 1 60); do grep -qs 'listening on TCP' "$OUT/cases/$id.rxe4j.log" && break; sleep 0.5; done
-  drop_cmd "$id" "timeout -k 5 $kt ibv_${kind}_pingpong -d rxe0 -g \$$gvar -n $ITERS -p $port $* $hip"
+  drop_cmd "$id" "timeout -k 5 $kt $gcmd"
   wait "$jpid"; jrc=$?
   krc=$(wait_rc "$id" $((kt + 30)))
   cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
   note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
   [ "$krc" = 124 ] && note="kernel client killed by timeout ${kt}s${note:+; $note}"
-  record "$id" "kernel ibv_${kind}_pingpong client -> rxe4j :$port $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+  record "$id" "$desc" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+}
+
+# (f1) rxe4j client -> guest ibv_ud_pingpong / ibv_uc_pingpong / ibv_srq_pingpong server; KIND is ud, uc or srq
+case_udpp_client() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT GUESTIP ARGS...
+  want "$1" || return 0
+  local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6 gip=$7 kind=${KIND:-ud}; shift 7
+  case_vs_guest_server "$id" "$fam" "$kt" "rxe4j client -> kernel ibv_${kind}_pingpong :$port $*" \
+    "ibv_${kind}_pingpong -d rxe0 -g \$$gvar -n $ITERS -p $port $*" \
+    RxePingpong "--$kind" --ip "$ip" -p "$port" -n "$ITERS" --stall-timeout "$(stall_for "$fam")" "$@" "$gip"
+}
+
+# (f2) guest ibv_ud_pingpong / ibv_uc_pingpong / ibv_srq_pingpong client -> rxe4j server (KIND as above)
+case_udpp_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT HOSTIP ARGS...
+  want "$1" || return 0
+  local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6 hip=$7 kind=${KIND:-ud}; shift 7
+  case_vs_guest_client "$id" "$fam" "$kt" "kernel ibv_${kind}_pingpong client -> rxe4j :$port $*" \
+    "ibv_${kind}_pingpong -d rxe0 -g \$$gvar -n $ITERS -p $port $* $hip" \
+    RxePingpong "--$kind" --ip "$ip" -p "$port" -n "$ITERS" --stall-timeout "$(stall_for "$fam")" --tcp-timeout 60 "$@"
 }
 
 # (c1) rxe4j rxe_ops client -> guest rxe_ops server
@@ -314,6 +329,35 @@ case_ops_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT
   note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
   [ "$krc" = 124 ] && note="kernel client killed by timeout ${kt}s${note:+; $note}"
   record "$id" "kernel rxe_ops client -> rxe4j rxe_ops :$port" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+}
+
+# (i) memory windows and invalidation (issue 22): RxeMwPeer against the guest's rxe_mw, built once in the
+# guest from scripts/interop/rxe_mw.c (the guest has gcc and libibverbs-dev)
+MW_BIN=/tmp/rxe_mw
+MW_BUILT=""
+mw_build() {  # compiles rxe_mw in the guest once; returns its status
+  if [ -z "$MW_BUILT" ]; then
+    cp "$here/interop/rxe_mw.c" "$OUT/rxe_mw.c"
+    drop_cmd build_mw "gcc -O2 -Wall -o $MW_BIN \$OUT/rxe_mw.c -libverbs"
+    if [ "$(wait_rc build_mw 240)" = 0 ]; then MW_BUILT=0; else MW_BUILT=1; log "rxe_mw did not compile: $OUT/logs/cmd-build_mw.log"; fi
+  fi
+  return "$MW_BUILT"
+}
+case_mw_client() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT TEST JARGS... : rxe4j client -> guest rxe_mw server
+  want "$1" || return 0
+  local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6 test=$7; shift 7
+  local desc="rxe4j rxe_mw client -t $test $* -> kernel rxe_mw :$port"
+  mw_build || { record "$id" "$desc" "$fam" 1 1 0 "rxe_mw did not compile"; return 0; }
+  case_vs_guest_server "$id" "$fam" "$kt" "$desc" "$MW_BIN -d rxe0 -g \$$gvar -p $port" \
+    RxeMwPeer --ip "$ip" -p "$port" -t "$test" --stall-timeout "$(stall_for "$fam")" "$@" "$GUEST_IP"
+}
+case_mw_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT TEST CARGS... : guest rxe_mw client -> rxe4j server
+  want "$1" || return 0
+  local id=$1 fam=$2 port=$3 ip=$4 gvar=$5 kt=$6 test=$7; shift 7
+  local desc="kernel rxe_mw client -t $test $* -> rxe4j rxe_mw :$port"
+  mw_build || { record "$id" "$desc" "$fam" 1 1 0 "rxe_mw did not compile"; return 0; }
+  case_vs_guest_client "$id" "$fam" "$kt" "$desc" "$MW_BIN -d rxe0 -g \$$gvar -p $port -t $test $* $HOST_IP" \
+    RxeMwPeer --ip "$ip" -p "$port" --stall-timeout "$(stall_for "$fam")" --tcp-timeout 60
 }
 
 # (d) perftest: rxe-perf --perftest as the peer of the guest's ib_*_bw, both directions
@@ -374,6 +418,17 @@ KIND=srq case_udpp_client h1 IPv4 18548 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" "$GUE
 KIND=srq case_udpp_server h2 IPv4 18549 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" "$HOST_IP"
 case_ops_client c1 IPv4 18530 rxe_ops            "$HOST_IP"
 case_ops_server c2 IPv4 18525 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4"
+# memory windows: the windows test both ways; a WRITE half outside a window (rdma_rxe accepts it: it checks
+# the MR only; rxe4j refuses it, IBV_WC_REM_ACCESS_ERR = 10); SEND_WITH_INV of a type 1 window (the
+# responder acknowledges it and fails its receive with IBV_WC_REM_INV_REQ_ERR = 9)
+case_mw_client i1 IPv4 18560 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" windows
+case_mw_server i2 IPv4 18561 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" windows
+case_mw_client i9 IPv4 18568 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" localinv
+case_mw_server i10 IPv4 18569 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" localinv
+case_mw_client i3 IPv4 18562 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" outside --expect-outside SUCCESS
+case_mw_server i4 IPv4 18563 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" outside -x 10
+case_mw_client i5 IPv4 18564 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" badinv
+case_mw_server i6 IPv4 18565 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" badinv -x 0 -y 9
 # loss: rxe4j drops 2% of the packets it sends; its retransmissions and the kernel's must recover
 case_pp_client  e1 IPv4 18515 rc_pingpong        "$HOST_IP" --faults drop=0.02,dir=out --fault-seed 7
 for t in write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat; do
@@ -402,6 +457,8 @@ KIND=srq case_udpp_client h3 IPv6 18550 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" "$GU
 KIND=srq case_udpp_server h4 IPv6 18551 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" "$HOST_IP"
 case_ops_client c3 IPv6 18531 rxe_ops_ipv6       "$BR6%br0"
 case_ops_server c4 IPv6 18526 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6"
+case_mw_client i7 IPv6 18566 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" windows
+case_mw_server i8 IPv6 18567 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" windows
 case_pt_server  d-write_bw-k2j-v6 IPv6 write_bw 18602 G6 "$KCLIENT_TIMEOUT_V6" "$BR6%eth0"
 case_pt_client  d-write_bw-j2k-v6 IPv6 write_bw 18603 G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP6%br0"
 snapshot ipv6
