@@ -2296,4 +2296,95 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
         assertWc(next(b.rcq), 3, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, 3000, WC_GRH | WC_WITH_IMM, b.qp);
         assertThat(bytes(mr.segment(), 100, 3000)).isEqualTo(bytes(a.mr.segment(), 0, 3000));
     }
+
+    // =====================================================================================
+    // The GSI QP, QP1 (verbs-surface-facts.md §2.3, §2.8, §2.9; cm-facts.md §1.1)
+    // =====================================================================================
+
+    record Mad(java.net.InetSocketAddress from, int srcQp, byte[] grh, byte[] mad) {}
+
+    /** @return the MADs {@code dev}'s QP1 receives from now on, in order */
+    static java.util.concurrent.BlockingQueue<Mad> listen(RdmaDevice dev) {
+        java.util.concurrent.BlockingQueue<Mad> got = new java.util.concurrent.LinkedBlockingQueue<>();
+        io.rxe4j.verbs.internal.VerbsAccess.get().gsi(dev).listener((from, srcQp, grh, mad) ->
+                got.add(new Mad(from, srcQp, grh, mad)));
+        return got;
+    }
+
+    static byte[] mad(int seed) {
+        byte[] m = new byte[io.rxe4j.verbs.provider.GsiOps.MAD_BYTES];
+        new java.util.SplittableRandom(seed).nextBytes(m);
+        m[0] = 1; // BaseVersion
+        return m;
+    }
+
+    /** QP1 to QP1 and back: the MAD, the sender, source QP 1 and the GRH the receive buffer got. */
+    @Test
+    @NotOnLossyNet(UD_LOSS)
+    void theGsiQpCarriesMadsBothWays() {
+        io.rxe4j.verbs.provider.GsiOps gsiA = io.rxe4j.verbs.internal.VerbsAccess.get().gsi(devA);
+        io.rxe4j.verbs.provider.GsiOps gsiB = io.rxe4j.verbs.internal.VerbsAccess.get().gsi(devB);
+        java.util.concurrent.BlockingQueue<Mad> atA = listen(devA);
+        java.util.concurrent.BlockingQueue<Mad> atB = listen(devB);
+        long sentBefore = counter(devA, "gsi_sent_mads");
+        try {
+            assertThat(gsiA.send(devB.address(), 1, mad(1))).isTrue();
+            await(() -> !atB.isEmpty(), "the MAD at B's QP1");
+            Mad m = atB.poll();
+            assertThat(m.mad()).isEqualTo(mad(1));
+            assertThat(m.srcQp()).isEqualTo(1);
+            assertThat(m.from().getAddress()).isEqualTo(devA.address().getAddress());
+            java.net.InetAddress src = devA.address().getAddress();
+            if (src instanceof java.net.Inet4Address) { // verbs-surface-facts §2.6: the IPv4 header at +20
+                assertThat(m.grh()[20] >> 4).isEqualTo(4);
+                assertThat(Arrays.copyOfRange(m.grh(), 32, 36)).isEqualTo(src.getAddress());
+            } else {
+                assertThat((m.grh()[0] & 0xFF) >> 4).isEqualTo(6);
+                assertThat(Arrays.copyOfRange(m.grh(), 8, 24)).isEqualTo(src.getAddress());
+            }
+            assertThat(gsiB.send(m.from(), m.srcQp(), mad(2))).isTrue(); // the reply goes where the MAD came from
+            await(() -> !atA.isEmpty(), "the reply at A's QP1");
+            assertThat(atA.poll().mad()).isEqualTo(mad(2));
+            assertThat(counter(devA, "gsi_sent_mads") - sentBefore).isEqualTo(1);
+            assertThat(counter(devB, "gsi_rcvd_mads")).isEqualTo(1);
+            assertThatThrownBy(() -> gsiA.send(devB.address(), 1, new byte[257]))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("257 bytes");
+            assertThatThrownBy(() -> gsiA.send(devB.address(), 1 << 24, mad(3)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("24-bit");
+        } finally {
+            gsiA.listener(null);
+            gsiB.listener(null);
+        }
+    }
+
+    /**
+     * QP1 is the device's own: no application object, QPN or MR index of the application's; it
+     * takes only Q_Key 0x80010000; with nobody listening its MADs are counted and dropped, and its
+     * receive buffers go back, so MADs still arrive once somebody listens.
+     */
+    @Test
+    @NotOnLossyNet(UD_LOSS)
+    void theGsiQpIsTheDevicesOwnAndKeepsItsBuffers() {
+        assertThat(devB.openObjects()).as("QP1 is no application object").isZero();
+        io.rxe4j.verbs.provider.GsiOps gsiA = io.rxe4j.verbs.internal.VerbsAccess.get().gsi(devA);
+        for (int i = 0; i < 40; i++) { // more than its 32 receive buffers
+            assertThat(gsiA.send(devB.address(), 1, mad(i))).isTrue();
+        }
+        await(() -> counter(devB, "drop_gsi_no_listener") == 40, "40 MADs dropped without a listener");
+        UdSide a = new UdSide(devA, UD_QKEY, 1);
+        AddressHandle ah = closeLater(a.pd.createAh(AhAttr.of(devB.address())));
+        long badQkey = counter(devB, "drop_bad_qkey");
+        a.qp.postSend(new SendWr().send(1, a.sge(0, 256)).ud(ah, 1, UD_QKEY).signaled());
+        next(a.scq);
+        await(() -> counter(devB, "drop_bad_qkey") == badQkey + 1, "a UD datagram with another Q_Key dropped");
+        java.util.concurrent.BlockingQueue<Mad> atB = listen(devB);
+        try {
+            assertThat(gsiA.send(devB.address(), 1, mad(99))).isTrue();
+            await(() -> !atB.isEmpty(), "a MAD once B listens");
+            assertThat(atB.poll().mad()).isEqualTo(mad(99));
+            assertThat(a.qp.qpNum()).as("user QPNs start at 16").isGreaterThanOrEqualTo(16);
+        } finally {
+            io.rxe4j.verbs.internal.VerbsAccess.get().gsi(devB).listener(null);
+        }
+    }
 }

@@ -40,6 +40,12 @@ final class CmAccess implements VerbsAccess {
     }
 
     @Override
+    public io.rxe4j.verbs.provider.GsiOps gsi(RdmaDevice device) {
+        device.checkOpen();
+        return device.core.gsi();
+    }
+
+    @Override
     public int localExtensions(QueuePair qp) {
         return qp.core.localExtensions();
     }

@@ -234,6 +234,15 @@ public enum Counter {
      */
     DROP_RECV_LENGTH,
     /**
+     * MADs the GSI QP (QP1) received while nothing in the library listened for them (before the
+     * connection manager opened it, say): dropped, the receive buffer posted again.
+     */
+    DROP_GSI_NO_LISTENER,
+    /** MADs the GSI QP (QP1) received and handed to the library's listener (the connection manager). */
+    GSI_RCVD_MADS,
+    /** MADs the GSI QP (QP1) sent. */
+    GSI_SENT_MADS,
+    /**
      * Datagrams dropped for the device's own sockets before rxe4j saw them (exact, per socket: the
      * {@code drops} of {@code /proc/net/udp}). Linux counts there both a full receive buffer and a bad
      * UDP checksum (a datagram corrupted on the way), so this is not only overflows: see {@link

@@ -15,6 +15,8 @@ final class QpTable {
     static final int FIRST_QPN = 16;
 
     private final AtomicReferenceArray<RxeQp> slots;
+    /** The device's GSI QP (QPN 1), outside the slots: never a user QPN. */
+    private volatile RxeQp gsi;
 
     /** @param capacity the most QPs at once ({@code DeviceConfig.maxQp}) */
     QpTable(int capacity) {
@@ -47,8 +49,21 @@ final class QpTable {
         return idx >= 0 && idx < slots.length() && slots.compareAndSet(idx, qp, null);
     }
 
+    /** Publishes the device's GSI QP: packets to QPN 1 reach it from now on. */
+    void gsi(RxeQp qp) {
+        this.gsi = qp;
+    }
+
+    /** @return the device's GSI QP (QPN 1), or null before it is published */
+    RxeQp gsi() {
+        return gsi;
+    }
+
     /** @return the QP with this QPN, or null. Any thread. */
     RxeQp get(int qpn) {
+        if (qpn == 1) {
+            return gsi;
+        }
         int idx = qpn - FIRST_QPN;
         return idx >= 0 && idx < slots.length() ? slots.get(idx) : null;
     }

@@ -65,6 +65,8 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
     private final MrTable mrs;
     private final RxeLane[] lanes;
     private final QpTable qps;
+    /** QP1, the device's own UD QP for MADs. */
+    private final GsiQp gsi;
     /** Counters of destroyed QPs, so device totals never go backwards. */
     private final Counters retired = new Counters();
     private final AtomicInteger pdHandles = new AtomicInteger();
@@ -88,7 +90,9 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
         this.transport = transport;
         this.config = config;
         this.address = transport.localAddress();
-        this.mrs = new MrTable(config.maxMr(), config.seed(), Math.min(config.maxMr(), io.rxe4j.core.memory.MwTable.MAX_MW));
+        // one MR index more than the applications may use: the GSI QP's receive buffers
+        this.mrs = new MrTable(Math.min(config.maxMr() + 1, MrTable.MAX_MR_INDEX), config.seed(),
+                Math.min(config.maxMr(), io.rxe4j.core.memory.MwTable.MAX_MW));
         this.qps = new QpTable(config.maxQp());
         java.util.List<? extends Transport> ts = transport.lanes();
         if (ts.isEmpty() || ts.size() > 64) {
@@ -106,6 +110,19 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
         for (RxeLane l : lanes) {
             l.start(lanes);
         }
+        this.gsi = new GsiQp(lanes[0], mrs);
+        qps.gsi(gsi.qp());
+    }
+
+    /** @return QP1 itself, the UD QP under {@link #gsi()} (tests, diagnostics) */
+    public RxeQp gsiQp() {
+        return gsi.qp();
+    }
+
+    /** @return the device's GSI QP, QP1 ({@link io.rxe4j.verbs.provider.GsiOps}) */
+    @Override
+    public io.rxe4j.verbs.provider.GsiOps gsi() {
+        return gsi;
     }
 
     /** @return the first lane's loop (the only one of a single-loop device) */
@@ -186,6 +203,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
                 total.add(qp.counters(), false);
             }
         }
+        total.add(gsi.qp().counters(), false);
         java.util.Map<String, Long> m = total.snapshot();
         m.put("rcv_queue_drops", receiveQueueDrops());
         // namespace-wide counts: every lane's socket sees the same, so the first lane's only
@@ -606,6 +624,9 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
                             qp.destroyOnLoop();
                         }
                     }
+                    if (gsi.qp().host() == lane) {
+                        gsi.qp().destroyOnLoop();
+                    }
                     return null;
                 });
             } catch (RuntimeException e) {
@@ -617,6 +638,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
         for (RxeLane lane : lanes) {
             lane.releaseInboxes();
         }
+        gsi.release();
     }
 
     /** @return whether {@link #close()} ran */

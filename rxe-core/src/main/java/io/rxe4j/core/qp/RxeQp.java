@@ -104,6 +104,25 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     /** The extension bits agreed with the peer ({@link #setPeerExtensions}; written on the loop, read anywhere). */
     private volatile int peerExtensions;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RxeQp.class);
+    /** Told of each datagram a UD QP completed, with its sender (the device's GSI QP); null for user QPs. */
+    private volatile DatagramListener datagramListener;
+
+    /** What a UD QP tells its owner after each receive completion it pushed. Loop only. */
+    @FunctionalInterface
+    public interface DatagramListener {
+        /** A datagram from {@code sender} completed a receive WQE (its completion is in the receive CQ). */
+        void received(InetSocketAddress sender);
+    }
+
+    /** Sets the listener of completed datagrams (UD; the device's GSI QP). */
+    public void datagramListener(DatagramListener l) {
+        this.datagramListener = l;
+    }
+
+    /** @return the listener of completed datagrams, or null */
+    public DatagramListener datagramListener() {
+        return datagramListener;
+    }
 
     /**
      * Creates a QP in RESET, then its engines ({@code engines}, called once, with this QP). Called by
@@ -287,6 +306,14 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
      *     a disallowed attribute, or a value out of range (each named)
      * @throws IllegalStateException if the QP was destroyed
      */
+    /**
+     * Applies {@code attr} on the calling thread, for a QP that no loop can reach yet (the device's
+     * GSI QP, before it is in the QP table): the same checks and effects as {@link #modify}.
+     */
+    public void modifyUnpublished(QpAttr attr) {
+        applyModify(attr, attr.mask());
+    }
+
     public void modify(QpAttr attr) {
         int mask = attr.mask();
         if (destroyed) {
@@ -399,6 +426,25 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
     public boolean tryPostSend(SendWr wr) {
         validator.validatePost(state, wr);
         if (!sendQueue.tryPost(wr)) {
+            return false;
+        }
+        kick();
+        return true;
+    }
+
+    /**
+     * A UD send to {@code peer} without an address handle (the library's own datagrams: the GSI QP's
+     * MADs): as {@link #tryPostSend} with the destination given here. Any thread.
+     *
+     * @return false if the send queue is full
+     */
+    public boolean tryPostDatagram(SendWr wr, InetSocketAddress peer) {
+        if (type != io.rxe4j.verbs.QpType.UD || peer == null) {
+            throw new IllegalArgumentException("a datagram needs a UD QP and a peer, QP 0x" + Integer.toHexString(qpn)
+                    + " is " + type + ", peer " + peer);
+        }
+        validator.validatePost(state, wr, peer);
+        if (!sendQueue.tryPost(wr, peer)) {
             return false;
         }
         kick();

@@ -78,13 +78,18 @@ final class SendQueue {
      * @return false if the queue is full (max_send_wr outstanding); nothing was queued
      */
     boolean tryPost(SendWr wr) {
+        return tryPost(wr, null);
+    }
+
+    /** As {@link #tryPost(SendWr)}; a UD WR goes to {@code peer} when it is not null (no address handle). */
+    boolean tryPost(SendWr wr, java.net.InetSocketAddress peer) {
         synchronized (lock) {
             long p = (long) PROD.getOpaque(this);
             long c = (long) COMP.getAcquire(this);
             if (p - c - reservedInUse >= maxSendWr) {
                 return false;
             }
-            fill(ring[(int) (p % ring.length)], wr);
+            fill(ring[(int) (p % ring.length)], wr, peer);
             PROD.setRelease(this, p + 1);
         }
         return true;
@@ -106,7 +111,7 @@ final class SendQueue {
                 if (p - c - reservedInUse >= maxSendWr) {
                     break;
                 }
-                fill(ring[(int) (p % ring.length)], wrs.get(i));
+                fill(ring[(int) (p % ring.length)], wrs.get(i), null);
                 p++;
                 posted++;
             }
@@ -204,7 +209,7 @@ final class SendQueue {
         }
     }
 
-    private void fill(SendWqe w, SendWr wr) {
+    private void fill(SendWqe w, SendWr wr, java.net.InetSocketAddress peer) {
         w.wrId = wr.wrId;
         w.opcode = wr.opcode;
         w.sendFlags = wr.sendFlags;
@@ -228,7 +233,7 @@ final class SendQueue {
             w.bindAccess = b.mwAccessFlags();
         }
         if (qp.type == io.rxe4j.verbs.QpType.UD) { // checked by the API: an open AH of the QP's PD
-            w.udPeer = wr.ah.attr().peer();
+            w.udPeer = peer != null ? peer : wr.ah.attr().peer();
             w.remoteQpn = wr.remoteQpn;
             w.remoteQkey = wr.remoteQkey;
         }

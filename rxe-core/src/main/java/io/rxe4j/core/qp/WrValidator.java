@@ -60,11 +60,16 @@ final class WrValidator {
      *     data larger than max_inline_data (each named)
      */
     void validatePost(QpState state, SendWr wr) {
+        validatePost(state, wr, null);
+    }
+
+    /** As {@link #validatePost(QpState, SendWr)}; a UD WR may go to {@code peer} without an address handle. */
+    void validatePost(QpState state, SendWr wr, java.net.InetSocketAddress peer) {
         if (state == QpState.RESET || state == QpState.INIT || state == QpState.RTR) {
             throw new IllegalStateException("post_send requires the QP in RTS (or SQD/ERR), QP 0x"
                     + Integer.toHexString(qpn) + " is in " + state);
         }
-        validateSend(wr);
+        validateSend(wr, peer);
     }
 
     /**
@@ -73,6 +78,10 @@ final class WrValidator {
      * @throws IllegalArgumentException as {@link #validatePost}
      */
     void validateSend(SendWr wr) {
+        validateSend(wr, null);
+    }
+
+    private void validateSend(SendWr wr, java.net.InetSocketAddress peer) {
         WrOpcode op = wr.opcode;
         if (op == null) {
             throw new IllegalArgumentException("send WR opcode is null");
@@ -82,7 +91,7 @@ final class WrValidator {
             throw new IllegalArgumentException("WR opcode " + op + " is not supported on a " + type + " QP");
         }
         if (type == QpType.UD) {
-            if (wr.ah == null) {
+            if (wr.ah == null && peer == null) {
                 throw new IllegalArgumentException("a UD send WR needs an address handle (SendWr.ud), wr_id " + wr.wrId);
             }
             long len = wr.totalLength();

@@ -108,6 +108,9 @@ public final class UdEngine extends io.rxe4j.core.qp.UnreliableEngine {
                 return;
             }
             qp.host().transmitTo(qp, b, w.udPeer);
+            if (qp.qpn() == 1) {
+                counters.inc(io.rxe4j.verbs.Counter.GSI_SENT_MADS);
+            }
             psn = Psn.next(psn);
             if (!finishSend(w, idx, WcStatus.SUCCESS)) {
                 return;
@@ -190,6 +193,11 @@ public final class UdEngine extends io.rxe4j.core.qp.UnreliableEngine {
         if (!qp.completeDatagram(wrId, Grh.LENGTH + n, flags, imm ? ImmDt.imm(buf, pkt.index(Header.IMM_DT)) : 0,
                 pkt.solicited(), Deth.srcQp(buf, deth))) {
             qp.moveToError("receive CQ overflow");
+            return;
+        }
+        RxeQp.DatagramListener l = qp.datagramListener();
+        if (l != null) {
+            l.received(sender); // the GSI QP's owner takes the MAD out of its CQ now
         }
     }
 

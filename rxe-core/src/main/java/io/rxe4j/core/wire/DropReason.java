@@ -70,5 +70,7 @@ public enum DropReason {
      * A UD datagram that with its 40-byte GRH does not fit the receive WQE ({@code verbs-surface-facts.md}
      * §2.6); a UC packet with a length error (§3.4 rule 4).
      */
-    RECV_LENGTH
+    RECV_LENGTH,
+    /** A MAD for the GSI QP (QP1) while nothing in the library listens for MADs. */
+    GSI_NO_LISTENER
 }

@@ -35,6 +35,13 @@ public interface VerbsAccess {
     /** The provider's {@code disconnectToError}: ERR with {@code reason}; @return whether it moved */
     boolean disconnectToError(QueuePair qp, String reason);
 
+    /**
+     * @return the device's GSI QP, QP1: the connection manager's MAD transport
+     * @throws IllegalStateException if the device is closed
+     * @throws UnsupportedOperationException if its provider has none
+     */
+    io.rxe4j.verbs.provider.GsiOps gsi(RdmaDevice device);
+
     /** The provider's {@code localExtensions}: the extension bits {@code qp}'s device offers an rxe4j peer */
     int localExtensions(QueuePair qp);
 

@@ -107,6 +107,14 @@ public interface DeviceOps {
     }
 
     /**
+     * @return the device's GSI QP, QP1 ({@link GsiOps}), which the library's connection manager uses
+     * @throws UnsupportedOperationException if the provider has none
+     */
+    default GsiOps gsi() {
+        throw new UnsupportedOperationException("this provider has no GSI QP");
+    }
+
+    /**
      * Allocates a memory window ({@code ibv_alloc_mw}; {@code verbs-surface-facts.md} §5.1).
      *
      * @param type 1 (IBV_MW_TYPE_1) or 2 (IBV_MW_TYPE_2, type 2B semantics)
