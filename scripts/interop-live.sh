@@ -24,6 +24,8 @@
 #      (i1-i10) RxeMwPeer against scripts/interop/rxe_mw.c (compiled in the guest): memory windows of
 #          type 1 and 2B, SEND_WITH_INV, LOCAL_INV, a WRITE half outside a window, an invalid SEND_WITH_INV;
 #          both directions, IPv4 (all four tests) and IPv6 (windows);
+#      (j1-j4) GsiProbe: rxe4j's QP1 against the kernel's: a CM REQ answered by the kernel CM's REJ 8, and the
+#          CM REQ of the guest's rping -c received by rxe4j's QP1, IPv4 and IPv6;
 #      (d-*-q4-loops2) rxe-perf --perftest with 4 QPs on a 2-loop device against the kernel's ib_*_bw -q 4;
 #      IPv4 runs between 10.99.0.1 (br0, host) and 10.99.0.11 (guest), IPv6 between br0's fe80::
 #      address and fe80::5054:ff:fe00:11;
@@ -360,6 +362,38 @@ case_mw_server() {  # ID FAMILY TCPPORT LOCALIP GIDVAR KTIMEOUT TEST CARGS... : 
     RxeMwPeer --ip "$ip" -p "$port" --stall-timeout "$(stall_for "$fam")" --tcp-timeout 60
 }
 
+# (j) the GSI QP (QP1, issue 22) before rxe4j has a CM: GsiProbe sends the kernel's QP1 a CM REQ for a service
+# ID nobody listens on and must get the kernel CM's REJ 8 back from QP1; with --listen it must receive the CM REQ
+# the guest's rping -c sends to rxe4j's QP1 (rping then gives up: there is no CM to answer yet)
+case_gsi_probe() {  # ID FAMILY LOCALIP PEERIP
+  want "$1" || return 0
+  local id=$1 fam=$2 ip=$3 peer=$4 t0 jrc
+  t0=$(date +%s)
+  # the kernel CM's MAD agent exists only once ib_cm is loaded (rdma_cm's first user loads it): before that a
+  # CM MAD finds no agent and is dropped without an answer (seen live: 10 REQs, no REJ, until rping had run)
+  drop_cmd "${id}_cm" "modprobe ib_cm && lsmod | grep -w ib_cm"
+  [ "$(wait_rc "${id}_cm" 60)" = 0 ] || log "warning: modprobe ib_cm failed in the guest"
+  jrun GsiProbe --ip "$ip" "$peer" > "$OUT/cases/$id.rxe4j.log" 2>&1
+  jrc=$?
+  record "$id" "rxe4j QP1 CM REQ -> kernel QP1, REJ 8 expected" "$fam" "$jrc" 0 $(( $(date +%s) - t0 )) \
+    "$(why "$OUT/cases/$id.rxe4j.log")"
+}
+case_gsi_listen() {  # ID FAMILY LOCALIP RPINGADDR
+  want "$1" || return 0
+  local id=$1 fam=$2 ip=$3 addr=$4 t0 jpid jrc krc i
+  t0=$(date +%s)
+  jrun GsiProbe --ip "$ip" --listen --timeout 40 > "$OUT/cases/$id.rxe4j.log" 2>&1 &
+  jpid=$!
+  for i in $(seq 1 60); do grep -qs 'listening on QP1' "$OUT/cases/$id.rxe4j.log" && break; sleep 0.5; done
+  drop_cmd "$id" "timeout -k 5 20 rping -c -v -C 1 -a $addr -p 7174"
+  wait "$jpid"; jrc=$?
+  krc=$(wait_rc "$id" 60)
+  cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
+  # rping fails by design (nothing answers its REQ yet): only rxe4j's side decides the case
+  record "$id" "kernel rping -c REQ -> rxe4j QP1 (rping exit $krc, expected to fail)" "$fam" "$jrc" 0 \
+    $(( $(date +%s) - t0 )) "$(why "$OUT/cases/$id.rxe4j.log")"
+}
+
 # (d) perftest: rxe-perf --perftest as the peer of the guest's ib_*_bw, both directions
 prun() {  # ARGS... : rxe-perf in the namespace (OPFN=1 maps to --tid)
   ip netns exec "$NS" timeout -k 5 "$JAVA_TIMEOUT" "$JAVA" --enable-native-access=ALL-UNNAMED -cp "$CP" \
@@ -429,6 +463,8 @@ case_mw_client i3 IPv4 18562 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" outside --expect
 case_mw_server i4 IPv4 18563 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" outside -x 10
 case_mw_client i5 IPv4 18564 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" badinv
 case_mw_server i6 IPv4 18565 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" badinv -x 0 -y 9
+case_gsi_probe  j1 IPv4 "$HOST_IP" "$GUEST_IP"
+case_gsi_listen j2 IPv4 "$HOST_IP" "$HOST_IP"
 # loss: rxe4j drops 2% of the packets it sends; its retransmissions and the kernel's must recover
 case_pp_client  e1 IPv4 18515 rc_pingpong        "$HOST_IP" --faults drop=0.02,dir=out --fault-seed 7
 for t in write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat; do
@@ -459,6 +495,8 @@ case_ops_client c3 IPv6 18531 rxe_ops_ipv6       "$BR6%br0"
 case_ops_server c4 IPv6 18526 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6"
 case_mw_client i7 IPv6 18566 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" windows
 case_mw_server i8 IPv6 18567 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" windows
+case_gsi_probe  j3 IPv6 "$BR6%br0" "$GUEST_IP6%br0"
+case_gsi_listen j4 IPv6 "$BR6%br0" "$BR6%eth0"
 case_pt_server  d-write_bw-k2j-v6 IPv6 write_bw 18602 G6 "$KCLIENT_TIMEOUT_V6" "$BR6%eth0"
 case_pt_client  d-write_bw-j2k-v6 IPv6 write_bw 18603 G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP6%br0"
 snapshot ipv6
