@@ -42,9 +42,10 @@ import org.junit.jupiter.api.Test;
  * The UD and UC receive paths under hostile input (issue 22 item 6): a device with one UD QP and
  * one UC QP in RTS, receives posted into an MR between canaries, a read-only MR and an MR of another
  * PD; then packets with UD/UC (and other) opcodes, PSNs near and far from the expected one, fuzzed
- * Q_Keys, RETHs aimed at every MR and beyond, fuzzed lengths, pads and senders, most with a correct
- * ICRC. After every packet: no exception escaped ({@code drop_internal_error} 0), no byte outside the
- * writable MR changed, and both QPs are still in RTS (nothing a peer sends moves a UC or UD QP to
+ * Q_Keys, RETHs aimed at every MR, at two memory windows (type 1, and type 2B of the UC QP) and
+ * beyond, some datagrams to the device's GSI QP (QP1) with its Q_Key or another, fuzzed lengths, pads
+ * and senders, most with a correct ICRC. After every packet: no exception escaped ({@code
+ * drop_internal_error} 0), no byte outside the writable MR changed, and the three QPs are still in RTS (nothing a peer sends moves a UC or UD QP to
  * ERR, {@code verbs-surface-facts.md} §3.4 rule 7). Afterwards both still serve valid traffic.
  *
  * <p>{@link #seededInputs} runs 20 seeds × 400 packets in every build; {@link #datagramPath} is the
@@ -80,6 +81,8 @@ class DatagramPathFuzzTest {
     private RxeQp uc;
     private RxeCq cq;
     private RxeMr rw;
+    private io.rxe4j.core.memory.RxeMw window1;
+    private io.rxe4j.core.memory.RxeMw window2;
     private RxeMr ro;
     private RxeMr other;
     private MemorySegment segment;
@@ -141,6 +144,7 @@ class DatagramPathFuzzTest {
                     assertGuardIntact(what + ", packet " + i);
                     assertThat(ud.state()).as("%s: UD QP", what).isEqualTo(QpState.RTS);
                     assertThat(uc.state()).as("%s: UC QP", what).isEqualTo(QpState.RTS);
+                    assertThat(dev.gsiQp().state()).as("%s: GSI QP", what).isEqualTo(QpState.RTS);
                 }
                 drain();
                 stillServesValidTraffic(what);
@@ -162,7 +166,8 @@ class DatagramPathFuzzTest {
             segment.set(ValueLayout.JAVA_BYTE, i, (byte) (0x5A ^ (i * 17)));
         }
         guard = segment.toArray(ValueLayout.JAVA_BYTE);
-        rw = dev.registerMr(pd, segment.asSlice(RW_AT, RW_LEN), null, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        rw = dev.registerMr(pd, segment.asSlice(RW_AT, RW_LEN), null, Access.LOCAL_WRITE | Access.REMOTE_WRITE
+                | Access.MW_BIND);
         ro = dev.registerMr(pd, segment.asSlice(RO_AT, RO_LEN), null, Access.REMOTE_READ);
         other = dev.registerMr(pd2, segment.asSlice(OTHER_AT, RO_LEN), null, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
         ud.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(QKEY));
@@ -172,6 +177,11 @@ class DatagramPathFuzzTest {
         uc.modify(new QpAttr().state(QpState.RTR).av(PEER).pathMtu(Mtu.MTU_256).destQpNum(PEER_QPN).rqPsn(RQ_PSN));
         uc.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
         postRecvs(8);
+        // a type 2B window of the UC QP and a type 1 window over rw: rkeys a UC WRITE may name
+        window2 = dev.mrs().windows().allocate(pd, io.rxe4j.core.memory.RxeMw.Type.TYPE_2B);
+        window2.bind(window2.rkey(), 0x33, rw, rw.lkey(), rw.iova() + 1024, 2048, Access.REMOTE_WRITE, pd, uc.qpn());
+        window1 = dev.mrs().windows().allocate(pd, io.rxe4j.core.memory.RxeMw.Type.TYPE_1);
+        window1.bind(window1.rkey(), 0x44, rw, rw.lkey(), rw.iova(), RW_LEN, Access.REMOTE_WRITE, pd, uc.qpn());
     }
 
     private void postRecvs(int n) {
@@ -215,12 +225,14 @@ class DatagramPathFuzzTest {
             case 1 -> (RQ_PSN + c.nextInt(-4, 40)) & Bth.MASK_24;
             default -> c.nextInt(0, Bth.MASK_24);
         };
-        int destQp = c.nextInt(0, 20) == 0 ? c.nextInt(0, Bth.MASK_24) : target.qpn();
+        int pick = c.nextInt(0, 20);
+        // some to the GSI QP (QP1), with its Q_Key or another
+        int destQp = pick == 0 ? c.nextInt(0, Bth.MASK_24) : pick == 1 ? 1 : target.qpn();
         Bth.write(b, 0, op.code(), c.nextInt(0, 1) == 0, pad, c.nextInt(0, 30) == 0 ? 0x1234 : Bth.DEFAULT_PKEY, destQp,
                 false, psn);
         if (op.has(Header.DETH)) {
             Deth.write(b, op.offset(Header.DETH), c.nextInt(0, 4) == 0 ? c.nextInt(Integer.MIN_VALUE, Integer.MAX_VALUE)
-                    : QKEY, c.nextInt(0, Bth.MASK_24));
+                    : destQp == 1 ? io.rxe4j.verbs.provider.GsiOps.QKEY : QKEY, c.nextInt(0, Bth.MASK_24));
         }
         if (op.has(Header.RETH)) {
             long base = switch (c.nextInt(0, 4)) {
@@ -230,10 +242,13 @@ class DatagramPathFuzzTest {
                 case 3 -> rw.iova() + RW_LEN - c.nextInt(0, 64);
                 default -> c.nextInt(Integer.MIN_VALUE, Integer.MAX_VALUE);
             };
-            int rkey = switch (c.nextInt(0, 3)) {
+            int rkey = switch (c.nextInt(0, 6)) {
                 case 0 -> ro.rkey();
                 case 1 -> other.rkey();
                 case 2 -> c.nextInt(Integer.MIN_VALUE, Integer.MAX_VALUE);
+                case 3 -> window1.rkey();
+                case 4 -> window2.rkey();
+                case 5 -> window2.rkey() ^ 0x80;
                 default -> rw.rkey();
             };
             long dma = wellFormed ? (op.isLast() ? payload : payload + c.nextInt(1, 1024))

@@ -52,7 +52,9 @@ import org.slf4j.LoggerFactory;
  * by the input), and three MRs laid out in one native segment between canary bytes:
  * {@code [canary][rw][canary][ro][canary][other][canary]}. {@code rw} is the MR the QP may write
  * (same PD, every right); {@code ro} is of the same PD but grants only REMOTE_READ; {@code other}
- * grants everything but belongs to another PD. Then the input becomes a sequence of packets
+ * grants everything but belongs to another PD; a type 1 and a type 2B memory window (of the QP) each
+ * cover half of {@code rw}, and requests and SEND_WITH_INV's IETH name them, stale keys of them, or the
+ * MRs' keys. Then the input becomes a sequence of packets
  * delivered through {@link RxeDevice#onPacket} as if from the QP's peer; see {@link #receivePath}.
  *
  * <p>Invariants checked after every packet: no exception escaped the engine (onPacket swallows
@@ -115,6 +117,8 @@ class ReceivePathFuzzTest {
     private RxeQp qp;
     private MemorySegment segment;
     private RxeMr rw;
+    private io.rxe4j.core.memory.RxeMw type1;
+    private io.rxe4j.core.memory.RxeMw type2;
     private RxeMr ro;
     private RxeMr other;
     /** The segment outside {@code rw} as it must stay (a heap copy; the rw part is ignored). */
@@ -185,11 +189,17 @@ class ReceivePathFuzzTest {
         }
         guard = segment.toArray(ValueLayout.JAVA_BYTE);
         int all = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC
-                | Access.FLUSH_GLOBAL;
+                | Access.FLUSH_GLOBAL | Access.MW_BIND;
         rw = dev.registerMr(pd, segment.asSlice(RW_AT, RW_LEN), null, all);
         ro = dev.registerMr(pd, segment.asSlice(RO_AT, RO_LEN), null, Access.REMOTE_READ);
         other = dev.registerMr(pd2, segment.asSlice(OTHER_AT, OTHER_LEN), null, all);
         connect();
+        // memory windows inside rw: rkeys the requests and SEND_WITH_INV's IETH may name (issue 22)
+        int rwx = Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+        type1 = dev.mrs().windows().allocate(pd, io.rxe4j.core.memory.RxeMw.Type.TYPE_1);
+        type1.bind(type1.rkey(), 0x11, rw, rw.lkey(), rw.iova(), RW_LEN / 2, rwx, pd, qp.qpn());
+        type2 = dev.mrs().windows().allocate(pd, io.rxe4j.core.memory.RxeMw.Type.TYPE_2B);
+        type2.bind(type2.rkey(), 0x22, rw, rw.lkey(), rw.iova() + RW_LEN / 2, RW_LEN / 2, rwx, pd, qp.qpn());
     }
 
     private void connect() {
@@ -325,6 +335,7 @@ class ReceivePathFuzzTest {
                 }
                 case ATOMIC_ACK_ETH -> AtomicAckEth.write(b, at, data.consumeLong());
                 case FETH -> Feth.write(b, at, data.consumeInt(0, 2), data.consumeInt(0, 4));
+                case IETH -> io.rxe4j.core.wire.Ieth.write(b, at, rkeyChoice(data));
                 default -> b.setBytes(at, Arrays.copyOf(data.consumeBytes(h.length()), h.length()));
             }
         }
@@ -357,11 +368,14 @@ class ReceivePathFuzzTest {
     }
 
     private int rkeyChoice(FuzzedDataProvider data) {
-        return switch (data.consumeInt(0, 4)) {
+        return switch (data.consumeInt(0, 7)) {
             case 0 -> rw.rkey();
             case 1 -> ro.rkey();
             case 2 -> other.rkey();
             case 3 -> rw.rkey() ^ (1 << data.consumeInt(0, 31));
+            case 4 -> type1.rkey();
+            case 5 -> type2.rkey();
+            case 6 -> type2.rkey() ^ 1; // a stale key of the window
             default -> data.consumeInt();
         };
     }
