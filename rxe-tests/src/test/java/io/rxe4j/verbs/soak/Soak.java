@@ -72,15 +72,21 @@ public final class Soak {
 
     /** Result of a run; {@code virtualNanos} is -1 on {@link Network#UDP}. */
     public record Result(Network network, long seed, int ops, long virtualNanos, long realNanos, long faults,
-            Map<String, Long> faultsByKind, Map<String, Long> countersA, Map<String, Long> countersB) {
+            Map<String, Long> faultsByKind, Map<String, Long> countersA, Map<String, Long> countersB, UdStats ud) {
         @Override
         public String toString() {
             return "soak transport=" + network.name().toLowerCase(java.util.Locale.ROOT) + " seed=" + seed + " ops="
                     + ops + " virtual=" + (virtualNanos < 0 ? "n/a" : virtualNanos / 1_000_000 + " ms") + " real="
                     + realNanos / 1_000_000 + " ms faults=" + faults + " " + faultsByKind + "\n  A " + countersA
-                    + "\n  B " + countersB;
+                    + "\n  B " + countersB + (ud.sent() > 0 ? "\n  " + ud : "");
         }
     }
+
+    /**
+     * The UD datagrams of a run with {@code srqAndUd}: sent, received (each whole and its own bytes, or
+     * the run fails), the distinct ones among them, and how many receive completions the SRQ served.
+     */
+    public record UdStats(long sent, long received, long distinct, long srqReceives) {}
 
     static final int QPS = 4;
     static final int DEPTH = 32;
@@ -124,6 +130,7 @@ public final class Soak {
     private final String faultSpec;
     private final Network network;
     private final boolean tid;
+    private final boolean srqAndUd;
     private final SplittableRandom rnd;
     /** TID mode: which slots of each QP have a TID operation in flight. */
     private final boolean[][] tidBusy = new boolean[QPS][TID_SLOTS];
@@ -161,12 +168,42 @@ public final class Soak {
      *     WRITE; memory is checked against the model as for every other operation
      */
     public Soak(long seed, int totalOps, String faultSpec, Network network, boolean tid) {
+        this(seed, totalOps, faultSpec, network, tid, false);
+    }
+
+    /**
+     * @param srqAndUd B's RC QPs take their receives from one shared receive queue (each SEND's payload
+     *     is checked wherever the SRQ put it), and a UD QP of A sends B's UD QP a datagram every {@value
+     *     #UD_EVERY} operations (up to {@value #UD_OUTSTANDING} outstanding) through the same faults:
+     *     every datagram that arrives must be whole and its own, none is ever retried
+     */
+    public Soak(long seed, int totalOps, String faultSpec, Network network, boolean tid, boolean srqAndUd) {
         this.seed = seed;
         this.totalOps = totalOps;
         this.faultSpec = faultSpec;
         this.network = network;
         this.tid = tid;
+        this.srqAndUd = srqAndUd;
         this.rnd = new SplittableRandom(seed);
+    }
+
+    /** srqAndUd: one datagram per this many operations posted. */
+    static final int UD_EVERY = 16;
+    /** srqAndUd: datagrams outstanding at A at most. */
+    static final int UD_OUTSTANDING = 8;
+    /** srqAndUd: receive buffers B's UD QP keeps posted. */
+    static final int UD_RECVS = 64;
+    /** srqAndUd: the largest datagram payload, bytes (within every transport's active MTU). */
+    static final int UD_MAX = 1024;
+    static final int UD_QKEY = 0x11111111;
+
+    /** The byte {@code i} of datagram {@code seq} (its first four bytes are {@code seq}, big-endian). */
+    static byte udByte(long seq, int i) {
+        return i < 4 ? (byte) (seq >>> (24 - 8 * i)) : (byte) (seq * 131 + i * 7);
+    }
+
+    static int udLength(long seq) {
+        return 16 + (int) (seq * 37 % (UD_MAX - 16));
     }
 
     private final class Pending {
@@ -238,10 +275,14 @@ public final class Soak {
         // frees first), so on UDP a receive reposted right after polling its completion can find the
         // queue still full. The send queue (64 for 32 outstanding) has the same slack
         QpCaps caps = new QpCaps(DEPTH * 2, RECV_SLOTS * 2, 2, 1, 0);
+        io.rxe4j.verbs.SharedReceiveQueue srq = srqAndUd
+                ? pb.createSrq(new io.rxe4j.verbs.SrqInitAttr(QPS * RECV_SLOTS * 2, 1, 0)) : null;
         for (int i = 0; i < QPS; i++) {
             qa[i] = pa.createQp(new QpInitAttr(cqa, cqa, caps, QpType.RC, false));
-            qb[i] = pb.createQp(new QpInitAttr(cqb, cqb, caps, QpType.RC, false));
+            QpInitAttr b = new QpInitAttr(cqb, cqb, caps, QpType.RC, false);
+            qb[i] = pb.createQp(srq != null ? b.withSrq(srq) : b);
         }
+        UdPair ud = srqAndUd ? new UdPair(da, db, pa, pb) : null;
         for (int i = 0; i < QPS; i++) {
             int timeout = sim ? SIM_ACK_TIMEOUT : UDP_ACK_TIMEOUT;
             Mtu mtu = tid ? Mtu.MTU_4096 : Mtu.MTU_1024;
@@ -283,7 +324,11 @@ public final class Soak {
         for (int q = 0; q < QPS; q++) {
             sentPayloads.add(new ArrayList<>());
             for (int s = 0; s < RECV_SLOTS; s++) {
-                postRecv(qb[q], remote, q, s);
+                if (srq != null) {
+                    postSrqRecv(srq, remote, q * RECV_SLOTS + s);
+                } else {
+                    postRecv(qb[q], remote, q, s);
+                }
             }
         }
         Pending[][] pending = new Pending[QPS][DEPTH];
@@ -293,6 +338,7 @@ public final class Soak {
         int completed = 0;
         long sendsReceived = 0;
         long sendsPosted = 0;
+        long srqReceives = 0;
         java.util.BitSet done = new java.util.BitSet(totalOps);
         WorkCompletion[] wcs = new WorkCompletion[64];
         for (int i = 0; i < wcs.length; i++) {
@@ -321,6 +367,9 @@ public final class Soak {
                     pending[q][slot] = p;
                     outstanding[q]++;
                     posted++;
+                    if (ud != null && posted % UD_EVERY == 0) {
+                        ud.send();
+                    }
                 }
             }
             boolean progress;
@@ -337,6 +386,9 @@ public final class Soak {
                         + db.counters());
             }
             int n;
+            if (ud != null) {
+                ud.drain();
+            }
             while ((n = cqa.poll(wcs)) > 0) {
                 for (int i = 0; i < n; i++) {
                     WorkCompletion wc = wcs[i];
@@ -366,9 +418,16 @@ public final class Soak {
                     byte[] expect = sentPayloads.get(q).get(recvNext[q]++);
                     check(wc.byteLen == expect.length, "SEND #" + (recvNext[q] - 1) + " on QP " + q + " byte_len "
                             + wc.byteLen + " != " + expect.length);
-                    MemorySegment got = rmem.asSlice(recvOff(q, s), expect.length);
+                    // with the SRQ, wr_id is the SRQ slot the SEND landed in, whichever QP's slot it was
+                    long at = srq != null ? recvOff(s / RECV_SLOTS, s % RECV_SLOTS) : recvOff(q, s);
+                    MemorySegment got = rmem.asSlice(at, expect.length);
                     check(got.mismatch(MemorySegment.ofArray(expect)) == -1, "SEND payload differs on QP " + q);
-                    postRecv(qb[q], remote, q, s);
+                    if (srq != null) {
+                        postSrqRecv(srq, remote, s);
+                        srqReceives++;
+                    } else {
+                        postRecv(qb[q], remote, q, s);
+                    }
                     sendsReceived++;
                 }
             }
@@ -387,6 +446,11 @@ public final class Soak {
             }
         }
         check(done.cardinality() == totalOps, "completed " + done.cardinality() + " of " + totalOps);
+        UdStats udStats = new UdStats(0, 0, 0, srqReceives);
+        if (ud != null) {
+            ud.finish(vs);
+            udStats = new UdStats(ud.sent, ud.received, ud.seen.cardinality(), srqReceives);
+        }
         long virtual = sim ? vs.nanoTime() : -1;
         long real = System.nanoTime() - t0;
         // device counters before the QPs go: on UDP a late retransmission reaching a closed QP would
@@ -396,6 +460,12 @@ public final class Soak {
         for (int i = 0; i < QPS; i++) {
             qa[i].close();
             qb[i].close();
+        }
+        if (ud != null) {
+            ud.close();
+        }
+        if (srq != null) {
+            srq.close();
         }
         local.close();
         remote.close();
@@ -416,7 +486,7 @@ public final class Soak {
                             + ta.count(Direction.INBOUND, a) + tb.count(Direction.INBOUND, a));
         }
         Result r = new Result(network, seed, totalOps, virtual, real, ta.faults() + tb.faults(), faults, countersA,
-                countersB);
+                countersB, udStats);
         if (sim) {
             vs.shutdown();
         }
@@ -490,6 +560,131 @@ public final class Soak {
 
     private static long slotOff(int q, int slot) {
         return ((long) q * DEPTH + slot) * SLOT;
+    }
+
+    private static void postSrqRecv(io.rxe4j.verbs.SharedReceiveQueue srq, MemoryRegion remote, int g) {
+        srq.postRecv(new RecvWr().set(g, new Sge(remote.addr() + recvOff(g / RECV_SLOTS, g % RECV_SLOTS), SLOT,
+                remote.lkey())));
+    }
+
+    /**
+     * srqAndUd: A's UD QP sending datagrams to B's. A datagram lost to the faults is lost (UD never
+     * retries); every one that arrives is checked against its sequence number's pattern and length,
+     * and its source QP; a duplicated one arrives twice.
+     */
+    private final class UdPair {
+        final QueuePair a;
+        final QueuePair b;
+        final CompletionQueue cqa;
+        final CompletionQueue cqb;
+        final MemoryRegion out;
+        final MemoryRegion in;
+        final io.rxe4j.verbs.AddressHandle ah;
+        final java.util.BitSet seen = new java.util.BitSet();
+        final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
+            new WorkCompletion()};
+        long sent;
+        long received;
+        int outstanding;
+
+        UdPair(RdmaDevice da, RdmaDevice db, ProtectionDomain pa, ProtectionDomain pb) {
+            cqa = da.createCq(UD_OUTSTANDING * 2);
+            cqb = db.createCq(UD_RECVS * 2);
+            a = pa.createQp(QpInitAttr.ud(cqa, cqa));
+            b = pb.createQp(new QpInitAttr(cqb, cqb, new QpCaps(4, UD_RECVS, 1, 1, 0), QpType.UD, false));
+            for (QueuePair q : new QueuePair[] {a, b}) {
+                q.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(UD_QKEY));
+                q.modify(new QpAttr().state(QpState.RTR));
+                q.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
+            }
+            out = pa.allocMr((long) UD_OUTSTANDING * UD_MAX, Access.LOCAL_WRITE);
+            in = pb.allocMr((long) UD_RECVS * (40 + UD_MAX), Access.LOCAL_WRITE);
+            ah = pa.createAh(io.rxe4j.verbs.AhAttr.of(db.address()));
+            for (int s = 0; s < UD_RECVS; s++) {
+                repost(s);
+            }
+        }
+
+        void repost(int s) {
+            b.postRecv(new RecvWr().set(s, new Sge(in.addr() + (long) s * (40 + UD_MAX), 40 + UD_MAX, in.lkey())));
+        }
+
+        void send() {
+            if (outstanding >= UD_OUTSTANDING) {
+                return;
+            }
+            long seq = sent++;
+            int len = udLength(seq);
+            long at = (seq % UD_OUTSTANDING) * UD_MAX;
+            for (int i = 0; i < len; i++) {
+                out.segment().set(ValueLayout.JAVA_BYTE, at + i, udByte(seq, i));
+            }
+            a.postSend(new SendWr().send(seq, new Sge(out.addr() + at, len, out.lkey())).ud(ah, b.qpNum(), UD_QKEY)
+                    .signaled());
+            outstanding++;
+        }
+
+        void drain() {
+            int n;
+            while ((n = cqa.poll(wcs)) > 0) {
+                for (int i = 0; i < n; i++) {
+                    check(wcs[i].status == WcStatus.SUCCESS, "UD send failed: " + wcs[i] + "; " + a.errorReason());
+                    outstanding--;
+                }
+            }
+            while ((n = cqb.poll(wcs)) > 0) {
+                for (int i = 0; i < n; i++) {
+                    WorkCompletion wc = wcs[i];
+                    check(wc.status == WcStatus.SUCCESS && wc.opcode == WcOpcode.RECV, "UD receive failed: " + wc);
+                    check(wc.srcQp == a.qpNum(), "UD datagram from QP 0x" + Integer.toHexString(wc.srcQp));
+                    int s = (int) wc.wrId;
+                    MemorySegment m = in.segment().asSlice((long) s * (40 + UD_MAX) + 40, UD_MAX);
+                    long seq = Integer.toUnsignedLong(m.get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(
+                            java.nio.ByteOrder.BIG_ENDIAN), 0));
+                    check(seq < sent, "UD datagram with sequence number " + seq + " never sent");
+                    int len = udLength(seq);
+                    check(wc.byteLen == 40 + len, "UD datagram " + seq + " byte_len " + wc.byteLen + ", sent " + len);
+                    for (int j = 0; j < len; j++) {
+                        check(m.get(ValueLayout.JAVA_BYTE, j) == udByte(seq, j), "UD datagram " + seq + " differs at "
+                                + j);
+                    }
+                    seen.set((int) seq);
+                    received++;
+                    repost(s);
+                }
+            }
+        }
+
+        /** Waits for A's last datagrams to complete and for what is still on the wire. */
+        void finish(VirtualScheduler vs) {
+            long deadline = System.nanoTime() + MAX_REAL_WAIT;
+            while (outstanding > 0) {
+                if (vs != null) {
+                    vs.runUntil(() -> cqa.size() > 0, MAX_WAIT);
+                } else if (System.nanoTime() > deadline) {
+                    throw new AssertionError("soak seed " + seed + ": " + outstanding + " UD sends never completed");
+                } else {
+                    cqa.await(10_000_000L);
+                }
+                drain();
+            }
+            if (vs != null) {
+                vs.runFor(1_000_000_000L);
+            } else {
+                java.util.concurrent.locks.LockSupport.parkNanos(200_000_000L);
+            }
+            drain();
+        }
+
+        void close() {
+            a.close();
+            b.close();
+            ah.close();
+            out.close();
+            in.close();
+            cqa.close();
+            cqb.close();
+        }
     }
 
     private void postRecv(QueuePair qp, MemoryRegion remote, int q, int s) {

@@ -21,13 +21,40 @@ class SoakTest {
         assertInvariants(r);
     }
 
+    /**
+     * The same soak with B's RC QPs on one shared receive queue and UD datagrams from A to B beside the
+     * RC traffic, through the same faults: every SEND lands wherever the SRQ put it and is checked there,
+     * every datagram that arrives is whole and its own (a corrupted one is caught, a lost one stays lost,
+     * a duplicated one arrives twice), and the drops are exactly the corrupted packets.
+     * {@code -Drxe4j.soak.srqUdOps=N} lengthens it.
+     */
+    @Test
+    void srqAndUdTrafficSurviveTheSameFaults() {
+        Soak.Result r = runSoak("rxe4j.soak.srqUdOps", 30_000, false, true);
+        assertInvariants(r);
+        Soak.UdStats ud = r.ud();
+        assertThat(ud.srqReceives()).as("the SRQ served the SENDs").isGreaterThan(0);
+        assertThat(ud.sent()).as("datagrams sent").isGreaterThan(1000);
+        assertThat(ud.distinct()).as("no more distinct datagrams than sent").isLessThanOrEqualTo(ud.sent());
+        assertThat(ud.received()).as("a duplicated datagram arrives twice").isGreaterThanOrEqualTo(ud.distinct());
+        if (r.network() == Soak.Network.SIM) {
+            // 5% dropped, 0.1% corrupted on the way: most arrive, none is retried
+            assertThat(ud.distinct()).as("most datagrams arrive").isGreaterThan(ud.sent() * 85 / 100);
+            assertThat(ud.received()).as("duplicated ones arrive twice").isGreaterThan(ud.distinct());
+        }
+    }
+
     /** Runs the soak with the seed, fault spec and transport of the system properties (see the class comment). */
     private static Soak.Result runSoak(String opsProperty, int defaultOps, boolean tid) {
+        return runSoak(opsProperty, defaultOps, tid, false);
+    }
+
+    private static Soak.Result runSoak(String opsProperty, int defaultOps, boolean tid, boolean srqAndUd) {
         long seed = Long.getLong("rxe4j.soak.seed", 1);
         int ops = Integer.getInteger(opsProperty, defaultOps);
         String faults = System.getProperty("rxe4j.soak.faults", DEFAULT_FAULTS);
         Soak.Network network = Soak.Network.of(System.getProperty("rxe4j.soak.transport", "sim"));
-        Soak.Result r = new Soak(seed, ops, faults, network, tid).run();
+        Soak.Result r = new Soak(seed, ops, faults, network, tid, srqAndUd).run();
         System.out.println(r);
         return r;
     }
