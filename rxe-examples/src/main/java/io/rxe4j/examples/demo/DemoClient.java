@@ -132,6 +132,17 @@ public final class DemoClient implements Callable<Integer> {
                     + mtu);
             runOperations();
             runExtendedOperations();
+            InetSocketAddress server = new InetSocketAddress(connect.substring(0, colon),
+                    Integer.parseInt(connect.substring(colon + 1)));
+            int[] udTries = {0};
+            op("SEND via server's SRQ", SrqAndUd.SENDS, (long) SrqAndUd.SENDS * SrqAndUd.SEND_LEN, () -> {
+                String why = SrqAndUd.run(ep, server, ackTimeout(), udTries);
+                return check(why == null, "second connection: " + why);
+            });
+            rows.add(new Row("UD datagram echo", SrqAndUd.DATAGRAMS, (long) SrqAndUd.DATAGRAMS * SrqAndUd.DATAGRAM_LEN,
+                    rows.get(rows.size() - 1).status(), 0));
+            System.out.println("second connection: " + SrqAndUd.SENDS + " SENDs into the server's SRQ; "
+                    + SrqAndUd.DATAGRAMS + " UD datagrams echoed (" + udTries[0] + " sent)");
             String verdict = exchangeDone();
             rows.add(new Row("server-side checks", 3, 0, verdict.equals("OK") ? "OK" : "FAIL", 0));
             if (!verdict.equals("OK")) {
@@ -434,7 +445,7 @@ public final class DemoClient implements Callable<Integer> {
 
     @FunctionalInterface
     private interface Step {
-        boolean run();
+        boolean run() throws Exception;
     }
 
     private void op(String name, int count, long bytes, Step step) {
@@ -442,7 +453,7 @@ public final class DemoClient implements Callable<Integer> {
         boolean ok;
         try {
             ok = step.run();
-        } catch (RuntimeException e) {
+        } catch (Exception e) {
             failures.add(name + ": " + e);
             ok = false;
         }

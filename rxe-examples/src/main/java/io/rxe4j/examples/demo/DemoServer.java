@@ -140,6 +140,8 @@ public final class DemoServer implements Callable<Integer> {
                     + ep.connection().pathMtu().bytes());
             List<String> failures = new ArrayList<>();
             checkReceives(ep, failures);
+            // the client's second connection, served from a shared receive queue, and its UD datagrams
+            SrqAndUd.serve(ep, listener, ackTimeout(), failures);
             String done = receiveControl(ep);
             if (!done.equals("DONE")) {
                 failures.add("expected DONE, got " + done);
@@ -147,7 +149,8 @@ public final class DemoServer implements Callable<Integer> {
             checkPmem(ep.pmem().segment(), file, failures);
             sendVerdict(ep, failures.isEmpty() ? "OK" : "FAIL " + String.join("; ", failures));
             System.out.println(failures.isEmpty() ? "server checks passed: SEND_WITH_IMM and WRITE_WITH_IMM received, "
-                    + "flushed block found in the persistent MR and its file"
+                    + "flushed block found in the persistent MR and its file, SENDs taken from the SRQ, UD datagrams "
+                    + "echoed"
                     : "server checks FAILED: " + failures);
             // the client disconnects once it has read the verdict
             if (!ep.connection().awaitDisconnect(java.time.Duration.ofSeconds(60))) {

@@ -53,7 +53,7 @@ public final class ConnectionParams {
     private static final ConnectionParams DEFAULTS = new ConnectionParams(null, 17, 7, 7, 12, 16, 16,
             new QpCaps(256, 256, 4, 4, 64), false, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
                     | Access.REMOTE_ATOMIC | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT,
-            new byte[0], Duration.ofSeconds(10));
+            new byte[0], Duration.ofSeconds(10), null);
 
     private final Mtu pathMtu;
     private final int ackTimeout;
@@ -67,10 +67,11 @@ public final class ConnectionParams {
     private final int accessFlags;
     private final byte[] privateData;
     private final Duration timeout;
+    private final io.rxe4j.verbs.SharedReceiveQueue srq;
 
     private ConnectionParams(Mtu pathMtu, int ackTimeout, int retryCnt, int rnrRetry, int minRnrTimer,
             int initiatorDepth, int responderResources, QpCaps caps, boolean sqSigAll, int accessFlags,
-            byte[] privateData, Duration timeout) {
+            byte[] privateData, Duration timeout, io.rxe4j.verbs.SharedReceiveQueue srq) {
         this.pathMtu = pathMtu;
         this.ackTimeout = ackTimeout;
         this.retryCnt = retryCnt;
@@ -83,6 +84,7 @@ public final class ConnectionParams {
         this.accessFlags = accessFlags;
         this.privateData = privateData;
         this.timeout = timeout;
+        this.srq = srq;
     }
 
     /** @return the defaults (see the class comment) */
@@ -92,7 +94,7 @@ public final class ConnectionParams {
 
     private ConnectionParams copy(Mtu mtu, int ack, int retry, int rnr, int minRnr, int init, int resp, QpCaps c,
             boolean sig, int access, byte[] priv, Duration t) {
-        return new ConnectionParams(mtu, ack, retry, rnr, minRnr, init, resp, c, sig, access, priv, t);
+        return new ConnectionParams(mtu, ack, retry, rnr, minRnr, init, resp, c, sig, access, priv, t, srq);
     }
 
     private static int range(String name, int v, int lo, int hi) {
@@ -160,6 +162,21 @@ public final class ConnectionParams {
         }
         return copy(pathMtu, ackTimeout, retryCnt, rnrRetry, minRnrTimer, initiatorDepth, responderResources, caps,
                 sqSigAll, accessFlags, privateData, timeout);
+    }
+
+    /**
+     * @param srq the shared receive queue the connection's QP takes its receives from ({@code
+     *     qp_init_attr.srq} of {@code rdma_create_qp}), of the PD the QP is created in, or null for
+     *     a receive queue of its own (the default); {@code docs/verbs.md} "Shared receive queues"
+     */
+    public ConnectionParams withSrq(io.rxe4j.verbs.SharedReceiveQueue srq) {
+        return new ConnectionParams(pathMtu, ackTimeout, retryCnt, rnrRetry, minRnrTimer, initiatorDepth,
+                responderResources, caps, sqSigAll, accessFlags, privateData, timeout, srq);
+    }
+
+    /** @return the shared receive queue of the connection's QP, or null */
+    public io.rxe4j.verbs.SharedReceiveQueue srq() {
+        return srq;
     }
 
     /** @param sigAll whether every send WR produces a completion ({@code sq_sig_all}) */

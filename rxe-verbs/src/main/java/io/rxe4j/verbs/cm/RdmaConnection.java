@@ -84,6 +84,12 @@ public final class RdmaConnection implements AutoCloseable {
         this.remotePrivateData = peer.privateData();
     }
 
+    /** The QP the connection manager creates: RC, with the params' caps, sq_sig_all and SRQ. */
+    private static QpInitAttr initAttr(CompletionQueue sendCq, CompletionQueue recvCq, ConnectionParams params) {
+        QpInitAttr a = new QpInitAttr(sendCq, recvCq, params.caps(), QpType.RC, params.sqSigAll());
+        return params.srq() != null ? a.withSrq(params.srq()) : a;
+    }
+
     /**
      * Connects to a server's {@link RdmaListener} with the default {@link ConnectionParams}, one CQ
      * for sends and receives.
@@ -157,7 +163,7 @@ public final class RdmaConnection implements AutoCloseable {
             s.setSoTimeout(millisLeft(deadline, server));
             DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(s.getInputStream()));
             DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream()));
-            qp = pd.createQp(new QpInitAttr(sendCq, recvCq, params.caps(), QpType.RC, params.sqSigAll()));
+            qp = pd.createQp(initAttr(sendCq, recvCq, params));
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
             beforeConnect.accept(qp);
             int psn = ThreadLocalRandom.current().nextInt(1 << 24);
@@ -231,7 +237,7 @@ public final class RdmaConnection implements AutoCloseable {
         QueuePair qp = null;
         Watchdog dog = watchdog(s, deadline);
         try {
-            qp = pd.createQp(new QpInitAttr(sendCq, recvCq, params.caps(), QpType.RC, params.sqSigAll()));
+            qp = pd.createQp(initAttr(sendCq, recvCq, params));
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
             beforeAccept.accept(qp);
             Mtu mtu = smaller(params.pathMtu(pd.device()), req.mtu());
