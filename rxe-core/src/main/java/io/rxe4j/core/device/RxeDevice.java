@@ -443,6 +443,8 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
                 return null;
             });
         }
+        // its type 2B windows go back to FREE before its QPN can name another QP
+        mrs.windows().releaseQp(qp.qpn());
         if (qps.remove(qp)) {
             synchronized (this) {
                 retired.add(qp.counters(), false);

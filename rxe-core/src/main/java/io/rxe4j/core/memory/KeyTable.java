@@ -78,6 +78,16 @@ final class KeyTable<T> {
         return slot > 0 && slot < slots.length() ? slots.get(slot) : null;
     }
 
+    /** Calls {@code action} with every occupied slot's object (a snapshot walk; any thread). */
+    void forEach(java.util.function.Consumer<T> action) {
+        for (int i = 1; i < slots.length(); i++) {
+            T t = slots.get(i);
+            if (t != null) {
+                action.accept(t);
+            }
+        }
+    }
+
     /** @return the number of occupied slots */
     synchronized int size() {
         return count;

@@ -51,6 +51,15 @@ public final class MwTable {
         return isWindowKey(key) ? slots.at(key) : null;
     }
 
+    /**
+     * The QP {@code qpn} is destroyed: every type 2B window bound to it goes back to FREE (IBTA: a
+     * destroyed QP's type 2B windows are invalidated), so that a later QP given the same QPN is never
+     * granted them. A walk over the table; destroying a QP is rare.
+     */
+    public void releaseQp(int qpn) {
+        slots.forEach(mw -> mw.releaseQp(qpn));
+    }
+
     /** @return the number of allocated MWs */
     public int size() {
         return slots.size();

@@ -281,6 +281,22 @@ public final class RxeMw implements io.rxe4j.verbs.provider.MwOps {
         return b.rkey() == rkey && b.state() == State.VALID && b.mr() != null && b.mr().isValid();
     }
 
+    /** If this is a type 2B window bound to QP {@code qpn}, it goes back to FREE (the QP is destroyed). */
+    void releaseQp(int qpn) {
+        while (true) {
+            Binding b = binding.get();
+            if (type != Type.TYPE_2B || b.state() != State.VALID || b.qpn() != qpn) {
+                return;
+            }
+            if (binding.compareAndSet(b, new Binding(b.rkey(), State.FREE, null, 0, 0, 0, -1))) {
+                if (b.mr() != null) {
+                    b.mr().windowUnbound();
+                }
+                return;
+            }
+        }
+    }
+
     /** Deallocation ({@code rxe_mw_cleanup}): INVALID, the MR released; later uses fail. */
     void deallocate() {
         while (true) {

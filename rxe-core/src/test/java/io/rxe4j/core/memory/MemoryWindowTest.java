@@ -180,4 +180,33 @@ class MemoryWindowTest {
         assertThat(mr.boundWindows() + other.boundWindows()).as("exactly the one binding counts").isEqualTo(1);
         assertThat(mw.mr().boundWindows()).isEqualTo(1);
     }
+
+    /** A destroyed QP's type 2B windows go back to FREE: a later QP with its QPN gets nothing through them. */
+    @Test
+    void destroyingAQpFreesItsType2bWindowsOnly() {
+        io.rxe4j.core.device.RxeDevice dev = new io.rxe4j.core.device.RxeDevice(
+                new io.rxe4j.core.device.FakeTransport(new java.net.InetSocketAddress("10.0.0.1", 4791)),
+                io.rxe4j.verbs.DeviceConfig.defaults().withSeed(3));
+        try {
+            RxePd pd = dev.allocPd();
+            io.rxe4j.core.cq.RxeCq cq = dev.createCq(16);
+            io.rxe4j.core.qp.RxeQp a = dev.createQp(pd, cq, cq, new io.rxe4j.verbs.QpCaps(4, 4, 1, 1, 0), false);
+            io.rxe4j.core.qp.RxeQp b = dev.createQp(pd, cq, cq, new io.rxe4j.verbs.QpCaps(4, 4, 1, 1, 0), false);
+            RxeMr m = dev.registerMr(pd, arena.allocate(8192, 4096), null, Access.LOCAL_WRITE | Access.MW_BIND);
+            RxeMw ofA = dev.mrs().windows().allocate(pd, RxeMw.Type.TYPE_2B);
+            RxeMw ofB = dev.mrs().windows().allocate(pd, RxeMw.Type.TYPE_2B);
+            RxeMw type1 = dev.mrs().windows().allocate(pd, RxeMw.Type.TYPE_1);
+            assertThat(ofA.bind(ofA.rkey(), 1, m, m.lkey(), m.iova(), 64, RW, pd, a.qpn())).isNull();
+            assertThat(ofB.bind(ofB.rkey(), 1, m, m.lkey(), m.iova(), 64, RW, pd, b.qpn())).isNull();
+            assertThat(type1.bind(type1.rkey(), 1, m, m.lkey(), m.iova(), 64, RW, pd, a.qpn())).isNull();
+            dev.destroyQp(a);
+            assertThat(ofA.state()).isEqualTo(RxeMw.State.FREE);
+            assertThat(dev.mrs().remote(ofA.rkey(), pd, a.qpn(), m.iova(), 8, Access.REMOTE_READ)).isNull();
+            assertThat(ofB.state()).as("another QP's window").isEqualTo(RxeMw.State.VALID);
+            assertThat(type1.state()).as("a type 1 window is no QP's").isEqualTo(RxeMw.State.VALID);
+            assertThat(m.boundWindows()).isEqualTo(2);
+        } finally {
+            dev.close();
+        }
+    }
 }
