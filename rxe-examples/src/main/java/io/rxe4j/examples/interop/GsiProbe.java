@@ -150,26 +150,20 @@ public final class GsiProbe implements Callable<Integer> {
         return ok ? 0 : 1;
     }
 
-    /** A REQ of {@code cm-facts.md} §2.1 for an RC connection over RoCE (the fields the kernel reads before it matches). */
+    /** A REQ of {@code cm-facts.md} §2.1 for an RC connection over RoCE, with rdma_cm's header and no user data. */
     static byte[] req(long tid, int localCommId, long serviceId, byte[] localGid, byte[] remoteGid, SecureRandom rnd) {
-        ByteBuffer b = ByteBuffer.allocate(GsiOps.MAD_BYTES);
-        b.put(0, (byte) 1).put(1, (byte) CM_CLASS).put(2, (byte) 2).put(3, (byte) 0x03); // base 1, CM v2, Send
-        b.putLong(8, tid).putShort(16, (short) ATTR_REQ);
-        int d = 24;
-        b.putInt(d, localCommId);
-        b.putLong(d + 8, serviceId);
-        b.putLong(d + 16, 0x0200_5EFF_FE00_0001L); // local CA GUID (EUI-64 style)
-        b.putInt(d + 32, (rnd.nextInt(0xFFFF) + 16) << 8 | 1); // local QPN, responder resources 1
-        b.put(d + 39, (byte) 1); // initiator depth
-        b.put(d + 43, (byte) (20 << 3)); // remote CM response timeout 20, RC, no flow control
-        b.putInt(d + 44, (rnd.nextInt(1 << 24) << 8) | (20 << 3) | 7); // starting PSN, local CM response timeout 20, retry 7
-        b.putShort(d + 48, (short) 0xFFFF); // P_Key
-        b.put(d + 50, (byte) (3 << 4 | 7)); // path MTU 1024, RNR retry 7
-        b.put(d + 51, (byte) (15 << 4)); // max CM retries 15
-        b.putShort(d + 52, (short) 0xFFFF).putShort(d + 54, (short) 0xFFFF);
-        b.put(d + 56, localGid).put(d + 72, remoteGid);
-        b.put(d + 93, (byte) 64); // hop limit
-        b.put(d + 95, (byte) (17 << 3)); // local ACK timeout 17
-        return b.array();
+        try {
+            io.rxe4j.verbs.cm.ib.CmaHeader cma = new io.rxe4j.verbs.cm.ib.CmaHeader(rnd.nextInt(1 << 16),
+                    InetAddress.getByAddress(localGid), InetAddress.getByAddress(remoteGid));
+            return io.rxe4j.verbs.cm.ib.CmMessages.Req.create(tid).localCommId(localCommId).serviceId(serviceId)
+                    .localCaGuid(0x0200_5EFF_FE00_0001L).localQpn(rnd.nextInt(0xFFFF) + 16).responderResources(1)
+                    .initiatorDepth(1).remoteCmResponseTimeout(20).transportType(0).startingPsn(rnd.nextInt(1 << 24))
+                    .localCmResponseTimeout(20).retryCount(7).pkey(0xFFFF).pathMtu(3).rnrRetryCount(7)
+                    .maxCmRetries(15).primaryLocalLid(0xFFFF).primaryRemoteLid(0xFFFF).primaryLocalGid(localGid)
+                    .primaryRemoteGid(remoteGid).primaryHopLimit(64).primaryLocalAckTimeout(17)
+                    .privateData(cma.encode(new byte[0], 56)).mad().bytes();
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException("a GID is 16 bytes", e);
+        }
     }
 }
