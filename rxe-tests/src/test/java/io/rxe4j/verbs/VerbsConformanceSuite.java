@@ -2029,21 +2029,28 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
     /** How a remote access through a window is refused (§5.5): each gives NAK 0x62, REM_ACCESS_ERR. */
     enum WindowViolation {
         /** A VA inside the MR but outside the window: rxe accepts it (it checks the MR only); rxe4j does not. */
-        OUTSIDE_THE_WINDOW,
+        OUTSIDE_THE_WINDOW("is not inside memory window"),
         /** An atomic through a READ/WRITE window. */
-        BEYOND_ITS_RIGHTS,
+        BEYOND_ITS_RIGHTS("lacks REMOTE_ATOMIC"),
         /** The MR's own rkey: the MR has no remote right (only the window has). */
-        THE_MRS_OWN_RKEY,
+        THE_MRS_OWN_RKEY("lacks REMOTE_WRITE"),
         /** test_invalidate_mw_type1: unbound by a zero-length bind. */
-        AFTER_A_TYPE_1_UNBIND,
+        AFTER_A_TYPE_1_UNBIND("is unbound (length 0)"),
         /** test_mw_type2_invalidate_local: LOCAL_INV on B. */
-        AFTER_LOCAL_INV,
+        AFTER_LOCAL_INV("is not bound"),
         /** test_mw_type2_invalidate_dealloc. */
-        AFTER_DEALLOC,
+        AFTER_DEALLOC("no memory window with rkey"),
         /** The key before the last bind. */
-        A_STALE_KEY,
+        A_STALE_KEY("is stale"),
         /** Type 2B: through another QP of the same PD than the one it is bound to. */
-        THROUGH_ANOTHER_QP
+        THROUGH_ANOTHER_QP("is bound to QP");
+
+        /** What the refusing QP's error reason says. */
+        final String reason;
+
+        WindowViolation(String reason) {
+            this.reason = reason;
+        }
     }
 
     @ParameterizedTest(name = "{0}")
@@ -2083,6 +2090,7 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
                 WorkCompletion wc = next(a2.scq);
                 assertThat(wc.status).as("%s", wc).isEqualTo(WcStatus.REM_ACCESS_ERR);
                 assertThat(b2.qp.state()).isEqualTo(QpState.ERR);
+                assertThat(b2.qp.errorReason()).contains(v.reason);
                 // the QP it is bound to still reaches it
                 a.qp.postSend(wr);
                 assertWc(next(a.scq), 1, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 64, 0, a.qp);
@@ -2095,6 +2103,8 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
         assertThat(wc.vendorErr).isEqualTo(0x62);
         assertThat(bytes(mr.segment(), 0, 16384)).as("the memory is untouched").isEqualTo(before);
         await(() -> p.b().qp.state() == QpState.ERR, "B's QP in ERR after the NAK");
+        assertThat(p.b().qp.errorReason()).as("the responder names the check").contains(v.reason);
+        assertThat(a.qp.errorReason()).contains("NAK 0x62 (remote access error");
     }
 
     /** test_mw_type2_invalidate_remote: SEND_WITH_INV frees the window bound to the receiving QP; it can be bound again. */

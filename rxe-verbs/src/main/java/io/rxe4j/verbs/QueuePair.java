@@ -151,7 +151,8 @@ public final class QueuePair implements AutoCloseable {
             throw new IllegalArgumentException(mw + " belongs to " + mw.pd().device + ", not to " + pd.device);
         }
         if (!type1Verb && mw.type() != MwType.TYPE_2B) {
-            throw new IllegalArgumentException(mw + " is a type 1 window: bind it with QueuePair.bindMw, wr_id " + wr.wrId);
+            throw new IllegalArgumentException(mw + " is a type 1 window: bind it with QueuePair.bindMw, wr_id " + wr.wrId
+                    + " (EINVAL)");
         }
         MemoryRegion mr = wr.bindInfo.mr();
         if (mr != null && mr.pd().device != pd.device) {

@@ -5,7 +5,10 @@ package io.rxe4j.verbs;
  * fills them in place (no allocation per poll).
  */
 public final class WorkCompletion {
-    /** WC flag: GRH present (set on every receive completion, as rxe). */
+    /**
+     * WC flag: GRH present. Set on every receive completion, as rdma_rxe sets it; only a UD receive
+     * buffer holds the 40 GRH bytes ahead of the payload (RC and UC data start at offset 0).
+     */
     public static final int WC_GRH = 1;
     /** WC flag: {@link #immData} is valid. */
     public static final int WC_WITH_IMM = 2;

@@ -99,6 +99,34 @@ public final class MrTable {
         return mr != null && mr.pd() == pd && mr.allows(va, len, access) ? mr : null;
     }
 
+    /**
+     * Why {@link #remote} refused an access, for the error reason of the QP that NAKs it (an error
+     * path only: it allocates).
+     *
+     * @return a sentence naming the check that failed
+     */
+    public String whyRefused(int rkey, RxePd pd, int qpn, long va, long len, int access) {
+        if (MwTable.isWindowKey(rkey)) {
+            RxeMw mw = windows.lookup(rkey);
+            return mw == null ? "no memory window with rkey 0x" + Integer.toHexString(rkey)
+                    : mw.whyRefused(rkey, pd, qpn, va, len, access);
+        }
+        RxeMr mr = slots.at(rkey);
+        if (mr == null || mr.lkey() != rkey) {
+            return "no MR with rkey 0x" + Integer.toHexString(rkey) + " (never registered, or a stale key)";
+        }
+        if (!mr.isValid()) {
+            return mr + " is deregistered";
+        }
+        if (mr.pd() != pd) {
+            return mr + " is not in the QP's " + pd;
+        }
+        if ((mr.access() & access) != access) {
+            return mr + " lacks " + io.rxe4j.verbs.Access.toString(access & ~mr.access());
+        }
+        return "[0x" + Long.toHexString(va) + ", +" + len + ") is not inside " + mr;
+    }
+
     /** @return the number of registered MRs */
     public int size() {
         return slots.size();

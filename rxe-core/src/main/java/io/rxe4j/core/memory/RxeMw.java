@@ -272,6 +272,38 @@ public final class RxeMw implements io.rxe4j.verbs.provider.MwOps {
         return inWindow && mr.contains(va, len) ? mr : null;
     }
 
+    /** @return why {@link #grant} refuses this access (an error path: it allocates) */
+    public String whyRefused(int rkey, RxePd qpPd, int qpn, long va, long len, int access) {
+        Binding b = binding.get();
+        String w = "memory window 0x" + Integer.toHexString(b.rkey());
+        if (b.state() == State.INVALID) {
+            return w + " is deallocated";
+        }
+        if (b.rkey() != rkey) {
+            return "rkey 0x" + Integer.toHexString(rkey) + " is stale: " + w + " was bound or invalidated since";
+        }
+        if (qpPd != pd) {
+            return w + " is in " + pd + ", not in the QP's " + qpPd;
+        }
+        if (b.state() == State.FREE) {
+            return w + " is not bound (invalidated, or never bound)";
+        }
+        if (type == Type.TYPE_2B && b.qpn() != qpn) {
+            return w + " is bound to QP 0x" + Integer.toHexString(b.qpn()) + ", not to QP 0x" + Integer.toHexString(qpn);
+        }
+        if (b.length() == 0 || b.mr() == null) {
+            return w + " is unbound (length 0)";
+        }
+        if ((access & ~b.access()) != 0) {
+            return w + " lacks " + Access.toString(access & ~b.access());
+        }
+        if (!b.mr().isValid()) {
+            return w + " lies in a deregistered MR";
+        }
+        return "[0x" + Long.toHexString(va) + ", +" + len + ") is not inside " + w + " [0x" + Long.toHexString(b.addr())
+                + ", +" + b.length() + ")";
+    }
+
     /**
      * @return whether the window still grants what it granted under {@code rkey} (a multi-packet
      *     READ checks this before each response packet, {@code rxe_recheck_mr})

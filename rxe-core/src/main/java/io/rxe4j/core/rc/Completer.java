@@ -863,12 +863,26 @@ public final class Completer implements CompleterOps {
 
     /** ERROR: complete the WQE with its error status; the QP enters ERR and flushes the rest. */
     private State error() {
+        boolean nak = op.has(Header.AETH) && (syndrome & Aeth.TYPE_MASK) == Aeth.TYPE_NAK;
         failHead(wqe, status, op == Opcode.RC_ACKNOWLEDGE ? syndrome : 0,
-                "response " + op + " PSN 0x" + Integer.toHexString(psn) + " from " + qp.av());
+                (nak ? "NAK 0x" + Integer.toHexString(syndrome) + " (" + nakName(syndrome) + ")" : "response " + op)
+                        + " for PSN 0x" + Integer.toHexString(psn) + " from " + qp.av());
         return State.DONE;
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** @return what NAK {@code syndrome} means ({@code rxe-facts.md} §2.3) */
+    private static String nakName(int syndrome) {
+        return switch (syndrome) {
+            case Aeth.NAK_PSN_SEQ_ERROR -> "PSN sequence error";
+            case Aeth.NAK_INVALID_REQUEST -> "invalid request: the responder refused the request itself";
+            case Aeth.NAK_REMOTE_ACCESS_ERROR -> "remote access error: the responder refused the rkey, its range or "
+                    + "rights; the responder's QP says which";
+            case Aeth.NAK_REMOTE_OP_ERROR -> "remote operational error";
+            default -> "syndrome 0x" + Integer.toHexString(syndrome);
+        };
+    }
 
     /** A valid ACK, READ response or ATOMIC ACKNOWLEDGE: retry counts start over (rxe-facts §5.3). */
     private void validResponse() {

@@ -723,9 +723,20 @@ public final class Responder implements ResponderOps {
 
     /** ERR_RKEY_VIOLATION: NAK 0x62 (remote access error). */
     private State errRkeyViolation() {
+        Opcode.Operation o = checks.op.operation();
+        int need = o == Opcode.Operation.READ ? Access.REMOTE_READ
+                : o == Opcode.Operation.COMPARE_SWAP || o == Opcode.Operation.FETCH_ADD
+                        || o == Opcode.Operation.MASKED_COMPARE_SWAP || o == Opcode.Operation.MASKED_FETCH_ADD
+                        ? Access.REMOTE_ATOMIC : Access.REMOTE_WRITE;
+        long len = need == Access.REMOTE_ATOMIC ? 8 : checks.length;
+        nakDetail = checks.op + " with rkey 0x" + Integer.toHexString(checks.rkey) + ": "
+                + qp.host().mrs().whyRefused(checks.rkey, qp.pd, qp.qpn(), checks.va, len, need);
         nakError(Aeth.NAK_REMOTE_ACCESS_ERROR, checks.psn);
         return State.DONE;
     }
+
+    /** What a NAK about to be sent is about (the failed check), or null; {@link #nakError} takes it. */
+    private String nakDetail;
 
     /** ERR_MALFORMED_WQE: NAK 0x63 (remote operational error). */
     private State errMalformedWqe() {
@@ -800,8 +811,11 @@ public final class Responder implements ResponderOps {
     /** Class C error: NAK with the packet PSN, complete a receive WQE in use, QP → ERR. */
     @Override
     public void nakError(int syndrome, int p) {
+        String detail = nakDetail;
+        nakDetail = null;
         String reason = "responder sent NAK 0x" + Integer.toHexString(syndrome) + " for PSN 0x"
-                + Integer.toHexString(p) + " (in message: " + inMessage + ")";
+                + Integer.toHexString(p) + (detail != null ? ": " + detail : "")
+                + (inMessage != InMessage.NONE ? " (inside a " + inMessage + " message)" : "");
         qp.noteErrorReason(reason);
         sendAck(syndrome, p);
         RecvWqe r = recv;
