@@ -394,6 +394,38 @@ case_gsi_listen() {  # ID FAMILY LOCALIP RPINGADDR
     $(( $(date +%s) - t0 )) "$(why "$OUT/cases/$id.rxe4j.log")"
 }
 
+# (k) rxe4j's IB CM (issue 23) against rping's rdma_cm: CmProbe connects to the guest's rping -s (REQ, REP, RTU,
+# then DREQ/DREP), and accepts the guest's rping -c; rping itself fails afterwards (CmProbe does not speak rping's
+# data protocol), so only rxe4j's side decides the case
+case_cm_connect() {  # ID FAMILY LOCALIP RPINGBIND PEERADDR
+  want "$1" || return 0
+  local id=$1 fam=$2 ip=$3 bind=$4 peer=$5 t0 jrc krc
+  t0=$(date +%s)
+  # rping -s binds 0.0.0.0 by default, an IPv4-only rdma_cm listener (an IPv6 REQ gets REJ 28): -a :: takes both
+  drop_cmd "$id" "timeout -k 5 30 rping -s -v -C 1 -a $bind -p 7174"
+  sleep 4
+  jrun CmProbe --ip "$ip" -p 7174 "$peer" > "$OUT/cases/$id.rxe4j.log" 2>&1
+  jrc=$?
+  krc=$(wait_rc "$id" 60)
+  cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
+  record "$id" "rxe4j IB CM connect -> kernel rping -s (rping exit $krc)" "$fam" "$jrc" 0 $(( $(date +%s) - t0 )) \
+    "$(why "$OUT/cases/$id.rxe4j.log")"
+}
+case_cm_accept() {  # ID FAMILY LOCALIP RPINGADDR
+  want "$1" || return 0
+  local id=$1 fam=$2 ip=$3 addr=$4 t0 jpid jrc krc i
+  t0=$(date +%s)
+  jrun CmProbe --ip "$ip" -p 7174 --listen --hold 3 > "$OUT/cases/$id.rxe4j.log" 2>&1 &
+  jpid=$!
+  for i in $(seq 1 60); do grep -qs 'listening on rdma_cm' "$OUT/cases/$id.rxe4j.log" && break; sleep 0.5; done
+  drop_cmd "$id" "timeout -k 5 30 rping -c -v -C 1 -a $addr -p 7174"
+  wait "$jpid"; jrc=$?
+  krc=$(wait_rc "$id" 60)
+  cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
+  record "$id" "kernel rping -c -> rxe4j IB CM accept (rping exit $krc)" "$fam" "$jrc" 0 $(( $(date +%s) - t0 )) \
+    "$(why "$OUT/cases/$id.rxe4j.log")"
+}
+
 # (d) perftest: rxe-perf --perftest as the peer of the guest's ib_*_bw, both directions
 prun() {  # ARGS... : rxe-perf in the namespace (OPFN=1 maps to --tid)
   ip netns exec "$NS" timeout -k 5 "$JAVA_TIMEOUT" "$JAVA" --enable-native-access=ALL-UNNAMED -cp "$CP" \
@@ -465,6 +497,8 @@ case_mw_client i5 IPv4 18564 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" badinv
 case_mw_server i6 IPv4 18565 "$HOST_IP" G "$KCLIENT_TIMEOUT_V4" badinv -x 0 -y 9
 case_gsi_probe  j1 IPv4 "$HOST_IP" "$GUEST_IP"
 case_gsi_listen j2 IPv4 "$HOST_IP" "$HOST_IP"
+case_cm_connect k1 IPv4 "$HOST_IP" 0.0.0.0 "$GUEST_IP"
+case_cm_accept  k2 IPv4 "$HOST_IP" "$HOST_IP"
 # loss: rxe4j drops 2% of the packets it sends; its retransmissions and the kernel's must recover
 case_pp_client  e1 IPv4 18515 rc_pingpong        "$HOST_IP" --faults drop=0.02,dir=out --fault-seed 7
 for t in write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat; do
@@ -497,6 +531,8 @@ case_mw_client i7 IPv6 18566 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" windows
 case_mw_server i8 IPv6 18567 "$BR6%br0" G6 "$KCLIENT_TIMEOUT_V6" windows
 case_gsi_probe  j3 IPv6 "$BR6%br0" "$GUEST_IP6%br0"
 case_gsi_listen j4 IPv6 "$BR6%br0" "$BR6%eth0"
+case_cm_connect k3 IPv6 "$BR6%br0" :: "$GUEST_IP6%br0"
+case_cm_accept  k4 IPv6 "$BR6%br0" "$BR6%eth0"
 case_pt_server  d-write_bw-k2j-v6 IPv6 write_bw 18602 G6 "$KCLIENT_TIMEOUT_V6" "$BR6%eth0"
 case_pt_client  d-write_bw-j2k-v6 IPv6 write_bw 18603 G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP6%br0"
 snapshot ipv6

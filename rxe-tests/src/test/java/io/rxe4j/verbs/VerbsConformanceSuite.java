@@ -2362,9 +2362,15 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
             assertThatThrownBy(() -> gsiA.send(devB.address(), 1 << 24, mad(3)))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("24-bit");
         } finally {
-            gsiA.listener(null);
-            gsiB.listener(null);
+            restoreCm(devA);
+            restoreCm(devB);
         }
+    }
+
+    /** Gives QP1 back to the device's IB CM (these tests take its MADs themselves). */
+    static void restoreCm(RdmaDevice d) {
+        io.rxe4j.verbs.cm.ib.IbCm.closeFor(d);
+        io.rxe4j.verbs.cm.ib.IbCm.of(d);
     }
 
     /**
@@ -2377,6 +2383,7 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
     void theGsiQpIsTheDevicesOwnAndKeepsItsBuffers() {
         assertThat(devB.openObjects()).as("QP1 is no application object").isZero();
         io.rxe4j.verbs.provider.GsiOps gsiA = io.rxe4j.verbs.internal.VerbsAccess.get().gsi(devA);
+        io.rxe4j.verbs.cm.ib.IbCm.closeFor(devB); // nothing listens on B's QP1 now, not even its CM
         for (int i = 0; i < 40; i++) { // more than its 32 receive buffers
             assertThat(gsiA.send(devB.address(), 1, mad(i))).isTrue();
         }
@@ -2394,7 +2401,7 @@ abstract class VerbsConformanceSuite extends ConformanceFixture {
             assertThat(atB.poll().mad()).isEqualTo(mad(99));
             assertThat(a.qp.qpNum()).as("user QPNs start at 16").isGreaterThanOrEqualTo(16);
         } finally {
-            io.rxe4j.verbs.internal.VerbsAccess.get().gsi(devB).listener(null);
+            restoreCm(devB);
         }
     }
 }

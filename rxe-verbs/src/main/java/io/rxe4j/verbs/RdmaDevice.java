@@ -95,7 +95,18 @@ public final class RdmaDevice implements AutoCloseable {
         if (config == null) {
             throw new IllegalArgumentException("config must not be null");
         }
-        return new RdmaDevice(Providers.provider().open(transport, config));
+        RdmaDevice d = new RdmaDevice(Providers.provider().open(transport, config));
+        d.startCm();
+        return d;
+    }
+
+    /** The device's IB CM takes the MADs of its GSI QP from now on (REJ 8 for a port nobody listens on). */
+    private void startCm() {
+        try {
+            io.rxe4j.verbs.cm.ib.IbCm.of(this);
+        } catch (UnsupportedOperationException noGsi) {
+            // a provider without a GSI QP: no IB CM
+        }
     }
 
     /** @return device attributes ({@code ibv_query_device}) */
@@ -453,6 +464,7 @@ public final class RdmaDevice implements AutoCloseable {
             return;
         }
         closed = true;
+        io.rxe4j.verbs.cm.ib.IbCm.closeFor(this);
         core.close();
         events.shutdown();
         if (mbean != null) {

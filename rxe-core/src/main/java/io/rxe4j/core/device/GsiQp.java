@@ -86,6 +86,11 @@ final class GsiQp implements GsiOps, RxeQp.DatagramListener {
     }
 
     @Override
+    public io.rxe4j.verbs.spi.Scheduler scheduler() {
+        return lane.scheduler();
+    }
+
+    @Override
     public void listener(MadListener l) {
         this.listener = l;
     }

@@ -38,6 +38,12 @@ public interface GsiOps {
         void onMad(InetSocketAddress from, int srcQp, byte[] grh, byte[] mad);
     }
 
+    /**
+     * @return the event loop the listener runs on: the connection manager keeps its state and timers
+     *     there (virtual time on a virtual-time device)
+     */
+    io.rxe4j.verbs.spi.Scheduler scheduler();
+
     /** Sets the one listener of received MADs; null: none (received MADs are counted and dropped). */
     void listener(MadListener listener);
 

@@ -1,0 +1,416 @@
+package io.rxe4j.verbs.cm.ib;
+
+import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.QpAttr;
+import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.QueuePair;
+import io.rxe4j.verbs.cm.ib.CmMessages.Dreq;
+import io.rxe4j.verbs.cm.ib.CmMessages.Rej;
+import io.rxe4j.verbs.cm.ib.CmMessages.Rep;
+import io.rxe4j.verbs.cm.ib.CmMessages.Req;
+import io.rxe4j.verbs.cm.ib.CmMessages.RtuOrDrep;
+import io.rxe4j.verbs.spi.Scheduler;
+import java.net.InetSocketAddress;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One connection of the {@link IbCm} ({@code ib_cm_id}), with the states of {@code ib_cm.h} it
+ * passes through ({@code cm-facts.md} §5): the active side IDLE → REQ_SENT (→ MRA_REQ_RCVD) →
+ * ESTABLISHED; the passive side REQ_RCVD → REP_SENT → ESTABLISHED; either DREQ_SENT or DREQ_RCVD →
+ * TIMEWAIT → gone. Each received message has one method; each sent one is kept for its retries,
+ * resent unchanged (same TID) on the retry timer, as the MAD layer does. Loop only.
+ */
+final class CmId implements IbCm.Connection {
+    enum State { IDLE, REQ_SENT, MRA_REQ_RCVD, REQ_RCVD, REP_SENT, ESTABLISHED, DREQ_SENT, TIMEWAIT, GONE }
+
+    private final IbCm cm;
+    private final Scheduler loop;
+    private final InetSocketAddress peer;
+    private IbCm.Options o;
+    private QueuePair qp;
+    State state = State.IDLE;
+    private int localCommId;
+    private int remoteCommId;
+    private long remoteCaGuid;
+    private long tid;
+    private int remoteQpn;
+    private int myPsn;
+    private int remotePsn;
+    private Mtu pathMtu;
+    private byte[] remotePrivate = new byte[0];
+    private Req req; // passive: the REQ received
+    private CmaHeader cma;
+    private CmMad lastSent;
+    private long periodMs;
+    private int retriesLeft;
+    private Scheduler.Cancellable timer;
+    private CompletableFuture<IbCm.Connection> connected;
+    private final CompletableFuture<Void> disconnectDone = new CompletableFuture<>();
+    private final CompletableFuture<Void> disconnected = new CompletableFuture<>();
+
+    CmId(IbCm cm, QueuePair qp, InetSocketAddress peer, IbCm.Options o) {
+        this.cm = cm;
+        this.loop = cm.loop();
+        this.qp = qp;
+        this.peer = peer;
+        this.o = o;
+    }
+
+    // ------------------------------------------------------------------ active side
+
+    /** IDLE → REQ_SENT. */
+    void sendReq(long serviceId, byte[] user, CompletableFuture<IbCm.Connection> f) {
+        IbCm.toInit(qp);
+        connected = f;
+        localCommId = cm.newCommId(this);
+        tid = cm.newTid(localCommId);
+        myPsn = cm.random().nextInt(1 << 24);
+        pathMtu = mtu(Mtu.MTU_4096);
+        int cmaPort = 1024 + cm.random().nextInt(65536 - 1024);
+        java.net.InetAddress local = cm.device().address().getAddress();
+        cma = new CmaHeader(cmaPort, local, peer.getAddress());
+        Req r = Req.create(tid).localCommId(localCommId).serviceId(serviceId).localCaGuid(cm.caGuid())
+                .localQpn(qp.qpNum()).responderResources(o.responderResources()).initiatorDepth(o.initiatorDepth())
+                .remoteCmResponseTimeout(o.cmResponseTimeout()).transportType(Req.RC).startingPsn(myPsn)
+                .localCmResponseTimeout(o.cmResponseTimeout()).retryCount(o.retryCount()).pkey(0xFFFF)
+                .pathMtu(pathMtu.value()).rnrRetryCount(o.rnrRetryCount()).maxCmRetries(o.maxCmRetries())
+                .primaryLocalLid(0xFFFF).primaryRemoteLid(0xFFFF).primaryLocalGid(IbCm.gid(local))
+                .primaryRemoteGid(IbCm.gid(peer.getAddress()))
+                .primaryFlowLabel((cmaPort * 31 + ServiceIds.port(serviceId)) & 0xFFFFF).primaryHopLimit(64)
+                .primaryLocalAckTimeout(IbCm.PACKET_LIFE_TIME + 1)
+                .privateData(cma.encode(user, Req.PRIVATE_DATA - CmaHeader.LENGTH));
+        state = State.REQ_SENT;
+        arm(r.mad(), 2 * IbCm.ms(IbCm.PACKET_LIFE_TIME) + IbCm.ms(o.cmResponseTimeout()), o.maxCmRetries());
+    }
+
+    /** A REP: REQ_SENT/MRA_REQ_RCVD → RTR, RTS, RTU, ESTABLISHED; a duplicate in ESTABLISHED gets the RTU again. */
+    void onRep(Rep rep) {
+        if (state == State.ESTABLISHED && rep.localCommId() == remoteCommId) {
+            send(lastSent); // the RTU was lost (cm_dup_rep_handler)
+            return;
+        }
+        if (state != State.REQ_SENT && state != State.MRA_REQ_RCVD) {
+            return;
+        }
+        cancel();
+        remoteCommId = rep.localCommId();
+        remoteCaGuid = rep.localCaGuid();
+        remoteQpn = rep.localQpn();
+        remotePsn = rep.startingPsn();
+        remotePrivate = rep.privateData();
+        try {
+            qp.modify(new QpAttr().state(QpState.RTR).av(peer).pathMtu(pathMtu).destQpNum(remoteQpn).rqPsn(myPsn)
+                    .maxDestRdAtomic(o.responderResources()).minRnrTimer(o.minRnrTimer()));
+            qp.modify(new QpAttr().state(QpState.RTS).timeout(ackTimeout(rep.targetAckDelay()))
+                    .retryCnt(o.retryCount()).rnrRetry(rep.rnrRetryCount()).sqPsn(remotePsn)
+                    .maxRdAtomic(Math.min(o.initiatorDepth(), rep.responderResources())));
+        } catch (RuntimeException e) { // cma_rep_recv: REJ 28, CONNECT_ERROR
+            cm.send(peer, Rej.create(tid).localCommId(localCommId).remoteCommId(remoteCommId)
+                    .messageRejected(Rej.REJECTED_REP).reason(IbCm.REJ_CONSUMER_DEFINED).mad());
+            fail(new IllegalStateException("the QP could not be connected after the REP: " + e.getMessage(), e));
+            return;
+        }
+        lastSent = RtuOrDrep.rtu(tid).localCommId(localCommId).remoteCommId(remoteCommId).mad();
+        send(lastSent);
+        state = State.ESTABLISHED;
+        connected.complete(this);
+    }
+
+    /** {@code cm_ack_timeout}: the QP's local ACK timeout from the peer's ACK delay and the packet life time. */
+    static int ackTimeout(int targetAckDelay) {
+        int a = IbCm.PACKET_LIFE_TIME + 1;
+        if (a >= targetAckDelay) {
+            a += targetAckDelay >= a - 1 ? 1 : 0;
+        } else {
+            a = targetAckDelay + (a >= targetAckDelay - 1 ? 1 : 0);
+        }
+        return Math.min(31, a);
+    }
+
+    /** An MRA: the peer needs time; the retry timer is extended ({@code cm_mra_handler}). */
+    void onMra() {
+        if (state == State.REQ_SENT) {
+            state = State.MRA_REQ_RCVD;
+            cancel();
+            timer = loop.schedule(this::onTimeout, TimeUnit.MILLISECONDS.toNanos(IbCm.ms(24) + IbCm.ms(17)));
+        }
+    }
+
+    /** A REJ of our REQ or REP: the connection fails with its reason and private data. */
+    void onRej(Rej rej) {
+        if (state == State.REQ_SENT || state == State.MRA_REQ_RCVD || state == State.REP_SENT) {
+            cancel();
+            fail(new IbCm.RejectedException("rejected by " + peer + ": reason " + rej.reason(), rej.reason(),
+                    rej.privateData()));
+        } else if (state == State.ESTABLISHED) {
+            toError();
+            end();
+        }
+    }
+
+    // ------------------------------------------------------------------ passive side
+
+    /** IDLE → REQ_RCVD with the REQ's values. */
+    void received(Req r, CmaHeader header) {
+        req = r;
+        cma = header;
+        remoteCommId = r.localCommId();
+        remoteCaGuid = r.localCaGuid();
+        tid = r.mad().tid();
+        remoteQpn = r.localQpn();
+        remotePsn = r.startingPsn();
+        remotePrivate = CmaHeader.userData(r.privateData());
+        localCommId = cm.newCommId(this);
+        state = State.REQ_RCVD;
+    }
+
+    /** @return whether {@code r} is a retransmission of the REQ this id answers */
+    boolean isFor(Req r) {
+        return req != null && remoteCommId == r.localCommId() && remoteCaGuid == r.localCaGuid();
+    }
+
+    /** A retransmitted REQ: in REP_SENT the REP again; otherwise nothing (cm_dup_req_handler). */
+    void onDuplicateReq() {
+        if (state == State.REP_SENT) {
+            send(lastSent);
+        }
+    }
+
+    IbCm.Incoming incoming() {
+        return new IbCm.Incoming() {
+            @Override
+            public InetSocketAddress peer() {
+                return peer;
+            }
+
+            @Override
+            public CmaHeader cmaHeader() {
+                return cma;
+            }
+
+            @Override
+            public byte[] privateData() {
+                return remotePrivate.clone();
+            }
+
+            @Override
+            public CompletableFuture<IbCm.Connection> accept(QueuePair q, IbCm.Options options, byte[] user) {
+                if (user.length > Rep.PRIVATE_DATA) {
+                    throw new IllegalArgumentException("a REP carries at most 196 bytes, got " + user.length);
+                }
+                CompletableFuture<IbCm.Connection> f = new CompletableFuture<>();
+                loop.execute(() -> {
+                    try {
+                        sendRep(q, options, user, f);
+                    } catch (RuntimeException e) {
+                        f.completeExceptionally(e);
+                    }
+                });
+                return f;
+            }
+
+            @Override
+            public void reject(byte[] user) {
+                loop.execute(() -> {
+                    if (state == State.REQ_RCVD) {
+                        cm.send(peer, Rej.create(tid).localCommId(localCommId).remoteCommId(remoteCommId)
+                                .messageRejected(Rej.REJECTED_REQ).reason(IbCm.REJ_CONSUMER_DEFINED)
+                                .privateData(user).mad());
+                        end();
+                    }
+                });
+            }
+        };
+    }
+
+    /** REQ_RCVD → the QP to RTR and RTS, REP_SENT ({@code cm-facts.md} §3.1: the passive side's attributes). */
+    private void sendRep(QueuePair q, IbCm.Options options, byte[] user, CompletableFuture<IbCm.Connection> f) {
+        if (state != State.REQ_RCVD) {
+            throw new IllegalStateException("the request was answered already (" + state + ")");
+        }
+        qp = q;
+        o = options;
+        connected = f;
+        IbCm.toInit(qp);
+        myPsn = cm.random().nextInt(1 << 24);
+        pathMtu = mtu(ibMtu(req.pathMtu()));
+        qp.modify(new QpAttr().state(QpState.RTR).av(peer).pathMtu(pathMtu).destQpNum(remoteQpn).rqPsn(myPsn)
+                .maxDestRdAtomic(o.responderResources()).minRnrTimer(o.minRnrTimer()));
+        qp.modify(new QpAttr().state(QpState.RTS).timeout(req.primaryLocalAckTimeout()).retryCnt(req.retryCount())
+                .rnrRetry(req.rnrRetryCount()).sqPsn(remotePsn)
+                .maxRdAtomic(Math.min(o.initiatorDepth(), req.responderResources())));
+        Rep rep = Rep.create(tid).localCommId(localCommId).remoteCommId(remoteCommId).localQpn(qp.qpNum())
+                .startingPsn(myPsn).responderResources(o.responderResources()).initiatorDepth(o.initiatorDepth())
+                .targetAckDelay(IbCm.TARGET_ACK_DELAY).rnrRetryCount(o.rnrRetryCount()).localCaGuid(cm.caGuid())
+                .privateData(user);
+        state = State.REP_SENT;
+        arm(rep.mad(), IbCm.ms(req.localCmResponseTimeout()), req.maxCmRetries());
+    }
+
+    /** An RTU: REP_SENT → ESTABLISHED. */
+    void onRtu(RtuOrDrep rtu) {
+        if (state == State.REP_SENT && rtu.localCommId() == remoteCommId) {
+            cancel();
+            state = State.ESTABLISHED;
+            connected.complete(this);
+        }
+    }
+
+    // ------------------------------------------------------------------ disconnection
+
+    @Override
+    public CompletableFuture<Void> disconnect() {
+        loop.execute(() -> {
+            if (state != State.ESTABLISHED) {
+                disconnectDone.complete(null);
+                return;
+            }
+            toError();
+            Dreq d = Dreq.create(cm.newTid(localCommId)).localCommId(localCommId).remoteCommId(remoteCommId)
+                    .remoteQpn(remoteQpn);
+            state = State.DREQ_SENT;
+            arm(d.mad(), 2 * IbCm.ms(IbCm.PACKET_LIFE_TIME) + IbCm.ms(o.cmResponseTimeout()), o.maxCmRetries());
+        });
+        return disconnectDone;
+    }
+
+    /** A DREQ for this connection: DREP, the QP to ERR, TIMEWAIT. */
+    void onDreq(Dreq d) {
+        if (qp != null && d.remoteQpn() != qp.qpNum()) {
+            return; // not our QP (cm_dreq_handler)
+        }
+        cm.send(peer, RtuOrDrep.drep(d.mad().tid()).localCommId(localCommId).remoteCommId(remoteCommId).mad());
+        if (state == State.ESTABLISHED || state == State.DREQ_SENT) {
+            cancel();
+            toError();
+            disconnectDone.complete(null);
+            end();
+        }
+    }
+
+    /** A DREP: DREQ_SENT → TIMEWAIT. */
+    void onDrep() {
+        if (state == State.DREQ_SENT) {
+            cancel();
+            disconnectDone.complete(null);
+            end();
+        }
+    }
+
+    // ------------------------------------------------------------------ retries and the end
+
+    private void arm(CmMad m, long period, int retries) {
+        lastSent = m;
+        periodMs = period;
+        retriesLeft = retries;
+        send(m);
+        timer = loop.schedule(this::onTimeout, TimeUnit.MILLISECONDS.toNanos(periodMs));
+    }
+
+    private void onTimeout() {
+        timer = null;
+        if (state != State.REQ_SENT && state != State.MRA_REQ_RCVD && state != State.REP_SENT
+                && state != State.DREQ_SENT) {
+            return;
+        }
+        if (retriesLeft-- > 0) {
+            send(lastSent);
+            timer = loop.schedule(this::onTimeout, TimeUnit.MILLISECONDS.toNanos(periodMs));
+            return;
+        }
+        if (state == State.DREQ_SENT) {
+            disconnectDone.complete(null); // DREQ_ERROR: the connection is down anyway
+            end();
+            return;
+        }
+        fail(new IbCm.RejectedException("no answer from " + peer + " after " + o.maxCmRetries() + " retries of "
+                + periodMs + " ms", IbCm.REJ_TIMEOUT, new byte[0]));
+    }
+
+    private void fail(RuntimeException e) {
+        if (connected != null) {
+            connected.completeExceptionally(e);
+        }
+        end();
+    }
+
+    /** → TIMEWAIT, then gone after the timewait ({@code cm_enter_timewait}: conv(av.timeout) = 512 ms). */
+    private void end() {
+        cancel();
+        state = State.TIMEWAIT;
+        disconnected.complete(null);
+        loop.schedule(() -> {
+            state = State.GONE;
+            cm.forget(localCommId);
+        }, TimeUnit.MILLISECONDS.toNanos(IbCm.ms(IbCm.PACKET_LIFE_TIME + 1)));
+    }
+
+    private void cancel() {
+        if (timer != null) {
+            timer.cancel();
+            timer = null;
+        }
+    }
+
+    private void send(CmMad m) {
+        cm.send(peer, m);
+    }
+
+    private void toError() {
+        if (qp != null && qp.state() != QpState.ERR && qp.state() != QpState.RESET) {
+            qp.modify(new QpAttr().state(QpState.ERR));
+        }
+    }
+
+    /** @return the MTU of IB's enum value {@code v} (1 = 256 … 5 = 4096; another value: 4096) */
+    static Mtu ibMtu(int v) {
+        for (Mtu m : Mtu.values()) {
+            if (m.value() == v) {
+                return m;
+            }
+        }
+        return Mtu.MTU_4096;
+    }
+
+    private Mtu mtu(Mtu peerMax) {
+        Mtu m = cm.device().queryPort(1).activeMtu();
+        if (o.maxPathMtu() != null && o.maxPathMtu().bytes() < m.bytes()) {
+            m = o.maxPathMtu();
+        }
+        return peerMax.bytes() < m.bytes() ? peerMax : m;
+    }
+
+    // ------------------------------------------------------------------ Connection
+
+    @Override
+    public QueuePair qp() {
+        return qp;
+    }
+
+    @Override
+    public int remoteQpn() {
+        return remoteQpn;
+    }
+
+    @Override
+    public byte[] remotePrivateData() {
+        return remotePrivate.clone();
+    }
+
+    @Override
+    public InetSocketAddress peer() {
+        return peer;
+    }
+
+    @Override
+    public CompletableFuture<Void> disconnected() {
+        return disconnected;
+    }
+
+    @Override
+    public String toString() {
+        return "CmId{" + state + ", local=0x" + Integer.toHexString(localCommId) + ", remote=0x"
+                + Integer.toHexString(remoteCommId) + ", peer " + peer + '}';
+    }
+}

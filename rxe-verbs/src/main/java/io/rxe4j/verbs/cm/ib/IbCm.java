@@ -1,0 +1,339 @@
+package io.rxe4j.verbs.cm.ib;
+
+import io.rxe4j.verbs.Access;
+import io.rxe4j.verbs.Mtu;
+import io.rxe4j.verbs.QpAttr;
+import io.rxe4j.verbs.QpState;
+import io.rxe4j.verbs.QueuePair;
+import io.rxe4j.verbs.RdmaDevice;
+import io.rxe4j.verbs.cm.ib.CmMessages.Dreq;
+import io.rxe4j.verbs.cm.ib.CmMessages.Rej;
+import io.rxe4j.verbs.cm.ib.CmMessages.Rep;
+import io.rxe4j.verbs.cm.ib.CmMessages.Req;
+import io.rxe4j.verbs.cm.ib.CmMessages.RtuOrDrep;
+import io.rxe4j.verbs.provider.GsiOps;
+import io.rxe4j.verbs.spi.Scheduler;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.security.SecureRandom;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The IB connection manager of one device, on its GSI QP ({@code cm-facts.md}): RC connections by
+ * REQ, REP and RTU, rejected by REJ, ended by DREQ and DREP, with rdma_cm's service IDs (TCP port
+ * space) and its header in the REQ's private data, so that librdmacm peers (rping, ucmatose…) and
+ * other rxe4j devices connect alike. Every state change runs on the GSI QP's event loop ({@link
+ * GsiOps#scheduler()}), timers included: no thread per connection, virtual time on a virtual-time
+ * device. Public methods may be called from any thread; their futures complete on the loop.
+ *
+ * <p>Where replies go: a device bound to RoCEv2's UDP port 4791 answers a peer's port 4791 (a RoCE
+ * peer sends from a port of its own, 0xC000 and up); a device bound to another port (several devices
+ * in one host, tests) answers the port the MAD came from, which for an rxe4j peer is its device port.
+ */
+public final class IbCm {
+    /** The RoCEv2 UDP port. */
+    public static final int ROCE_PORT = 4791;
+    /** rxe's local CA ACK delay, the REP's target ACK delay ({@code RXE_LOCAL_CA_ACK_DELAY}). */
+    static final int TARGET_ACK_DELAY = 15;
+    /** Default CM response timeout exponent (rdma_cm's {@code CMA_CM_RESPONSE_TIMEOUT}). */
+    static final int CM_RESPONSE_TIMEOUT = 20;
+    /** Default max CM retries ({@code CMA_MAX_CM_RETRIES}). */
+    static final int MAX_CM_RETRIES = 15;
+    /** RoCE packet life time ({@code CMA_IBOE_PACKET_LIFETIME}). */
+    static final int PACKET_LIFE_TIME = 16;
+    /** REJ reasons ({@code ib_cm.h}, {@code cm-facts.md} §2.4). */
+    public static final int REJ_TIMEOUT = 4;
+    public static final int REJ_INVALID_SERVICE_ID = 8;
+    public static final int REJ_STALE_CONN = 10;
+    public static final int REJ_CONSUMER_DEFINED = 28;
+
+    private static final Map<RdmaDevice, IbCm> BY_DEVICE = new ConcurrentHashMap<>();
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(IbCm.class);
+
+    private final RdmaDevice device;
+    private final GsiOps gsi;
+    private final Scheduler loop;
+    private final SecureRandom random = new SecureRandom();
+    private final int hiTid = random.nextInt();
+    private final long caGuid;
+    /** Connections by local comm ID. Loop only. */
+    private final Map<Integer, CmId> ids = new HashMap<>();
+    /** Listeners by service ID. Loop only. */
+    private final Map<Long, RequestHandler> listeners = new HashMap<>();
+
+    private IbCm(RdmaDevice device) {
+        this.device = device;
+        this.gsi = io.rxe4j.verbs.internal.VerbsAccess.get().gsi(device);
+        this.loop = gsi.scheduler();
+        this.caGuid = 0x0200_0000_0000_0000L | (random.nextLong() & 0x00FF_FFFF_FFFF_FFFFL);
+        gsi.listener(this::onMad);
+    }
+
+    /** @return the connection manager of {@code device} (created with its first use) */
+    public static IbCm of(RdmaDevice device) {
+        return BY_DEVICE.computeIfAbsent(device, IbCm::new);
+    }
+
+    /** Stops listening for MADs (the device closes). */
+    public void close() {
+        gsi.listener(null);
+        BY_DEVICE.remove(device, this);
+    }
+
+    /** Closes the CM of {@code device}, if it has one (the device closes). */
+    public static void closeFor(RdmaDevice device) {
+        IbCm cm = BY_DEVICE.remove(device);
+        if (cm != null) {
+            cm.gsi.listener(null);
+        }
+    }
+
+    /** What a connection uses of the defaults rdma_cm applies ({@code cm-facts.md} §2.1, §3.1). */
+    public record Options(int responderResources, int initiatorDepth, int retryCount, int rnrRetryCount,
+            int minRnrTimer, Mtu maxPathMtu, int cmResponseTimeout, int maxCmRetries) {
+        /** rping's: 1 READ/atomic each way, 7 retries, RNR retry 7, min RNR timer 12, MTU from the port. */
+        public static Options defaults() {
+            return new Options(1, 1, 7, 7, 12, null, CM_RESPONSE_TIMEOUT, MAX_CM_RETRIES);
+        }
+    }
+
+    /** A connected QP. */
+    public interface Connection {
+        QueuePair qp();
+
+        int remoteQpn();
+
+        /** @return the peer's private data: its REP's (196 bytes) on the active side, its REQ's user bytes (56) on the passive side */
+        byte[] remotePrivateData();
+
+        /** @return the peer device's (IP, UDP port) the QP talks to */
+        InetSocketAddress peer();
+
+        /** DREQ, then the QP to ERR; completes when the peer's DREP arrives or the retries end. */
+        CompletableFuture<Void> disconnect();
+
+        /** Completes when the connection ends from either side (DREQ received or DREP). */
+        CompletableFuture<Void> disconnected();
+    }
+
+    /** A REQ for a service this device listens on, handed to its {@link RequestHandler} on the loop. */
+    public interface Incoming {
+        InetSocketAddress peer();
+
+        /** @return rdma_cm's header of the REQ (the peer's IP and port, and ours) */
+        CmaHeader cmaHeader();
+
+        /** @return the 56 bytes of user private data after the header */
+        byte[] privateData();
+
+        /** Moves {@code qp} (in INIT, or RESET) to RTR and RTS for the peer and sends the REP; completes on the RTU. */
+        CompletableFuture<Connection> accept(QueuePair qp, Options options, byte[] privateData);
+
+        /** Sends REJ 28 (consumer defined) with up to 148 bytes. */
+        void reject(byte[] privateData);
+    }
+
+    /** Receives the REQs of one listened-on port. Runs on the loop: must not block. */
+    @FunctionalInterface
+    public interface RequestHandler {
+        void onRequest(Incoming request);
+    }
+
+    /** A REJ received, or the retries exhausted (reason {@link #REJ_TIMEOUT}, no private data). */
+    public static final class RejectedException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private final int reason;
+        private final transient byte[] privateData;
+
+        RejectedException(String message, int reason, byte[] privateData) {
+            super(message);
+            this.reason = reason;
+            this.privateData = privateData;
+        }
+
+        public int reason() {
+            return reason;
+        }
+
+        public byte[] privateData() {
+            return privateData.clone();
+        }
+    }
+
+    // ------------------------------------------------------------------ public operations
+
+    /** Listens on rdma_cm's TCP-space {@code port} ({@code rdma_listen}). */
+    public void listen(int port, RequestHandler handler) {
+        long sid = ServiceIds.of(ServiceIds.PS_TCP, port);
+        loop.execute(() -> listeners.put(sid, handler));
+    }
+
+    /** Stops listening on {@code port}. */
+    public void unlisten(int port) {
+        long sid = ServiceIds.of(ServiceIds.PS_TCP, port);
+        loop.execute(() -> listeners.remove(sid));
+    }
+
+    /**
+     * Connects {@code qp} (RC, in INIT or RESET) to the listener on rdma_cm's TCP-space {@code port}
+     * of the device at {@code peer} ({@code rdma_connect}).
+     *
+     * @param peer the peer device's (IP, UDP port): port 4791 for a RoCE peer
+     * @param userData at most 56 bytes of private data (after rdma_cm's header)
+     */
+    public CompletableFuture<Connection> connect(QueuePair qp, InetSocketAddress peer, int port, Options o,
+            byte[] userData) {
+        if (userData.length > Req.PRIVATE_DATA - CmaHeader.LENGTH) {
+            throw new IllegalArgumentException("a REQ carries at most 56 bytes of private data, got " + userData.length);
+        }
+        CompletableFuture<Connection> f = new CompletableFuture<>();
+        loop.execute(() -> {
+            try {
+                new CmId(this, qp, peer, o).sendReq(ServiceIds.of(ServiceIds.PS_TCP, port), userData, f);
+            } catch (RuntimeException e) {
+                f.completeExceptionally(e);
+            }
+        });
+        return f;
+    }
+
+    // ------------------------------------------------------------------ MADs in
+
+    /** A MAD at QP1. Loop. */
+    private void onMad(InetSocketAddress from, int srcQp, byte[] grh, byte[] bytes) {
+        CmMad m = CmMad.parse(bytes);
+        if (m == null) {
+            return; // not a CM Send of class version 2: no agent for it (mad.c:validate_mad)
+        }
+        InetSocketAddress peer = replyAddress(from);
+        switch (m.attribute()) {
+            case CmMad.ATTR_REQ -> onReq(new Req(m), peer);
+            case CmMad.ATTR_REP -> withId(new Rep(m).remoteCommId(), m, id -> id.onRep(new Rep(m)));
+            case CmMad.ATTR_RTU -> withId(m.remoteCommId(), m, id -> id.onRtu(new RtuOrDrep(m)));
+            case CmMad.ATTR_REJ -> withId(new Rej(m).remoteCommId(), m, id -> id.onRej(new Rej(m)));
+            case CmMad.ATTR_MRA -> withId(m.remoteCommId(), m, id -> id.onMra());
+            case CmMad.ATTR_DREQ -> onDreq(new Dreq(m), peer);
+            case CmMad.ATTR_DREP -> withId(m.remoteCommId(), m, id -> id.onDrep());
+            default -> LOG.debug("CM MAD attribute 0x{} from {} ignored", Integer.toHexString(m.attribute()), from);
+        }
+    }
+
+    private void withId(int localCommId, CmMad m, java.util.function.Consumer<CmId> action) {
+        CmId id = ids.get(localCommId);
+        if (id == null) {
+            LOG.debug("CM {} for unknown comm ID 0x{}", m, Integer.toHexString(localCommId));
+            return;
+        }
+        action.accept(id);
+    }
+
+    private void onReq(Req req, InetSocketAddress peer) {
+        for (CmId id : ids.values()) { // a retransmitted REQ (cm_dup_req_handler)
+            if (id.isFor(req)) {
+                id.onDuplicateReq();
+                return;
+            }
+        }
+        RequestHandler h = listeners.get(req.serviceId());
+        CmaHeader cma = CmaHeader.parse(req.privateData());
+        if (h == null || cma == null || req.transportType() != Req.RC) {
+            Rej rej = Rej.create(req.mad().tid()).localCommId(0).remoteCommId(req.localCommId())
+                    .messageRejected(Rej.REJECTED_REQ).reason(h == null ? REJ_INVALID_SERVICE_ID : REJ_CONSUMER_DEFINED);
+            send(peer, rej.mad());
+            return;
+        }
+        CmId id = new CmId(this, null, peer, Options.defaults());
+        id.received(req, cma);
+        h.onRequest(id.incoming());
+    }
+
+    private void onDreq(Dreq dreq, InetSocketAddress peer) {
+        CmId id = ids.get(dreq.remoteCommId());
+        if (id == null) { // answered from the MAD alone (cm_issue_drep)
+            send(peer, RtuOrDrep.drep(dreq.mad().tid()).localCommId(dreq.remoteCommId())
+                    .remoteCommId(dreq.localCommId()).mad());
+            return;
+        }
+        id.onDreq(dreq);
+    }
+
+    // ------------------------------------------------------------------ for CmId
+
+    Scheduler loop() {
+        return loop;
+    }
+
+    RdmaDevice device() {
+        return device;
+    }
+
+    long caGuid() {
+        return caGuid;
+    }
+
+    SecureRandom random() {
+        return random;
+    }
+
+    int newCommId(CmId id) {
+        int c;
+        do {
+            c = random.nextInt();
+        } while (c == 0 || ids.containsKey(c));
+        ids.put(c, id);
+        return c;
+    }
+
+    void forget(int localCommId) {
+        ids.remove(localCommId);
+    }
+
+    long newTid(int localCommId) {
+        return ((long) hiTid << 32) | (localCommId & 0xFFFF_FFFFL);
+    }
+
+    void send(InetSocketAddress to, CmMad m) {
+        if (!gsi.send(to, GsiOps.QPN, m.bytes())) {
+            LOG.warn("CM: QP1's send queue is full, {} to {} not sent (its retry timer resends it)", m, to);
+        }
+    }
+
+    /** The reply rule of the class comment. */
+    InetSocketAddress replyAddress(InetSocketAddress from) {
+        return device.address().getPort() == ROCE_PORT ? new InetSocketAddress(from.getAddress(), ROCE_PORT) : from;
+    }
+
+    /** @return the 16-byte RoCEv2 GID of {@code ip} (IPv4: {@code ::ffff:a.b.c.d}) */
+    static byte[] gid(InetAddress ip) {
+        byte[] raw = ip.getAddress();
+        if (raw.length == 16) {
+            return raw;
+        }
+        byte[] g = new byte[16];
+        g[10] = (byte) 0xFF;
+        g[11] = (byte) 0xFF;
+        System.arraycopy(raw, 0, g, 12, 4);
+        return g;
+    }
+
+    /** @return the IBA time exponent as milliseconds ({@code cm_convert_to_ms}) */
+    static long ms(int iba) {
+        return 1L << Math.max(iba - 8, 0);
+    }
+
+    /** The INIT attributes of an RC QP of the CM (REMOTE_WRITE, READ and ATOMIC: {@code cm_init_qp_init_attr}). */
+    static void toInit(QueuePair qp) {
+        if (qp.state() == QpState.RESET) {
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(Access.LOCAL_WRITE
+                    | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
+        }
+    }
+
+    static boolean isIpv4(InetAddress a) {
+        return a instanceof Inet4Address;
+    }
+}
