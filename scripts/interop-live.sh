@@ -269,7 +269,7 @@ case_vs_guest_client() {  # ID FAMILY KTIMEOUT DESC GUESTCMD CLASS ARGS... : gue
   t0=$(date +%s)
   jrun "$@" > "$OUT/cases/$id.rxe4j.log" 2>&1 &
   jpid=$!
-  for i in $(seq 1 60); do grep -qs 'listening on TCP' "$OUT/cases/$id.rxe4j.log" && break; sleep 0.5; done
+  for i in $(seq 1 60); do grep -qs "${READY_PATTERN:-listening on TCP}" "$OUT/cases/$id.rxe4j.log" && break; sleep 0.5; done
   drop_cmd "$id" "timeout -k 5 $kt $gcmd"
   wait "$jpid"; jrc=$?
   krc=$(wait_rc "$id" $((kt + 30)))
@@ -426,6 +426,23 @@ case_cm_accept() {  # ID FAMILY LOCALIP RPINGADDR
     "$(why "$OUT/cases/$id.rxe4j.log")"
 }
 
+# (k5-k8) udaddy through SIDR (its port is always 7174; its -p is the port space): CmProbe --udaddy against the
+# guest's udaddy, both ways; here both sides check
+# (10 UD datagrams each way), so the kernel's exit status counts
+case_udaddy_client() {  # ID FAMILY LOCALIP UDADDYBIND PEERADDR
+  want "$1" || return 0
+  local id=$1 fam=$2 ip=$3 bind=$4 peer=$5
+  case_vs_guest_server "$id" "$fam" 60 "rxe4j udaddy client (IB CM SIDR) -> kernel udaddy -s" \
+    "udaddy -b $bind" CmProbe --udaddy --ip "$ip" -p 7174 "$peer"
+}
+case_udaddy_server() {  # ID FAMILY LOCALIP HOSTADDR
+  want "$1" || return 0
+  local id=$1 fam=$2 ip=$3 addr=$4
+  READY_PATTERN='listening on rdma_cm' case_vs_guest_client "$id" "$fam" 60 \
+    "kernel udaddy -s client -> rxe4j udaddy server (IB CM SIDR)" \
+    "udaddy -s $addr" CmProbe --udaddy --listen --ip "$ip" -p 7174
+}
+
 # (d) perftest: rxe-perf --perftest as the peer of the guest's ib_*_bw, both directions
 prun() {  # ARGS... : rxe-perf in the namespace (OPFN=1 maps to --tid)
   ip netns exec "$NS" timeout -k 5 "$JAVA_TIMEOUT" "$JAVA" --enable-native-access=ALL-UNNAMED -cp "$CP" \
@@ -499,6 +516,8 @@ case_gsi_probe  j1 IPv4 "$HOST_IP" "$GUEST_IP"
 case_gsi_listen j2 IPv4 "$HOST_IP" "$HOST_IP"
 case_cm_connect k1 IPv4 "$HOST_IP" 0.0.0.0 "$GUEST_IP"
 case_cm_accept  k2 IPv4 "$HOST_IP" "$HOST_IP"
+case_udaddy_client k5 IPv4 "$HOST_IP" 0.0.0.0 "$GUEST_IP"
+case_udaddy_server k6 IPv4 "$HOST_IP" "$HOST_IP"
 # loss: rxe4j drops 2% of the packets it sends; its retransmissions and the kernel's must recover
 case_pp_client  e1 IPv4 18515 rc_pingpong        "$HOST_IP" --faults drop=0.02,dir=out --fault-seed 7
 for t in write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat; do
@@ -533,6 +552,8 @@ case_gsi_probe  j3 IPv6 "$BR6%br0" "$GUEST_IP6%br0"
 case_gsi_listen j4 IPv6 "$BR6%br0" "$BR6%eth0"
 case_cm_connect k3 IPv6 "$BR6%br0" :: "$GUEST_IP6%br0"
 case_cm_accept  k4 IPv6 "$BR6%br0" "$BR6%eth0"
+case_udaddy_client k7 IPv6 "$BR6%br0" :: "$GUEST_IP6%br0"
+case_udaddy_server k8 IPv6 "$BR6%br0" "$BR6%eth0"
 case_pt_server  d-write_bw-k2j-v6 IPv6 write_bw 18602 G6 "$KCLIENT_TIMEOUT_V6" "$BR6%eth0"
 case_pt_client  d-write_bw-j2k-v6 IPv6 write_bw 18603 G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP6%br0"
 snapshot ipv6

@@ -48,6 +48,13 @@ public final class CmProbe implements Callable<Integer> {
     @Option(names = "--timeout", description = "seconds to wait for the connection (default ${DEFAULT-VALUE})")
     int timeoutSeconds = 60;
 
+    @Option(names = "--udaddy", description = "udaddy's exchange instead: SIDR on rdma_cm's UDP port space, then "
+            + "10 UD SEND_WITH_IMMs of 100 bytes (imm = the sender's QPN) each way, the client first")
+    boolean udaddy;
+
+    static final int UD_MESSAGES = 10;
+    static final int UD_SIZE = 100;
+
     /** Runs the command line and exits with its code. */
     public static void main(String[] args) {
         System.exit(new CommandLine(new CmProbe()).execute(args));
@@ -66,7 +73,7 @@ public final class CmProbe implements Callable<Integer> {
             QueuePair qp = pd.createQp(QpInitAttr.rc(cq, cq));
             IbCm cm = IbCm.of(dev.device());
             try {
-                return run(dev, qp, cm);
+                return udaddy ? udaddy(dev, pd, cm) : run(dev, qp, cm);
             } finally {
                 dev.device().closeAll();
             }
@@ -121,5 +128,112 @@ public final class CmProbe implements Callable<Integer> {
             System.out.println("rxe4j counters: " + dev.counters());
             return 0;
         }
+    }
+
+    /** udaddy's flow ({@code librdmacm/examples/udaddy.c}) on a UD QP, as client or server. */
+    private int udaddy(InteropDevice dev, ProtectionDomain pd, IbCm cm) throws Exception {
+        CompletionQueue cq = dev.device().createCq(4 * UD_MESSAGES);
+        QueuePair ud = pd.createQp(new QpInitAttr(cq, cq, new io.rxe4j.verbs.QpCaps(UD_MESSAGES, UD_MESSAGES, 1, 1, 0),
+                io.rxe4j.verbs.QpType.UD, false));
+        io.rxe4j.verbs.MemoryRegion mr = pd.allocMr((long) UD_MESSAGES * (40 + UD_SIZE) + UD_SIZE,
+                io.rxe4j.verbs.Access.LOCAL_WRITE);
+        int qkey;
+        InetSocketAddress to;
+        int remoteQpn;
+        CompletableFuture<InetSocketAddress> asked = new CompletableFuture<>();
+        if (listen) {
+            qkey = IbCm.RDMA_UDP_QKEY;
+            up(ud, qkey, mr);
+            cm.listenUd(port, (from, cma, data) -> {
+                System.out.println("SIDR_REQ from " + from + ": " + cma);
+                asked.complete(from);
+                return new IbCm.SidrAnswer(ud.qpNum(), qkey, new byte[0]);
+            });
+            System.out.println("listening on rdma_cm port " + port + " (UDP space, QP1 of " + dev.device().address() + ")");
+            System.out.flush();
+            to = asked.get(timeoutSeconds, TimeUnit.SECONDS);
+            // the client's QPN arrives as the immediate data of its datagrams (udaddy's create_reply_ah)
+            io.rxe4j.verbs.WorkCompletion first = awaitRecvs(cq, ud, UD_MESSAGES, -1);
+            if (first == null) {
+                return 1;
+            }
+            remoteQpn = first.immData;
+        } else {
+            IbCm.SidrAnswer a;
+            try {
+                a = cm.resolveUd(new InetSocketAddress(InteropDevice.resolve(peer), IbCm.ROCE_PORT), port, new byte[0])
+                        .get(timeoutSeconds, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                System.out.println("FAILED: SIDR: " + e.getCause());
+                return 1;
+            }
+            System.out.println("SIDR_REP: QPN 0x" + Integer.toHexString(a.qpn()) + ", Q_Key 0x" + Integer.toHexString(a.qkey()));
+            qkey = a.qkey(); // rdma_cm gives the id the answered Q_Key (cma_set_qkey): the replies carry it
+            up(ud, qkey, mr);
+            to = new InetSocketAddress(InteropDevice.resolve(peer), IbCm.ROCE_PORT);
+            remoteQpn = a.qpn();
+        }
+        try (io.rxe4j.verbs.AddressHandle ah = pd.createAh(io.rxe4j.verbs.AhAttr.of(to))) {
+            long at = (long) UD_MESSAGES * (40 + UD_SIZE);
+            for (int i = 0; i < UD_MESSAGES; i++) {
+                ud.postSend(new io.rxe4j.verbs.SendWr().sendWithImm(100 + i, ud.qpNum(), new io.rxe4j.verbs.Sge(
+                        mr.addr() + at, UD_SIZE, mr.lkey())).ud(ah, remoteQpn, qkey).signaled());
+            }
+            System.out.println("sent " + UD_MESSAGES + " datagrams to QP 0x" + Integer.toHexString(remoteQpn) + " at " + to);
+            if (!listen && awaitRecvs(cq, ud, UD_MESSAGES, remoteQpn) == null) {
+                return 1;
+            }
+        }
+        System.out.println("udaddy exchange complete: " + UD_MESSAGES + " datagrams each way");
+        return 0;
+    }
+
+    private static void up(QueuePair ud, int qkey, io.rxe4j.verbs.MemoryRegion mr) {
+        ud.modify(new io.rxe4j.verbs.QpAttr().state(io.rxe4j.verbs.QpState.INIT).pkeyIndex(0).port(1).qkey(qkey));
+        ud.modify(new io.rxe4j.verbs.QpAttr().state(io.rxe4j.verbs.QpState.RTR));
+        ud.modify(new io.rxe4j.verbs.QpAttr().state(io.rxe4j.verbs.QpState.RTS).sqPsn(0));
+        for (int i = 0; i < UD_MESSAGES; i++) {
+            ud.postRecv(new io.rxe4j.verbs.RecvWr().set(i, new io.rxe4j.verbs.Sge(mr.addr() + (long) i * (40 + UD_SIZE),
+                    40 + UD_SIZE, mr.lkey())));
+        }
+    }
+
+    /**
+     * Waits for {@code n} receive completions (send completions on the same CQ are skipped), each
+     * SUCCESS with 40 + 100 bytes and, when {@code srcQp} is not -1, from that QP.
+     *
+     * @return the first receive completion, or null after printing why
+     */
+    private io.rxe4j.verbs.WorkCompletion awaitRecvs(CompletionQueue cq, QueuePair ud, int n, int srcQp) {
+        io.rxe4j.verbs.WorkCompletion[] wc = {new io.rxe4j.verbs.WorkCompletion()};
+        io.rxe4j.verbs.WorkCompletion first = null;
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        int got = 0;
+        while (got < n) {
+            if (cq.poll(wc) == 0) {
+                if (System.nanoTime() > end) {
+                    System.out.println("FAILED: " + got + " of " + n + " datagrams arrived");
+                    return null;
+                }
+                cq.await(10_000_000L);
+                continue;
+            }
+            io.rxe4j.verbs.WorkCompletion w = wc[0];
+            if (w.opcode == io.rxe4j.verbs.WcOpcode.SEND) {
+                continue;
+            }
+            if (w.status != io.rxe4j.verbs.WcStatus.SUCCESS || w.byteLen != 40 + UD_SIZE
+                    || (srcQp != -1 && w.srcQp != srcQp)) {
+                System.out.println("FAILED: datagram completion " + w);
+                return null;
+            }
+            if (first == null) {
+                first = new io.rxe4j.verbs.WorkCompletion();
+                first.copyFrom(w);
+            }
+            got++;
+        }
+        System.out.println("received " + n + " datagrams from QP 0x" + Integer.toHexString(first.srcQp));
+        return first;
     }
 }

@@ -198,4 +198,47 @@ class IbCmTest {
         // rdma_cm's timing: 2 x 256 ms + 4096 ms per try (cm-facts §5.1), 16 periods
         assertThat(vs.nanoTime() - t0).isEqualTo(16L * 4608 * 1_000_000);
     }
+
+    /** udaddy's SIDR (cm-facts §2.6, §7.3): the listener's UD QP and Q_Key; status 1 where nobody listens. */
+    @Test
+    void sidrResolvesAUdServiceAndADatagramReachesIt() {
+        CompletionQueue cq = db.createCq(16);
+        ProtectionDomain pd = db.allocPd();
+        QueuePair ud = pd.createQp(QpInitAttr.ud(cq, cq));
+        ud.modify(new io.rxe4j.verbs.QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(IbCm.RDMA_UDP_QKEY));
+        ud.modify(new io.rxe4j.verbs.QpAttr().state(QpState.RTR));
+        ud.modify(new io.rxe4j.verbs.QpAttr().state(QpState.RTS).sqPsn(0));
+        MemoryRegion mr = pd.allocMr(4096, Access.LOCAL_WRITE);
+        ud.postRecv(new io.rxe4j.verbs.RecvWr().set(1, new Sge(mr.addr(), 40 + 100, mr.lkey())));
+        List<String> asked = new ArrayList<>();
+        IbCm.of(db).listenUd(7174, (from, cma, data) -> {
+            asked.add(new String(data, 0, 4));
+            return new IbCm.SidrAnswer(ud.qpNum(), IbCm.RDMA_UDP_QKEY, "ok".getBytes());
+        });
+        vs.runFor(1_000_000);
+        IbCm.SidrAnswer a = await(IbCm.of(da).resolveUd(B, 7174, "ping".getBytes()));
+        assertThat(asked).containsExactly("ping");
+        assertThat(a.qpn()).isEqualTo(ud.qpNum());
+        assertThat(a.qkey()).isEqualTo(IbCm.RDMA_UDP_QKEY);
+        assertThat(new String(a.privateData(), 0, 2)).isEqualTo("ok");
+        assertThat(mads).containsExactly(CmMad.ATTR_SIDR_REQ, -CmMad.ATTR_SIDR_REP);
+        // A sends to what SIDR answered
+        Side sa = side(da);
+        QueuePair uda = sa.pd().createQp(QpInitAttr.ud(sa.cq(), sa.cq()));
+        uda.modify(new io.rxe4j.verbs.QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).qkey(0x4444));
+        uda.modify(new io.rxe4j.verbs.QpAttr().state(QpState.RTR));
+        uda.modify(new io.rxe4j.verbs.QpAttr().state(QpState.RTS).sqPsn(0));
+        io.rxe4j.verbs.AddressHandle ah = sa.pd().createAh(io.rxe4j.verbs.AhAttr.of(B));
+        uda.postSend(new SendWr().send(1, new Sge(sa.mr().addr(), 100, sa.mr().lkey())).ud(ah, a.qpn(), a.qkey()));
+        WorkCompletion[] wc = {new WorkCompletion()};
+        assertThat(vs.runUntil(() -> cq.poll(wc) == 1, MAX)).isTrue();
+        assertThat(wc[0].status).isEqualTo(WcStatus.SUCCESS);
+        assertThat(wc[0].srcQp).isEqualTo(uda.qpNum());
+        // nobody on another port: status 1 (unsupported), at once
+        CompletableFuture<IbCm.SidrAnswer> none = IbCm.of(da).resolveUd(B, 7175, new byte[0]);
+        assertThat(vs.runUntil(none::isDone, MAX)).isTrue();
+        IbCm.RejectedException e = (IbCm.RejectedException) none.handle((x, t) -> t.getCause() != null ? t.getCause() : t)
+                .join();
+        assertThat(e.reason()).as("SIDR status unsupported").isEqualTo(1);
+    }
 }

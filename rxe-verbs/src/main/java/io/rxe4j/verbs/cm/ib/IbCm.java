@@ -64,6 +64,10 @@ public final class IbCm {
     private final Map<Integer, CmId> ids = new HashMap<>();
     /** Listeners by service ID. Loop only. */
     private final Map<Long, RequestHandler> listeners = new HashMap<>();
+    /** UD listeners (SIDR) by service ID. Loop only. */
+    private final Map<Long, SidrHandler> sidrListeners = new HashMap<>();
+    /** Outstanding SIDR requests by request ID. Loop only. */
+    private final Map<Integer, SidrQuery> sidrQueries = new HashMap<>();
 
     private IbCm(RdmaDevice device) {
         this.device = device;
@@ -143,6 +147,58 @@ public final class IbCm {
         void onRequest(Incoming request);
     }
 
+    /** The answer to a SIDR request: the peer's UD QP and its Q_Key ({@code param.ud} of rdma_cm's ESTABLISHED). */
+    public record SidrAnswer(int qpn, int qkey, byte[] privateData) {}
+
+    /** What a UD service answers a SIDR request with. Runs on the loop: must not block. */
+    @FunctionalInterface
+    public interface SidrHandler {
+        /**
+         * @param from the requester's device (IP, UDP port)
+         * @param cma rdma_cm's header of the request
+         * @param privateData the 180 user bytes after it
+         * @return the UD QP and Q_Key to tell the requester, or null to reject (status 2)
+         */
+        SidrAnswer onSidr(InetSocketAddress from, CmaHeader cma, byte[] privateData);
+    }
+
+    /** rdma_cm's Q_Key of UD ids ({@code RDMA_UDP_QKEY}). */
+    public static final int RDMA_UDP_QKEY = 0x01234567;
+
+    /** One SIDR_REQ in flight: resent every 4096 ms, 15 times ({@code cma_resolve_ib_udp}). */
+    private final class SidrQuery {
+        final int requestId;
+        final InetSocketAddress peer;
+        final CmMad req;
+        final CompletableFuture<SidrAnswer> answer = new CompletableFuture<>();
+        int retries = MAX_CM_RETRIES;
+        Scheduler.Cancellable timer;
+
+        SidrQuery(int requestId, InetSocketAddress peer, CmMad req) {
+            this.requestId = requestId;
+            this.peer = peer;
+            this.req = req;
+        }
+
+        void sendAndArm() {
+            send(peer, req);
+            timer = loop.schedule(this::onTimeout, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(ms(CM_RESPONSE_TIMEOUT)));
+        }
+
+        void onTimeout() {
+            if (answer.isDone()) {
+                return;
+            }
+            if (retries-- > 0) {
+                sendAndArm();
+            } else {
+                sidrQueries.remove(requestId);
+                answer.completeExceptionally(new RejectedException("no SIDR_REP from " + peer + " after "
+                        + MAX_CM_RETRIES + " retries", REJ_TIMEOUT, new byte[0]));
+            }
+        }
+    }
+
     /** A REJ received, or the retries exhausted (reason {@link #REJ_TIMEOUT}, no private data). */
     public static final class RejectedException extends RuntimeException {
         private static final long serialVersionUID = 1L;
@@ -170,6 +226,50 @@ public final class IbCm {
     public void listen(int port, RequestHandler handler) {
         long sid = ServiceIds.of(ServiceIds.PS_TCP, port);
         loop.execute(() -> listeners.put(sid, handler));
+    }
+
+    /** Answers SIDR requests for rdma_cm's UDP-space {@code port} ({@code rdma_listen} of a UD id). */
+    public void listenUd(int port, SidrHandler handler) {
+        long sid = ServiceIds.of(ServiceIds.PS_UDP, port);
+        loop.execute(() -> sidrListeners.put(sid, handler));
+    }
+
+    /**
+     * Asks the device at {@code peer} for the UD QP behind rdma_cm's UDP-space {@code port} (SIDR, as
+     * {@code rdma_resolve_route} + {@code rdma_connect} of a UD id): completes with its QPN and Q_Key,
+     * or exceptionally: status 1 (nobody listens) and 2 (refused) as {@link RejectedException}s with
+     * that status as reason, no answer after the retries with reason {@link #REJ_TIMEOUT}.
+     *
+     * @param userData at most 180 bytes after rdma_cm's header
+     */
+    public CompletableFuture<SidrAnswer> resolveUd(InetSocketAddress peer, int port, byte[] userData) {
+        if (userData.length > CmMessages.SidrReq.PRIVATE_DATA - CmaHeader.LENGTH) {
+            throw new IllegalArgumentException("a SIDR_REQ carries at most 180 bytes of private data, got "
+                    + userData.length);
+        }
+        CompletableFuture<SidrAnswer> f = new CompletableFuture<>();
+        loop.execute(() -> {
+            int id;
+            do {
+                id = random.nextInt();
+            } while (id == 0 || sidrQueries.containsKey(id));
+            CmaHeader cma = new CmaHeader(1024 + random.nextInt(65536 - 1024), device.address().getAddress(),
+                    peer.getAddress());
+            CmMessages.SidrReq r = CmMessages.SidrReq.create(newTid(id)).requestId(id).pkey(0xFFFF)
+                    .serviceId(ServiceIds.of(ServiceIds.PS_UDP, port))
+                    .privateData(cma.encode(userData, CmMessages.SidrReq.PRIVATE_DATA - CmaHeader.LENGTH));
+            SidrQuery q = new SidrQuery(id, peer, r.mad());
+            sidrQueries.put(id, q);
+            q.answer.whenComplete((a, t) -> {
+                if (t != null) {
+                    f.completeExceptionally(t);
+                } else {
+                    f.complete(a);
+                }
+            });
+            q.sendAndArm();
+        });
+        return f;
     }
 
     /** Stops listening on {@code port}. */
@@ -218,6 +318,8 @@ public final class IbCm {
             case CmMad.ATTR_MRA -> withId(m.remoteCommId(), m, id -> id.onMra());
             case CmMad.ATTR_DREQ -> onDreq(new Dreq(m), peer);
             case CmMad.ATTR_DREP -> withId(m.remoteCommId(), m, id -> id.onDrep());
+            case CmMad.ATTR_SIDR_REQ -> onSidrReq(new CmMessages.SidrReq(m), peer);
+            case CmMad.ATTR_SIDR_REP -> onSidrRep(new CmMessages.SidrRep(m));
             default -> LOG.debug("CM MAD attribute 0x{} from {} ignored", Integer.toHexString(m.attribute()), from);
         }
     }
@@ -249,6 +351,37 @@ public final class IbCm {
         CmId id = new CmId(this, null, peer, Options.defaults());
         id.received(req, cma);
         h.onRequest(id.incoming());
+    }
+
+    /** A SIDR_REQ: the listener's UD QP and Q_Key, status 1 without a listener ({@code cm_sidr_req_handler}). */
+    private void onSidrReq(CmMessages.SidrReq req, InetSocketAddress peer) {
+        SidrHandler h = sidrListeners.get(req.serviceId());
+        CmaHeader cma = CmaHeader.parse(req.privateData());
+        CmMessages.SidrRep rep = CmMessages.SidrRep.create(req.mad().tid()).requestId(req.requestId())
+                .serviceId(req.serviceId());
+        SidrAnswer a = h == null || cma == null ? null : h.onSidr(peer, cma, CmaHeader.userData(req.privateData()));
+        if (a == null) {
+            rep.status(h == null ? CmMessages.SidrRep.UNSUPPORTED : CmMessages.SidrRep.REJECT);
+        } else {
+            rep.status(CmMessages.SidrRep.SUCCESS).qpn(a.qpn()).qkey(a.qkey()).privateData(a.privateData());
+        }
+        send(peer, rep.mad());
+    }
+
+    private void onSidrRep(CmMessages.SidrRep rep) {
+        SidrQuery q = sidrQueries.remove(rep.requestId());
+        if (q == null) {
+            return; // a duplicate answer
+        }
+        if (q.timer != null) {
+            q.timer.cancel();
+        }
+        if (rep.status() == CmMessages.SidrRep.SUCCESS && rep.qkey() != 0) {
+            q.answer.complete(new SidrAnswer(rep.qpn(), rep.qkey(), rep.privateData()));
+        } else {
+            q.answer.completeExceptionally(new RejectedException("SIDR_REP status " + rep.status() + " from " + q.peer,
+                    rep.status(), rep.privateData()));
+        }
     }
 
     private void onDreq(Dreq dreq, InetSocketAddress peer) {
