@@ -26,6 +26,7 @@
 #          both directions, IPv4 (all four tests) and IPv6 (windows);
 #      (j1-j4) GsiProbe: rxe4j's QP1 against the kernel's: a CM REQ answered by the kernel CM's REJ 8, and the
 #          CM REQ of the guest's rping -c received by rxe4j's QP1, IPv4 and IPv6;
+#      (k1-k8) CmProbe: rxe4j's IB CM against rping -s / rping -c (the CM part) and udaddy both ways, IPv4, IPv6;
 #      (d-*-q4-loops2) rxe-perf --perftest with 4 QPs on a 2-loop device against the kernel's ib_*_bw -q 4;
 #      IPv4 runs between 10.99.0.1 (br0, host) and 10.99.0.11 (guest), IPv6 between br0's fe80::
 #      address and fe80::5054:ff:fe00:11;

@@ -241,4 +241,25 @@ class IbCmTest {
                 .join();
         assertThat(e.reason()).as("SIDR status unsupported").isEqualTo(1);
     }
+
+    /** A REQ from a QP that is still connected here (another comm ID, same QPN and CA GUID) is REJ 10, stale. */
+    @Test
+    void aReqFromAQpStillConnectedHereIsStale() {
+        Side a = side(da);
+        Side b = side(db);
+        Side b2 = side(db);
+        List<CompletableFuture<IbCm.Connection>> accepted = new ArrayList<>();
+        await(connectTo(a, b, new byte[0], accepted));
+        await(accepted.get(0));
+        // A's QP starts over without disconnecting: B still holds its connection
+        a.qp().modify(new io.rxe4j.verbs.QpAttr().state(QpState.RESET));
+        IbCm.of(db).listen(7174, req -> accepted.add(req.accept(b2.qp(), IbCm.Options.defaults(), new byte[0])));
+        CompletableFuture<IbCm.Connection> again = IbCm.of(da).connect(a.qp(), B, 7174, IbCm.Options.defaults(),
+                new byte[0]);
+        assertThat(vs.runUntil(again::isDone, MAX)).isTrue();
+        IbCm.RejectedException e = (IbCm.RejectedException) again.handle((c, t) -> t.getCause() != null ? t.getCause() : t)
+                .join();
+        assertThat(e.reason()).isEqualTo(IbCm.REJ_STALE_CONN);
+        assertThat(accepted).as("no second request reached the listener").hasSize(1);
+    }
 }

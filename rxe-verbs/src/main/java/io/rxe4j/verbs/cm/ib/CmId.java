@@ -170,6 +170,15 @@ final class CmId implements IbCm.Connection {
         return req != null && remoteCommId == r.localCommId() && remoteCaGuid == r.localCaGuid();
     }
 
+    /**
+     * @return whether a new REQ {@code r} comes from the QP this id is (or was, in TIMEWAIT) connected
+     *     to: the same QPN and CA GUID under another comm ID ({@code cm_match_req}'s stale check)
+     */
+    boolean isStaleFor(Req r) {
+        return (state == State.ESTABLISHED || state == State.TIMEWAIT || state == State.DREQ_SENT)
+                && remoteQpn == r.localQpn() && remoteCaGuid == r.localCaGuid() && remoteCommId != r.localCommId();
+    }
+
     /** A retransmitted REQ: in REP_SENT the REP again; otherwise nothing (cm_dup_req_handler). */
     void onDuplicateReq() {
         if (state == State.REP_SENT) {

@@ -340,6 +340,13 @@ public final class IbCm {
                 return;
             }
         }
+        for (CmId id : ids.values()) { // the peer's QP is still connected here, or in timewait: REJ 10
+            if (id.isStaleFor(req)) {
+                send(peer, Rej.create(req.mad().tid()).localCommId(0).remoteCommId(req.localCommId())
+                        .messageRejected(Rej.REJECTED_REQ).reason(REJ_STALE_CONN).mad());
+                return;
+            }
+        }
         RequestHandler h = listeners.get(req.serviceId());
         CmaHeader cma = CmaHeader.parse(req.privateData());
         if (h == null || cma == null || req.transportType() != Req.RC) {
