@@ -27,6 +27,7 @@
 #      (j1-j4) GsiProbe: rxe4j's QP1 against the kernel's: a CM REQ answered by the kernel CM's REJ 8, and the
 #          CM REQ of the guest's rping -c received by rxe4j's QP1, IPv4 and IPv6;
 #      (k1-k8) CmProbe: rxe4j's IB CM against rping -s / rping -c (the CM part) and udaddy both ways, IPv4, IPv6;
+#      (k9-k12) RxeRping: rping's whole flow (10 verified pings) against the kernel's rping, both ways, IPv4, IPv6;
 #      (d-*-q4-loops2) rxe-perf --perftest with 4 QPs on a 2-loop device against the kernel's ib_*_bw -q 4;
 #      IPv4 runs between 10.99.0.1 (br0, host) and 10.99.0.11 (guest), IPv6 between br0's fe80::
 #      address and fe80::5054:ff:fe00:11;
@@ -444,6 +445,22 @@ case_udaddy_server() {  # ID FAMILY LOCALIP HOSTADDR
     "udaddy -s $addr" CmProbe --udaddy --listen --ip "$ip" -p 7174
 }
 
+# (k9-k12) rping's whole flow: RxeRping (rping's SEND/READ/WRITE protocol over rxe4j's IB CM) against the guest's
+# rping, both ways, 10 pings with data verification; both sides check, so the kernel's exit status counts
+case_rping_client() {  # ID FAMILY LOCALIP RPINGBIND PEERADDR
+  want "$1" || return 0
+  local id=$1 fam=$2 ip=$3 bind=$4 peer=$5
+  case_vs_guest_server "$id" "$fam" 60 "rxe4j rping client (IB CM) -> kernel rping -s" \
+    "rping -s -a $bind -p 7174" RxeRping -c -a "$peer" -C 10 -V --ip "$ip"
+}
+case_rping_server() {  # ID FAMILY LOCALIP HOSTADDR
+  want "$1" || return 0
+  local id=$1 fam=$2 ip=$3 addr=$4
+  READY_PATTERN='listening on rdma_cm' case_vs_guest_client "$id" "$fam" 60 \
+    "kernel rping -c -V -> rxe4j rping server (IB CM)" \
+    "rping -c -a $addr -p 7174 -C 10 -V -v" RxeRping -s --ip "$ip"
+}
+
 # (d) perftest: rxe-perf --perftest as the peer of the guest's ib_*_bw, both directions
 prun() {  # ARGS... : rxe-perf in the namespace (OPFN=1 maps to --tid)
   ip netns exec "$NS" timeout -k 5 "$JAVA_TIMEOUT" "$JAVA" --enable-native-access=ALL-UNNAMED -cp "$CP" \
@@ -519,6 +536,8 @@ case_cm_connect k1 IPv4 "$HOST_IP" 0.0.0.0 "$GUEST_IP"
 case_cm_accept  k2 IPv4 "$HOST_IP" "$HOST_IP"
 case_udaddy_client k5 IPv4 "$HOST_IP" 0.0.0.0 "$GUEST_IP"
 case_udaddy_server k6 IPv4 "$HOST_IP" "$HOST_IP"
+case_rping_client k9 IPv4 "$HOST_IP" 0.0.0.0 "$GUEST_IP"
+case_rping_server k10 IPv4 "$HOST_IP" "$HOST_IP"
 # loss: rxe4j drops 2% of the packets it sends; its retransmissions and the kernel's must recover
 case_pp_client  e1 IPv4 18515 rc_pingpong        "$HOST_IP" --faults drop=0.02,dir=out --fault-seed 7
 for t in write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat; do
@@ -555,6 +574,8 @@ case_cm_connect k3 IPv6 "$BR6%br0" :: "$GUEST_IP6%br0"
 case_cm_accept  k4 IPv6 "$BR6%br0" "$BR6%eth0"
 case_udaddy_client k7 IPv6 "$BR6%br0" :: "$GUEST_IP6%br0"
 case_udaddy_server k8 IPv6 "$BR6%br0" "$BR6%eth0"
+case_rping_client k11 IPv6 "$BR6%br0" :: "$GUEST_IP6%br0"
+case_rping_server k12 IPv6 "$BR6%br0" "$BR6%eth0"
 case_pt_server  d-write_bw-k2j-v6 IPv6 write_bw 18602 G6 "$KCLIENT_TIMEOUT_V6" "$BR6%eth0"
 case_pt_client  d-write_bw-j2k-v6 IPv6 write_bw 18603 G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP6%br0"
 snapshot ipv6
