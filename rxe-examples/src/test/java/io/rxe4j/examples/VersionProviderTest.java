@@ -24,6 +24,8 @@ class VersionProviderTest {
         assertThat(versionOutput(new CommandLine(new RxePingpong())))
                 .startsWith("rxe-pingpong " + VersionProvider.version());
         assertThat(versionOutput(new CommandLine(new RxeOpsPeer()))).startsWith("rxe-ops " + VersionProvider.version());
+        assertThat(versionOutput(new CommandLine(new io.rxe4j.examples.interop.RxeRping())))
+                .startsWith("rxe-rping " + VersionProvider.version());
         CommandLine demo = new CommandLine(new RxeDemo());
         assertThat(versionOutput(demo)).startsWith("rxe-demo " + VersionProvider.version()).contains("JVM: ");
         for (String sub : new String[] {"demo", "server", "client"}) {

@@ -42,11 +42,17 @@ import picocli.CommandLine.Parameters;
  * disconnects after {@code -C} pings; the server serves until its client disconnects. Exit code 0
  * when every ping checked out.
  */
-@Command(name = "rxe-rping", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "rxe-rping", sortOptions = false,
         versionProvider = io.rxe4j.examples.VersionProvider.class,
         description = "rping on rxe4j (IB CM on QP1, rping's SEND/READ/WRITE protocol), client or server.")
 public final class RxeRping implements Callable<Integer> {
     static final int INFO = 16;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "this help")
+    boolean help;
+
+    @Option(names = "--version", versionHelp = true, description = "the rxe4j version (rping's -V is validation)")
+    boolean version;
 
     @Option(names = "-c", description = "client (connect to -a)")
     boolean client;
