@@ -52,6 +52,10 @@ public final class CmProbe implements Callable<Integer> {
             + "10 UD SEND_WITH_IMMs of 100 bytes (imm = the sender's QPN) each way, the client first")
     boolean udaddy;
 
+    @Option(names = "--exchange", description = "rdma_client/rdma_server's exchange once connected: a receive "
+            + "posted before the connection, a 16-byte SEND each way (the client first), then the client disconnects")
+    boolean exchange;
+
     static final int UD_MESSAGES = 10;
     static final int UD_SIZE = 100;
 
@@ -73,14 +77,21 @@ public final class CmProbe implements Callable<Integer> {
             QueuePair qp = pd.createQp(QpInitAttr.rc(cq, cq));
             IbCm cm = IbCm.of(dev.device());
             try {
-                return udaddy ? udaddy(dev, pd, cm) : run(dev, qp, cm);
+                return udaddy ? udaddy(dev, pd, cm) : run(dev, qp, cm, cq);
             } finally {
                 dev.device().closeAll();
             }
         }
     }
 
-    private int run(InteropDevice dev, QueuePair qp, IbCm cm) throws Exception {
+    private int run(InteropDevice dev, QueuePair qp, IbCm cm, CompletionQueue cq) throws Exception {
+        io.rxe4j.verbs.MemoryRegion msgs = qp.pd().allocMr(32, io.rxe4j.verbs.Access.LOCAL_WRITE);
+        if (exchange) { // the receive goes before the connection, as rdma_post_recv before rdma_connect/rdma_accept
+            qp.modify(new io.rxe4j.verbs.QpAttr().state(io.rxe4j.verbs.QpState.INIT).pkeyIndex(0).port(1)
+                    .accessFlags(io.rxe4j.verbs.Access.LOCAL_WRITE | io.rxe4j.verbs.Access.REMOTE_WRITE
+                            | io.rxe4j.verbs.Access.REMOTE_READ));
+            qp.postRecv(new io.rxe4j.verbs.RecvWr().set(1, new io.rxe4j.verbs.Sge(msgs.addr(), 16, msgs.lkey())));
+        }
         {
             IbCm.Connection c;
             try {
@@ -111,6 +122,9 @@ public final class CmProbe implements Callable<Integer> {
             }
             System.out.println("ESTABLISHED: QP 0x" + Integer.toHexString(qp.qpNum()) + " <-> QP 0x"
                     + Integer.toHexString(c.remoteQpn()) + " at " + c.peer() + ", QP " + qp.state());
+            if (exchange && !sendRecv(qp, msgs, cq)) {
+                return 1;
+            }
             boolean byPeer = false;
             if (listen) {
                 try {
@@ -235,5 +249,43 @@ public final class CmProbe implements Callable<Integer> {
         }
         System.out.println("received " + n + " datagrams from QP 0x" + Integer.toHexString(first.srcQp));
         return first;
+    }
+
+    /** rdma_client: SEND, then its completion and the server's SEND; rdma_server: the client's SEND, then ours. */
+    private boolean sendRecv(QueuePair qp, io.rxe4j.verbs.MemoryRegion msgs, CompletionQueue cq) {
+        io.rxe4j.verbs.WorkCompletion[] wc = {new io.rxe4j.verbs.WorkCompletion()};
+        boolean sent = false;
+        boolean received = false;
+        if (!listen) {
+            qp.postSend(new io.rxe4j.verbs.SendWr().send(2, new io.rxe4j.verbs.Sge(msgs.addr() + 16, 16, msgs.lkey()))
+                    .signaled());
+        }
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        while (!sent || !received) {
+            if (cq.poll(wc) == 0) {
+                if (System.nanoTime() > end) {
+                    System.out.println("FAILED: the exchange did not complete (sent " + sent + ", received " + received + ")");
+                    return false;
+                }
+                cq.await(10_000_000L);
+                continue;
+            }
+            io.rxe4j.verbs.WorkCompletion w = wc[0];
+            if (w.status != io.rxe4j.verbs.WcStatus.SUCCESS || w.byteLen != 16) {
+                System.out.println("FAILED: " + w + "; " + qp.errorReason());
+                return false;
+            }
+            if (w.opcode == io.rxe4j.verbs.WcOpcode.RECV) {
+                received = true;
+                if (listen) { // rdma_server answers once the client's message is in
+                    qp.postSend(new io.rxe4j.verbs.SendWr().send(2, new io.rxe4j.verbs.Sge(msgs.addr() + 16, 16,
+                            msgs.lkey())).signaled());
+                }
+            } else {
+                sent = true;
+            }
+        }
+        System.out.println("exchange: a 16-byte SEND each way");
+        return true;
     }
 }
