@@ -29,6 +29,7 @@
 #      (k1-k8) CmProbe: rxe4j's IB CM against rping -s / rping -c (the CM part) and udaddy both ways, IPv4, IPv6;
 #      (k9-k12) RxeRping: rping's whole flow (10 verified pings) against the kernel's rping, both ways, IPv4, IPv6;
 #      (k13-k16) CmProbe --exchange against librdmacm's rdma_server / rdma_client, both ways, IPv4 and IPv6;
+#      (k17-k20) CmProbe --cmatose against ucmatose, both ways, IPv4 and IPv6;
 #      (d-*-q4-loops2) rxe-perf --perftest with 4 QPs on a 2-loop device against the kernel's ib_*_bw -q 4;
 #      IPv4 runs between 10.99.0.1 (br0, host) and 10.99.0.11 (guest), IPv6 between br0's fe80::
 #      address and fe80::5054:ff:fe00:11;
@@ -478,6 +479,22 @@ case_rdmacm_example_server() {  # ID FAMILY LOCALIP HOSTADDR
     "rdma_client -s $addr -p 7471" CmProbe --exchange --listen --hold 10 -p 7471 --ip "$ip"
 }
 
+# (k17-k20) ucmatose (port 7471; 10 SENDs of 100 bytes each way, the server first; the server disconnects) against
+# CmProbe --cmatose, both ways; both sides check
+case_cmatose_client() {  # ID FAMILY LOCALIP BIND PEERADDR
+  want "$1" || return 0
+  local id=$1 fam=$2 ip=$3 bind=$4 peer=$5
+  case_vs_guest_server "$id" "$fam" 60 "rxe4j ucmatose client (IB CM) -> kernel ucmatose" \
+    "ucmatose -b $bind" CmProbe --cmatose -p 7471 --ip "$ip" "$peer"
+}
+case_cmatose_server() {  # ID FAMILY LOCALIP HOSTADDR
+  want "$1" || return 0
+  local id=$1 fam=$2 ip=$3 addr=$4
+  READY_PATTERN='listening on rdma_cm' case_vs_guest_client "$id" "$fam" 60 \
+    "kernel ucmatose client -> rxe4j ucmatose server (IB CM)" \
+    "ucmatose -s $addr" CmProbe --cmatose --listen -p 7471 --ip "$ip"
+}
+
 # (d) perftest: rxe-perf --perftest as the peer of the guest's ib_*_bw, both directions
 prun() {  # ARGS... : rxe-perf in the namespace (OPFN=1 maps to --tid)
   ip netns exec "$NS" timeout -k 5 "$JAVA_TIMEOUT" "$JAVA" --enable-native-access=ALL-UNNAMED -cp "$CP" \
@@ -557,6 +574,8 @@ case_rping_client k9 IPv4 "$HOST_IP" 0.0.0.0 "$GUEST_IP"
 case_rping_server k10 IPv4 "$HOST_IP" "$HOST_IP"
 case_rdmacm_example_client k13 IPv4 "$HOST_IP" "$GUEST_IP" "$GUEST_IP"
 case_rdmacm_example_server k14 IPv4 "$HOST_IP" "$HOST_IP"
+case_cmatose_client k17 IPv4 "$HOST_IP" "$GUEST_IP" "$GUEST_IP"
+case_cmatose_server k18 IPv4 "$HOST_IP" "$HOST_IP"
 # loss: rxe4j drops 2% of the packets it sends; its retransmissions and the kernel's must recover
 case_pp_client  e1 IPv4 18515 rc_pingpong        "$HOST_IP" --faults drop=0.02,dir=out --fault-seed 7
 for t in write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat; do
@@ -597,6 +616,8 @@ case_rping_client k11 IPv6 "$BR6%br0" :: "$GUEST_IP6%br0"
 case_rping_server k12 IPv6 "$BR6%br0" "$BR6%eth0"
 case_rdmacm_example_client k15 IPv6 "$BR6%br0" "$GUEST_IP6%eth0" "$GUEST_IP6%br0"
 case_rdmacm_example_server k16 IPv6 "$BR6%br0" "$BR6%eth0"
+case_cmatose_client k19 IPv6 "$BR6%br0" "$GUEST_IP6%eth0" "$GUEST_IP6%br0"
+case_cmatose_server k20 IPv6 "$BR6%br0" "$BR6%eth0"
 case_pt_server  d-write_bw-k2j-v6 IPv6 write_bw 18602 G6 "$KCLIENT_TIMEOUT_V6" "$BR6%eth0"
 case_pt_client  d-write_bw-j2k-v6 IPv6 write_bw 18603 G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP6%br0"
 snapshot ipv6

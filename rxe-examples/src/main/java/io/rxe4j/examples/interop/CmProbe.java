@@ -56,6 +56,10 @@ public final class CmProbe implements Callable<Integer> {
             + "posted before the connection, a 16-byte SEND each way (the client first), then the client disconnects")
     boolean exchange;
 
+    @Option(names = "--cmatose", description = "ucmatose's exchange once connected: 10 receives of 100 bytes posted "
+            + "before the connection, the server SENDs 10 messages, the client answers with 10, the server disconnects")
+    boolean cmatose;
+
     static final int UD_MESSAGES = 10;
     static final int UD_SIZE = 100;
 
@@ -85,7 +89,17 @@ public final class CmProbe implements Callable<Integer> {
     }
 
     private int run(InteropDevice dev, QueuePair qp, IbCm cm, CompletionQueue cq) throws Exception {
-        io.rxe4j.verbs.MemoryRegion msgs = qp.pd().allocMr(32, io.rxe4j.verbs.Access.LOCAL_WRITE);
+        io.rxe4j.verbs.MemoryRegion msgs = qp.pd().allocMr(32 + 2L * UD_MESSAGES * UD_SIZE,
+                io.rxe4j.verbs.Access.LOCAL_WRITE);
+        if (cmatose) {
+            qp.modify(new io.rxe4j.verbs.QpAttr().state(io.rxe4j.verbs.QpState.INIT).pkeyIndex(0).port(1)
+                    .accessFlags(io.rxe4j.verbs.Access.LOCAL_WRITE | io.rxe4j.verbs.Access.REMOTE_WRITE
+                            | io.rxe4j.verbs.Access.REMOTE_READ));
+            for (int i = 0; i < UD_MESSAGES; i++) {
+                qp.postRecv(new io.rxe4j.verbs.RecvWr().set(10 + i, new io.rxe4j.verbs.Sge(msgs.addr() + 32
+                        + (long) i * UD_SIZE, UD_SIZE, msgs.lkey())));
+            }
+        }
         if (exchange) { // the receive goes before the connection, as rdma_post_recv before rdma_connect/rdma_accept
             qp.modify(new io.rxe4j.verbs.QpAttr().state(io.rxe4j.verbs.QpState.INIT).pkeyIndex(0).port(1)
                     .accessFlags(io.rxe4j.verbs.Access.LOCAL_WRITE | io.rxe4j.verbs.Access.REMOTE_WRITE
@@ -124,6 +138,21 @@ public final class CmProbe implements Callable<Integer> {
                     + Integer.toHexString(c.remoteQpn()) + " at " + c.peer() + ", QP " + qp.state());
             if (exchange && !sendRecv(qp, msgs, cq)) {
                 return 1;
+            }
+            if (cmatose) {
+                // the server sends first; the client answers; the server then disconnects (cmatose.c run_server)
+                if (listen && (!sendMany(qp, msgs, cq) || !awaitMany(cq, io.rxe4j.verbs.WcOpcode.RECV))
+                        || !listen && (!awaitMany(cq, io.rxe4j.verbs.WcOpcode.RECV) || !sendMany(qp, msgs, cq))) {
+                    return 1;
+                }
+                System.out.println("cmatose exchange: " + UD_MESSAGES + " SENDs of " + UD_SIZE + " bytes each way");
+                if (!listen) {
+                    c.disconnected().get(timeoutSeconds, TimeUnit.SECONDS);
+                    System.out.println("DISCONNECTED (by the server's DREQ, as ucmatose does); QP " + qp.state());
+                    System.out.println("rxe4j counters: " + dev.counters());
+                    return 0;
+                }
+                holdSeconds = 0; // the server disconnects at once
             }
             boolean byPeer = false;
             if (listen) {
@@ -286,6 +315,39 @@ public final class CmProbe implements Callable<Integer> {
             }
         }
         System.out.println("exchange: a 16-byte SEND each way");
+        return true;
+    }
+
+    /** Posts {@value #UD_MESSAGES} signaled SENDs of {@value #UD_SIZE} bytes and waits for their completions. */
+    private boolean sendMany(QueuePair qp, io.rxe4j.verbs.MemoryRegion msgs, CompletionQueue cq) {
+        long at = 32 + (long) UD_MESSAGES * UD_SIZE;
+        for (int i = 0; i < UD_MESSAGES; i++) {
+            qp.postSend(new io.rxe4j.verbs.SendWr().send(30 + i, new io.rxe4j.verbs.Sge(msgs.addr() + at, UD_SIZE,
+                    msgs.lkey())).signaled());
+        }
+        return awaitMany(cq, io.rxe4j.verbs.WcOpcode.SEND);
+    }
+
+    /** Waits for {@value #UD_MESSAGES} successful completions of {@code op} of {@value #UD_SIZE} bytes. */
+    private boolean awaitMany(CompletionQueue cq, io.rxe4j.verbs.WcOpcode op) {
+        io.rxe4j.verbs.WorkCompletion[] wc = {new io.rxe4j.verbs.WorkCompletion()};
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        int got = 0;
+        while (got < UD_MESSAGES) {
+            if (cq.poll(wc) == 0) {
+                if (System.nanoTime() > end) {
+                    System.out.println("FAILED: " + got + " of " + UD_MESSAGES + " " + op + " completions");
+                    return false;
+                }
+                cq.await(10_000_000L);
+                continue;
+            }
+            if (wc[0].status != io.rxe4j.verbs.WcStatus.SUCCESS || wc[0].opcode != op || wc[0].byteLen != UD_SIZE) {
+                System.out.println("FAILED: " + wc[0] + " while waiting for " + op);
+                return false;
+            }
+            got++;
+        }
         return true;
     }
 }
