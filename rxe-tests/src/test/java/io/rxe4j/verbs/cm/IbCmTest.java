@@ -262,4 +262,40 @@ class IbCmTest {
         assertThat(e.reason()).isEqualTo(IbCm.REJ_STALE_CONN);
         assertThat(accepted).as("no second request reached the listener").hasSize(1);
     }
+
+    /** Our RTU lost and the client disconnects at once: the DREQ ends the passive side's REP retries, accept completes. */
+    @Test
+    void aDreqWhileTheRepIsUnconfirmedEndsTheRetries() {
+        Side a = side(da);
+        Side b = side(db);
+        drop = attr -> attr == CmMad.ATTR_RTU; // every RTU lost
+        List<CompletableFuture<IbCm.Connection>> accepted = new ArrayList<>();
+        IbCm.Connection ca = await(connectTo(a, b, new byte[0], accepted));
+        await(ca.disconnect());
+        IbCm.Connection cb = await(accepted.get(0));
+        assertThat(cb.disconnected()).isDone();
+        long reps = mads.stream().filter(x -> x == -CmMad.ATTR_REP).count();
+        vs.runFor(60_000_000_000L);
+        assertThat(mads.stream().filter(x -> x == -CmMad.ATTR_REP).count()).as("no REP retries after the DREQ")
+                .isEqualTo(reps);
+        assertThat(b.qp().state()).isEqualTo(QpState.ERR);
+    }
+
+    /** A handler that throws: REJ 28 at once (not the client's 74 s of REQ retries), and the active QP goes to ERR. */
+    @Test
+    void aFailingHandlerIsAReject() {
+        Side a = side(da);
+        IbCm.of(db).listen(7174, req -> {
+            throw new IllegalStateException("handler bug");
+        });
+        vs.runFor(1_000_000);
+        CompletableFuture<IbCm.Connection> f = IbCm.of(da).connect(a.qp(), B, 7174, IbCm.Options.defaults(), new byte[0]);
+        long t0 = vs.nanoTime();
+        assertThat(vs.runUntil(f::isDone, MAX)).isTrue();
+        IbCm.RejectedException e = (IbCm.RejectedException) f.handle((c, t) -> t.getCause() != null ? t.getCause() : t)
+                .join();
+        assertThat(e.reason()).isEqualTo(IbCm.REJ_CONSUMER_DEFINED);
+        assertThat(vs.nanoTime() - t0).as("at once").isLessThan(1_000_000_000L);
+        assertThat(a.qp().state()).as("rdma_cm moves a rejected QP to ERR").isEqualTo(QpState.ERR);
+    }
 }

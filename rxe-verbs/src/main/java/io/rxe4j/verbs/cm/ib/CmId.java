@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * resent unchanged (same TID) on the retry timer, as the MAD layer does. Loop only.
  */
 final class CmId implements IbCm.Connection {
-    enum State { IDLE, REQ_SENT, MRA_REQ_RCVD, REQ_RCVD, REP_SENT, ESTABLISHED, DREQ_SENT, TIMEWAIT, GONE }
+    enum State { IDLE, REQ_SENT, MRA_REQ_RCVD, REQ_RCVD, REP_SENT, MRA_REP_RCVD, ESTABLISHED, DREQ_SENT, TIMEWAIT, GONE }
 
     private final IbCm cm;
     private final Scheduler loop;
@@ -63,13 +63,13 @@ final class CmId implements IbCm.Connection {
     void sendReq(long serviceId, byte[] user, CompletableFuture<IbCm.Connection> f) {
         IbCm.toInit(qp);
         connected = f;
-        localCommId = cm.newCommId(this);
-        tid = cm.newTid(localCommId);
         myPsn = cm.random().nextInt(1 << 24);
         pathMtu = mtu(Mtu.MTU_4096);
         int cmaPort = 1024 + cm.random().nextInt(65536 - 1024);
         java.net.InetAddress local = cm.device().address().getAddress();
-        cma = new CmaHeader(cmaPort, local, peer.getAddress());
+        cma = new CmaHeader(cmaPort, local, peer.getAddress()); // throws for two address families: nothing registered yet
+        localCommId = cm.newCommId(this);
+        tid = cm.newTid(localCommId);
         Req r = Req.create(tid).localCommId(localCommId).serviceId(serviceId).localCaGuid(cm.caGuid())
                 .localQpn(qp.qpNum()).responderResources(o.responderResources()).initiatorDepth(o.initiatorDepth())
                 .remoteCmResponseTimeout(o.cmResponseTimeout()).transportType(Req.RC).startingPsn(myPsn)
@@ -128,25 +128,46 @@ final class CmId implements IbCm.Connection {
         return Math.min(31, a);
     }
 
-    /** An MRA: the peer needs time; the retry timer is extended ({@code cm_mra_handler}). */
-    void onMra() {
-        if (state == State.REQ_SENT) {
-            state = State.MRA_REQ_RCVD;
-            cancel();
-            timer = loop.schedule(this::onTimeout, TimeUnit.MILLISECONDS.toNanos(IbCm.ms(24) + IbCm.ms(17)));
+    /**
+     * An MRA: the peer needs time; the retry timer is extended to conv(service timeout) + conv(17)
+     * ({@code cm_mra_handler}): of our REQ (REQ_SENT → MRA_REQ_RCVD) or of our REP (REP_SENT → MRA_REP_RCVD).
+     */
+    void onMra(CmMessages.Mra mra) {
+        boolean ofReq = mra.messageMraed() == 0 && state == State.REQ_SENT;
+        boolean ofRep = mra.messageMraed() == 1 && state == State.REP_SENT && mra.localCommId() == remoteCommId;
+        if (!ofReq && !ofRep) {
+            return;
         }
+        state = ofReq ? State.MRA_REQ_RCVD : State.MRA_REP_RCVD;
+        cancel();
+        timer = loop.schedule(this::onTimeout, TimeUnit.MILLISECONDS.toNanos(IbCm.ms(mra.serviceTimeout())
+                + IbCm.ms(IbCm.PACKET_LIFE_TIME + 1)));
     }
 
     /** A REJ of our REQ or REP: the connection fails with its reason and private data. */
     void onRej(Rej rej) {
-        if (state == State.REQ_SENT || state == State.MRA_REQ_RCVD || state == State.REP_SENT) {
-            cancel();
+        if (state == State.REQ_SENT || state == State.MRA_REQ_RCVD) {
+            // a REJ of our REQ names us only (its local comm ID is 0 from REQ_RCVD)
             fail(new IbCm.RejectedException("rejected by " + peer + ": reason " + rej.reason(), rej.reason(),
                     rej.privateData()));
-        } else if (state == State.ESTABLISHED) {
-            toError();
-            end();
+        } else if (rej.localCommId() == remoteCommId || rej.reason() == IbCm.REJ_TIMEOUT) {
+            if (state == State.REP_SENT || state == State.MRA_REP_RCVD) {
+                fail(new IbCm.RejectedException("the REP was rejected by " + peer + ": reason " + rej.reason(),
+                        rej.reason(), rej.privateData()));
+            } else if (state == State.ESTABLISHED) {
+                toError();
+                end();
+            }
         }
+    }
+
+    /** @return whether {@code rej}, a REJ 4 of a destroyed active id, names this passive id (by comm ID and the ARI's GUID) */
+    boolean isRejectedBy(Rej rej) {
+        byte[] ari = rej.ari();
+        if (req == null || ari.length < 8 || rej.localCommId() != remoteCommId) {
+            return false;
+        }
+        return java.nio.ByteBuffer.wrap(ari).getLong(0) == remoteCaGuid;
     }
 
     // ------------------------------------------------------------------ passive side
@@ -179,10 +200,13 @@ final class CmId implements IbCm.Connection {
                 && remoteQpn == r.localQpn() && remoteCaGuid == r.localCaGuid() && remoteCommId != r.localCommId();
     }
 
-    /** A retransmitted REQ: in REP_SENT the REP again; otherwise nothing (cm_dup_req_handler). */
-    void onDuplicateReq() {
-        if (state == State.REP_SENT) {
+    /** A retransmitted REQ: in REP_SENT the REP again, in TIMEWAIT REJ 10; otherwise nothing (cm_dup_req_handler). */
+    void onDuplicateReq(Req r) {
+        if (state == State.REP_SENT || state == State.MRA_REP_RCVD) {
             send(lastSent);
+        } else if (state == State.TIMEWAIT) {
+            cm.send(peer, Rej.create(r.mad().tid()).localCommId(0).remoteCommId(r.localCommId())
+                    .messageRejected(Rej.REJECTED_REQ).reason(IbCm.REJ_STALE_CONN).mad());
         }
     }
 
@@ -212,7 +236,10 @@ final class CmId implements IbCm.Connection {
                 loop.execute(() -> {
                     try {
                         sendRep(q, options, user, f);
-                    } catch (RuntimeException e) {
+                    } catch (RuntimeException e) { // rdma_accept's error path: REJ 28, as rdma_reject
+                        if (state == State.REQ_RCVD) {
+                            rejectRequest(new byte[0]);
+                        }
                         f.completeExceptionally(e);
                     }
                 });
@@ -223,14 +250,25 @@ final class CmId implements IbCm.Connection {
             public void reject(byte[] user) {
                 loop.execute(() -> {
                     if (state == State.REQ_RCVD) {
-                        cm.send(peer, Rej.create(tid).localCommId(localCommId).remoteCommId(remoteCommId)
-                                .messageRejected(Rej.REJECTED_REQ).reason(IbCm.REJ_CONSUMER_DEFINED)
-                                .privateData(user).mad());
-                        end();
+                        rejectRequest(user);
                     }
                 });
             }
         };
+    }
+
+    /** REQ_RCVD: REJ 28 with {@code user} (a REJ of a REQ has local comm ID 0), and the id is gone at once. */
+    void rejectRequest(byte[] user) {
+        cm.send(peer, Rej.create(tid).localCommId(0).remoteCommId(remoteCommId).messageRejected(Rej.REJECTED_REQ)
+                .reason(IbCm.REJ_CONSUMER_DEFINED).privateData(user).mad());
+        forgetNow();
+    }
+
+    /** REQ_RCVD: nobody answered within the peer's retry window ({@code expiry}): gone, silently. */
+    void expireRequest() {
+        if (state == State.REQ_RCVD) {
+            forgetNow();
+        }
     }
 
     /** REQ_RCVD → the QP to RTR and RTS, REP_SENT ({@code cm-facts.md} §3.1: the passive side's attributes). */
@@ -259,7 +297,7 @@ final class CmId implements IbCm.Connection {
 
     /** An RTU: REP_SENT → ESTABLISHED. */
     void onRtu(RtuOrDrep rtu) {
-        if (state == State.REP_SENT && rtu.localCommId() == remoteCommId) {
+        if ((state == State.REP_SENT || state == State.MRA_REP_RCVD) && rtu.localCommId() == remoteCommId) {
             cancel();
             state = State.ESTABLISHED;
             connected.complete(this);
@@ -271,6 +309,9 @@ final class CmId implements IbCm.Connection {
     @Override
     public CompletableFuture<Void> disconnect() {
         loop.execute(() -> {
+            if (state == State.DREQ_SENT) {
+                return; // under way: the DREP (or the retries' end) completes it
+            }
             if (state != State.ESTABLISHED) {
                 disconnectDone.complete(null);
                 return;
@@ -286,10 +327,15 @@ final class CmId implements IbCm.Connection {
 
     /** A DREQ for this connection: DREP, the QP to ERR, TIMEWAIT. */
     void onDreq(Dreq d) {
-        if (qp != null && d.remoteQpn() != qp.qpNum()) {
-            return; // not our QP (cm_dreq_handler)
+        if ((qp != null && d.remoteQpn() != qp.qpNum()) || d.localCommId() != remoteCommId) {
+            return; // not our QP, or not our peer (cm_dreq_handler, cm_acquire_id)
         }
         cm.send(peer, RtuOrDrep.drep(d.mad().tid()).localCommId(localCommId).remoteCommId(remoteCommId).mad());
+        if (state == State.REP_SENT || state == State.MRA_REP_RCVD) { // our RTU was lost: it was connected
+            cancel();
+            state = State.ESTABLISHED;
+            connected.complete(this);
+        }
         if (state == State.ESTABLISHED || state == State.DREQ_SENT) {
             cancel();
             toError();
@@ -299,8 +345,8 @@ final class CmId implements IbCm.Connection {
     }
 
     /** A DREP: DREQ_SENT → TIMEWAIT. */
-    void onDrep() {
-        if (state == State.DREQ_SENT) {
+    void onDrep(RtuOrDrep drep) {
+        if (state == State.DREQ_SENT && drep.localCommId() == remoteCommId) {
             cancel();
             disconnectDone.complete(null);
             end();
@@ -320,7 +366,7 @@ final class CmId implements IbCm.Connection {
     private void onTimeout() {
         timer = null;
         if (state != State.REQ_SENT && state != State.MRA_REQ_RCVD && state != State.REP_SENT
-                && state != State.DREQ_SENT) {
+                && state != State.MRA_REP_RCVD && state != State.DREQ_SENT) {
             return;
         }
         if (retriesLeft-- > 0) {
@@ -337,11 +383,33 @@ final class CmId implements IbCm.Connection {
                 + periodMs + " ms", IbCm.REJ_TIMEOUT, new byte[0]));
     }
 
+    /** The connection never came up: the future fails, the QP goes to ERR (rdma_cm's REJECTED), the id is gone. */
     private void fail(RuntimeException e) {
+        cancel();
+        toError();
         if (connected != null) {
             connected.completeExceptionally(e);
         }
-        end();
+        forgetNow();
+    }
+
+    /** The device's CM closes: every future fails, no timer stays armed. */
+    void abort(String why) {
+        cancel();
+        IllegalStateException e = new IllegalStateException(why);
+        if (connected != null) {
+            connected.completeExceptionally(e);
+        }
+        disconnectDone.complete(null);
+        disconnected.complete(null);
+        state = State.GONE;
+    }
+
+    private void forgetNow() {
+        cancel();
+        state = State.GONE;
+        disconnected.complete(null);
+        cm.forget(localCommId);
     }
 
     /** → TIMEWAIT, then gone after the timewait ({@code cm_enter_timewait}: conv(av.timeout) = 512 ms). */
@@ -367,8 +435,12 @@ final class CmId implements IbCm.Connection {
     }
 
     private void toError() {
-        if (qp != null && qp.state() != QpState.ERR && qp.state() != QpState.RESET) {
-            qp.modify(new QpAttr().state(QpState.ERR));
+        try {
+            if (qp != null && qp.state() != QpState.ERR && qp.state() != QpState.RESET) {
+                qp.modify(new QpAttr().state(QpState.ERR));
+            }
+        } catch (RuntimeException destroyed) {
+            // the QP or its device is gone already: nothing to move
         }
     }
 

@@ -66,6 +66,15 @@ public final class IbCm {
     private final Map<Long, RequestHandler> listeners = new HashMap<>();
     /** UD listeners (SIDR) by service ID. Loop only. */
     private final Map<Long, SidrHandler> sidrListeners = new HashMap<>();
+    /** The last SIDR answers by (peer, request ID), for retransmitted requests. Loop only. */
+    private final Map<String, CmMad> sidrAnswers = new java.util.LinkedHashMap<>(64, 0.75f, false) {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, CmMad> eldest) {
+            return size() > 256;
+        }
+    };
     /** Outstanding SIDR requests by request ID. Loop only. */
     private final Map<Integer, SidrQuery> sidrQueries = new HashMap<>();
 
@@ -82,17 +91,45 @@ public final class IbCm {
         return BY_DEVICE.computeIfAbsent(device, IbCm::new);
     }
 
-    /** Stops listening for MADs (the device closes). */
+    /** Stops listening for MADs (the device closes); every pending future fails. */
     public void close() {
         gsi.listener(null);
         BY_DEVICE.remove(device, this);
+        abortAll();
     }
 
-    /** Closes the CM of {@code device}, if it has one (the device closes). */
+    /** Closes the CM of {@code device}, if it has one (the device closes): every pending future fails. */
     public static void closeFor(RdmaDevice device) {
         IbCm cm = BY_DEVICE.remove(device);
         if (cm != null) {
             cm.gsi.listener(null);
+            cm.abortAll();
+        }
+    }
+
+    /** Fails everything in flight (on the loop when it still runs). */
+    private void abortAll() {
+        Runnable abort = () -> {
+            for (CmId id : new java.util.ArrayList<>(ids.values())) {
+                id.abort("the connection manager of " + device + " closed");
+            }
+            ids.clear();
+            for (SidrQuery q : sidrQueries.values()) {
+                if (q.timer != null) {
+                    q.timer.cancel();
+                }
+                q.answer.completeExceptionally(new IllegalStateException("the connection manager closed"));
+            }
+            sidrQueries.clear();
+        };
+        try {
+            if (loop.inLoop()) {
+                abort.run();
+            } else {
+                loop.execute(abort);
+            }
+        } catch (RuntimeException loopGone) {
+            abort.run();
         }
     }
 
@@ -148,7 +185,12 @@ public final class IbCm {
     }
 
     /** The answer to a SIDR request: the peer's UD QP and its Q_Key ({@code param.ud} of rdma_cm's ESTABLISHED). */
-    public record SidrAnswer(int qpn, int qkey, byte[] privateData) {}
+    public record SidrAnswer(int qpn, int qkey, byte[] privateData) {
+        /** A null private data is none. */
+        public SidrAnswer {
+            privateData = privateData == null ? new byte[0] : privateData;
+        }
+    }
 
     /** What a UD service answers a SIDR request with. Runs on the loop: must not block. */
     @FunctionalInterface
@@ -247,6 +289,8 @@ public final class IbCm {
             throw new IllegalArgumentException("a SIDR_REQ carries at most 180 bytes of private data, got "
                     + userData.length);
         }
+        long serviceId = ServiceIds.of(ServiceIds.PS_UDP, port); // throws for a port out of range, before any I/O
+        CmaHeader probe = new CmaHeader(1024, device.address().getAddress(), peer.getAddress()); // throws for two families
         CompletableFuture<SidrAnswer> f = new CompletableFuture<>();
         loop.execute(() -> {
             int id;
@@ -256,7 +300,7 @@ public final class IbCm {
             CmaHeader cma = new CmaHeader(1024 + random.nextInt(65536 - 1024), device.address().getAddress(),
                     peer.getAddress());
             CmMessages.SidrReq r = CmMessages.SidrReq.create(newTid(id)).requestId(id).pkey(0xFFFF)
-                    .serviceId(ServiceIds.of(ServiceIds.PS_UDP, port))
+                    .serviceId(serviceId)
                     .privateData(cma.encode(userData, CmMessages.SidrReq.PRIVATE_DATA - CmaHeader.LENGTH));
             SidrQuery q = new SidrQuery(id, peer, r.mad());
             sidrQueries.put(id, q);
@@ -314,13 +358,29 @@ public final class IbCm {
             case CmMad.ATTR_REQ -> onReq(new Req(m), peer);
             case CmMad.ATTR_REP -> withId(new Rep(m).remoteCommId(), m, id -> id.onRep(new Rep(m)));
             case CmMad.ATTR_RTU -> withId(m.remoteCommId(), m, id -> id.onRtu(new RtuOrDrep(m)));
-            case CmMad.ATTR_REJ -> withId(new Rej(m).remoteCommId(), m, id -> id.onRej(new Rej(m)));
-            case CmMad.ATTR_MRA -> withId(m.remoteCommId(), m, id -> id.onMra());
+            case CmMad.ATTR_REJ -> onRej(new Rej(m));
+            case CmMad.ATTR_MRA -> withId(m.remoteCommId(), m, id -> id.onMra(new CmMessages.Mra(m)));
             case CmMad.ATTR_DREQ -> onDreq(new Dreq(m), peer);
-            case CmMad.ATTR_DREP -> withId(m.remoteCommId(), m, id -> id.onDrep());
+            case CmMad.ATTR_DREP -> withId(m.remoteCommId(), m, id -> id.onDrep(new RtuOrDrep(m)));
             case CmMad.ATTR_SIDR_REQ -> onSidrReq(new CmMessages.SidrReq(m), peer);
             case CmMad.ATTR_SIDR_REP -> onSidrRep(new CmMessages.SidrRep(m));
             default -> LOG.debug("CM MAD attribute 0x{} from {} ignored", Integer.toHexString(m.attribute()), from);
+        }
+    }
+
+    /** A REJ: by our comm ID; a REJ 4 of a destroyed active id names us only by its comm ID and GUID (ARI). */
+    private void onRej(Rej rej) {
+        CmId id = ids.get(rej.remoteCommId());
+        if (id == null && rej.reason() == REJ_TIMEOUT) {
+            for (CmId c : ids.values()) {
+                if (c.isRejectedBy(rej)) {
+                    id = c;
+                    break;
+                }
+            }
+        }
+        if (id != null) {
+            id.onRej(rej);
         }
     }
 
@@ -336,7 +396,7 @@ public final class IbCm {
     private void onReq(Req req, InetSocketAddress peer) {
         for (CmId id : ids.values()) { // a retransmitted REQ (cm_dup_req_handler)
             if (id.isFor(req)) {
-                id.onDuplicateReq();
+                id.onDuplicateReq(req);
                 return;
             }
         }
@@ -355,13 +415,47 @@ public final class IbCm {
             send(peer, rej.mad());
             return;
         }
+        if (pendingRequests() >= MAX_PENDING_REQUESTS) { // a REQ flood cannot grow the table without bound
+            send(peer, Rej.create(req.mad().tid()).localCommId(0).remoteCommId(req.localCommId())
+                    .messageRejected(Rej.REJECTED_REQ).reason(REJ_NO_RESOURCES).mad());
+            return;
+        }
         CmId id = new CmId(this, null, peer, Options.defaults());
         id.received(req, cma);
-        h.onRequest(id.incoming());
+        // unanswered after the peer's whole retry window, the request is dropped (the peer has given up)
+        long window = (2 * ms(PACKET_LIFE_TIME) + ms(req.remoteCmResponseTimeout())) * (req.maxCmRetries() + 1L);
+        loop.schedule(id::expireRequest, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(window));
+        try {
+            h.onRequest(id.incoming());
+        } catch (RuntimeException e) { // the handler failed: REJ 28, as rdma_cm does for a handler error
+            LOG.warn("CM: the handler of port {} failed on a REQ from {}", ServiceIds.port(req.serviceId()), peer, e);
+            id.rejectRequest(new byte[0]);
+        }
+    }
+
+    /** Most requests waiting for their handler's answer at once. */
+    static final int MAX_PENDING_REQUESTS = 1024;
+    /** REJ reason: no resources. */
+    public static final int REJ_NO_RESOURCES = 3;
+
+    private int pendingRequests() {
+        int n = 0;
+        for (CmId id : ids.values()) {
+            if (id.state == CmId.State.REQ_RCVD) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** A SIDR_REQ: the listener's UD QP and Q_Key, status 1 without a listener ({@code cm_sidr_req_handler}). */
     private void onSidrReq(CmMessages.SidrReq req, InetSocketAddress peer) {
+        String key = peer + "/" + req.requestId();
+        CmMad answered = sidrAnswers.get(key);
+        if (answered != null) { // a retransmitted SIDR_REQ: the same answer (cm_insert_remote_sidr)
+            send(peer, answered);
+            return;
+        }
         SidrHandler h = sidrListeners.get(req.serviceId());
         CmaHeader cma = CmaHeader.parse(req.privateData());
         CmMessages.SidrRep rep = CmMessages.SidrRep.create(req.mad().tid()).requestId(req.requestId())
@@ -372,6 +466,7 @@ public final class IbCm {
         } else {
             rep.status(CmMessages.SidrRep.SUCCESS).qpn(a.qpn()).qkey(a.qkey()).privateData(a.privateData());
         }
+        sidrAnswers.put(key, rep.mad());
         send(peer, rep.mad());
     }
 
