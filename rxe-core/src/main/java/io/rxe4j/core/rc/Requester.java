@@ -237,6 +237,15 @@ public final class Requester {
         credits++;
     }
 
+    /**
+     * PSNs were recorded as unacknowledged without a packet being sent ({@link
+     * RequesterRetry#fastForward}): the retransmit timer must run for them as for a sent packet, or
+     * a READ whose responses then stop waits forever (the timer went idle at the expiry before).
+     */
+    void onRecordedUnsent(long now) {
+        retransmitTimer.onSend(now);
+    }
+
     /** @return whether some sent PSN is not yet acknowledged */
     boolean outstanding() {
         return Psn.diff(psn, rc.completer.compPsn()) > 0;

@@ -103,6 +103,7 @@ final class RequesterRetry {
                 qp.advanceSqReq();
             }
             r.unacked.addOrCoalesce(last, now);
+            r.onRecordedUnsent(now);
             r.psn = Psn.next(last);
         }
         r.noAckPkts = 0;

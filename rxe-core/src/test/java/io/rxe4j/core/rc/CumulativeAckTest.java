@@ -434,4 +434,35 @@ class CumulativeAckTest {
         assertThat(qp.state()).isEqualTo(QpState.RTS);
         assertThat(poll()).noneMatch(w -> w.status != WcStatus.SUCCESS || w.opcode != WcOpcode.RDMA_WRITE);
     }
+    @Test
+    void aReadFastForwardedPastTheRewindIsStillCoveredByTheRetransmitTimer() {
+        qp.postSend(write(1, 0, 256));
+        qp.postSend(new SendWr().rdmaRead(2, 0x1000, 0x55, new Sge(mr.iova() + 4096, 3 * 256, mr.lkey())).signaled());
+        assertThat(net.drainPsns()).containsExactly(SQ_PSN, Psn.add(SQ_PSN, 1));
+
+        // the timer fires while the transport is full: the rewind resends nothing, the timer goes idle
+        net.writableFor = 0;
+        net.advance(TIMEOUT_NANOS + 1);
+        assertThat(net.drainPsns()).isEmpty();
+        assertThat(qp.counters().get(Counter.REWINDS)).isEqualTo(1);
+
+        // only the first response to the original READ request arrives: the requester moves past the
+        // READ as if it had resent it (a fast-forward), then the other two responses are lost
+        readResponse(Opcode.RC_RDMA_READ_RESPONSE_FIRST, Psn.add(SQ_PSN, 1), 256);
+        assertThat(qp.counters().get(Counter.ACK_FAST_FORWARDS)).isEqualTo(1);
+        assertThat(poll()).extracting(w -> w.wrId + ":" + w.status).containsExactly("1:SUCCESS");
+        net.writableFor = Long.MAX_VALUE;
+        net.receiver.onWritable();
+        assertThat(net.drainPsns()).as("nothing left to send: the READ counts as requested").isEmpty();
+
+        // the fast-forwarded PSNs are unacknowledged: the retransmit timer must cover them
+        net.advance(TIMEOUT_NANOS);
+        assertThat(qp.counters().get(Counter.REWINDS)).as("a second timeout, one period after the fast-forward").isEqualTo(2);
+        assertThat(net.drainPsns()).as("the READ re-requests its missing tail").containsExactly(Psn.add(SQ_PSN, 2));
+        readResponse(Opcode.RC_RDMA_READ_RESPONSE_MIDDLE, Psn.add(SQ_PSN, 2), 256);
+        readResponse(Opcode.RC_RDMA_READ_RESPONSE_LAST, Psn.add(SQ_PSN, 3), 256);
+        assertThat(poll()).extracting(w -> w.wrId + ":" + w.status + ":" + w.opcode)
+                .containsExactly("2:SUCCESS:RDMA_READ");
+        assertThat(qp.state()).isEqualTo(QpState.RTS);
+    }
 }
