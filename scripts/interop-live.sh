@@ -29,7 +29,12 @@
 #      (k1-k8) CmProbe: rxe4j's IB CM against rping -s / rping -c (the CM part) and udaddy both ways, IPv4, IPv6;
 #      (k9-k12) RxeRping: rping's whole flow (10 verified pings) against the kernel's rping, both ways, IPv4, IPv6;
 #      (k13-k16) CmProbe --exchange against librdmacm's rdma_server / rdma_client, both ways, IPv4 and IPv6;
+#      (k21-k24) the same through the public API (CmProbe --exchange --public-api: RdmaListener, RdmaConnection);
 #      (k17-k20) CmProbe --cmatose against ucmatose, both ways, IPv4 and IPv6;
+#      (k25-k48) rxe-perf --perftest -R against perftest -R (rdma_cm connects a control QP that carries perftest's
+#          exchange, then the test QPs, on port -p), both ways: ib_{write,read,send}_bw over IPv4 (k25-k30) and
+#          IPv6 with --ipv6-addr (k31-k36), ib_write_bw -q 4 (k37, k38), ib_atomic_bw (k39, k40),
+#          ib_{write,read,send}_lat (k41-k46), ib_atomic_lat (k47, k48); odd IDs rxe4j client -> kernel server;
 #      (d-*-q4-loops2) rxe-perf --perftest with 4 QPs on a 2-loop device against the kernel's ib_*_bw -q 4;
 #      IPv4 runs between 10.99.0.1 (br0, host) and 10.99.0.11 (guest), IPv6 between br0's fe80::
 #      address and fe80::5054:ff:fe00:11;
@@ -479,6 +484,21 @@ case_rdmacm_example_server() {  # ID FAMILY LOCALIP HOSTADDR
     "rdma_client -s $addr -p 7471" CmProbe --exchange --listen --hold 10 -p 7471 --ip "$ip"
 }
 
+# (k21-k24) the same exchange through the public connection manager (RdmaListener / RdmaConnection)
+case_public_client() {  # ID FAMILY LOCALIP BIND PEERADDR
+  want "$1" || return 0
+  local id=$1 fam=$2 ip=$3 bind=$4 peer=$5
+  case_vs_guest_server "$id" "$fam" 60 "rxe4j RdmaConnection.connect -> kernel rdma_server" \
+    "rdma_server -s $bind -p 7471" CmProbe --exchange --public-api -p 7471 --ip "$ip" "$peer"
+}
+case_public_server() {  # ID FAMILY LOCALIP HOSTADDR
+  want "$1" || return 0
+  local id=$1 fam=$2 ip=$3 addr=$4
+  READY_PATTERN='listening on rdma_cm' case_vs_guest_client "$id" "$fam" 60 \
+    "kernel rdma_client -> rxe4j RdmaListener.accept" \
+    "rdma_client -s $addr -p 7471" CmProbe --exchange --public-api --listen --hold 10 -p 7471 --ip "$ip"
+}
+
 # (k17-k20) ucmatose (port 7471; 10 SENDs of 100 bytes each way, the server first; the server disconnects) against
 # CmProbe --cmatose, both ways; both sides check
 case_cmatose_client() {  # ID FAMILY LOCALIP BIND PEERADDR
@@ -534,6 +554,53 @@ case_pt_client() {  # ID FAMILY TEST TCPPORT GIDVAR KTIMEOUT GUESTADDR ARGS... :
   record "$id" "rxe-perf --perftest client -> kernel ib_$test $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
 }
 
+# (k25-k48) perftest -R: rdma_cm (rxe4j's IB CM) connects perftest's control QP and the test QPs on port -p; the
+# exchange runs as SENDs on the control QP. The guest's CM answers on QP1 only once ib_cm is loaded (j cases);
+# perftest loads rdma_ucm (and with it rdma_cm, ib_cm) itself, but rxe4j's first REQ may come before that
+CM_LOADED=0
+load_cm() {
+  [ "$CM_LOADED" = 1 ] && return 0
+  drop_cmd load_cm "modprobe ib_cm && modprobe rdma_ucm && lsmod | grep -wE 'ib_cm|rdma_cm|rdma_ucm'"
+  [ "$(wait_rc load_cm 60)" = 0 ] && CM_LOADED=1 || log "warning: modprobe ib_cm rdma_ucm failed in the guest"
+}
+case_ptcm_server() {  # ID FAMILY TEST PORT GIDVAR KTIMEOUT LOCALIP PEER ARGS... : guest ib_TEST -R client -> rxe-perf -R server
+  want "$1" || return 0
+  local id=$1 fam=$2 test=$3 port=$4 gvar=$5 kt=$6 ip=$7 peer=$8; shift 8
+  local t0 jpid jrc krc i note
+  load_cm
+  t0=$(date +%s)
+  prun "$test" --perftest -R --server --ip "$ip" -p "$port" -n "$PT_ITERS" -m 1024 ${JARGS:-} "$@" \
+    > "$OUT/cases/$id.rxe4j.log" 2>&1 &
+  jpid=$!
+  for i in $(seq 1 60); do grep -qs 'Waiting for client' "$OUT/cases/$id.rxe4j.log" && break; sleep 0.5; done
+  local v6=""; [ "$fam" = IPv6 ] && v6=--ipv6-addr   # perftest -R resolves its addresses as AF_INET unless told
+  drop_cmd "$id" "timeout -k 5 $kt ib_$test -d rxe0 -R -x \$$gvar -F -p $port -n $PT_ITERS -m 1024 $v6 $* $peer"
+  wait "$jpid"; jrc=$?
+  krc=$(wait_rc "$id" $((kt + 30)))
+  cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
+  note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
+  [ "$krc" = 124 ] && note="kernel client killed by timeout ${kt}s${note:+; $note}"
+  record "$id" "kernel ib_$test -R client -> rxe-perf --perftest -R $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+}
+case_ptcm_client() {  # ID FAMILY TEST PORT GIDVAR KTIMEOUT GUESTADDR ARGS... : rxe-perf -R client -> guest ib_TEST -R server
+  want "$1" || return 0
+  local id=$1 fam=$2 test=$3 port=$4 gvar=$5 kt=$6 gaddr=$7; shift 7
+  local t0 jrc krc note
+  load_cm
+  t0=$(date +%s)
+  local v6=""; [ "$fam" = IPv6 ] && v6=--ipv6-addr   # the server then listens on :: (else 0.0.0.0: IPv4 only)
+  drop_cmd "$id" "timeout -k 5 $kt ib_$test -d rxe0 -R -x \$$gvar -F -p $port -n $PT_ITERS -m 1024 $v6 $*"
+  sleep 2   # the guest starts its server; rxe-perf retries while the rdma_cm port answers REJ 8 (30 s)
+  prun "$test" --perftest -R --connect "$gaddr" -p "$port" -n "$PT_ITERS" -m 1024 ${JARGS:-} "$@" \
+    > "$OUT/cases/$id.rxe4j.log" 2>&1
+  jrc=$?
+  krc=$(wait_rc "$id" $((kt + 30)))
+  cp "$OUT/logs/cmd-$id.log" "$OUT/cases/$id.kernel.log" 2>/dev/null
+  note=$(why "$OUT/cases/$id.rxe4j.log" "$OUT/cases/$id.kernel.log")
+  [ "$krc" = 124 ] && note="kernel server killed by timeout ${kt}s${note:+; $note}"
+  record "$id" "rxe-perf --perftest -R client -> kernel ib_$test -R $*" "$fam" "$jrc" "$krc" $(( $(date +%s) - t0 )) "$note"
+}
+
 # ---------------------------------------------------------------- 3. the cases
 t_cases=$(date +%s)
 snapshot start
@@ -574,6 +641,8 @@ case_rping_client k9 IPv4 "$HOST_IP" 0.0.0.0 "$GUEST_IP"
 case_rping_server k10 IPv4 "$HOST_IP" "$HOST_IP"
 case_rdmacm_example_client k13 IPv4 "$HOST_IP" "$GUEST_IP" "$GUEST_IP"
 case_rdmacm_example_server k14 IPv4 "$HOST_IP" "$HOST_IP"
+case_public_client k21 IPv4 "$HOST_IP" "$GUEST_IP" "$GUEST_IP"
+case_public_server k22 IPv4 "$HOST_IP" "$HOST_IP"
 case_cmatose_client k17 IPv4 "$HOST_IP" "$GUEST_IP" "$GUEST_IP"
 case_cmatose_server k18 IPv4 "$HOST_IP" "$HOST_IP"
 # loss: rxe4j drops 2% of the packets it sends; its retransmissions and the kernel's must recover
@@ -592,6 +661,21 @@ JARGS="--loops 2" case_pt_client d-write_bw-q4-loops2-j2k IPv4 write_bw 18605 G 
 # 537 ms). rdma_rxe as requester never fails there (it takes retry_cnt 7 as infinite); rxe4j counts 7
 # retries (extensions.md section 6), so its side gets perftest's -u 17 (537 ms x 8 = 4.3 s)
 JARGS="--loops 2 -u 17" case_pt_client d-read_bw-q4-loops2-j2k IPv4 read_bw 18606 G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP" -q 4
+# perftest -R (k25-k30, k37-k48): odd IDs rxe4j client -> kernel server, even IDs kernel client -> rxe4j server
+k=25
+for t in write_bw read_bw send_bw; do
+  case_ptcm_client "k$k" IPv4 "$t" 18610 G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP"
+  case_ptcm_server "k$((k + 1))" IPv4 "$t" 18611 G "$KCLIENT_TIMEOUT_V4" "$HOST_IP" "$HOST_IP"
+  k=$((k + 2))
+done
+case_ptcm_client k37 IPv4 write_bw 18612 G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP" -q 4
+case_ptcm_server k38 IPv4 write_bw 18613 G "$KCLIENT_TIMEOUT_V4" "$HOST_IP" "$HOST_IP" -q 4
+k=39
+for t in atomic_bw write_lat read_lat send_lat atomic_lat; do
+  case_ptcm_client "k$k" IPv4 "$t" 18610 G "$KCLIENT_TIMEOUT_V4" "$GUEST_IP"
+  case_ptcm_server "k$((k + 1))" IPv4 "$t" 18611 G "$KCLIENT_TIMEOUT_V4" "$HOST_IP" "$HOST_IP"
+  k=$((k + 2))
+done
 snapshot ipv4
 log "IPv6 link-local block"
 case_pp_client  a3 IPv6 18517 rc_pingpong_ipv6   "$BR6%br0"
@@ -616,10 +700,20 @@ case_rping_client k11 IPv6 "$BR6%br0" :: "$GUEST_IP6%br0"
 case_rping_server k12 IPv6 "$BR6%br0" "$BR6%eth0"
 case_rdmacm_example_client k15 IPv6 "$BR6%br0" "$GUEST_IP6%eth0" "$GUEST_IP6%br0"
 case_rdmacm_example_server k16 IPv6 "$BR6%br0" "$BR6%eth0"
+case_public_client k23 IPv6 "$BR6%br0" "$GUEST_IP6%eth0" "$GUEST_IP6%br0"
+case_public_server k24 IPv6 "$BR6%br0" "$BR6%eth0"
 case_cmatose_client k19 IPv6 "$BR6%br0" "$GUEST_IP6%eth0" "$GUEST_IP6%br0"
 case_cmatose_server k20 IPv6 "$BR6%br0" "$BR6%eth0"
 case_pt_server  d-write_bw-k2j-v6 IPv6 write_bw 18602 G6 "$KCLIENT_TIMEOUT_V6" "$BR6%eth0"
 case_pt_client  d-write_bw-j2k-v6 IPv6 write_bw 18603 G6 "$KCLIENT_TIMEOUT_V6" "$GUEST_IP6%br0"
+# perftest -R over IPv6 link-local (k31-k36): perftest needs --ipv6-addr (AF_INET6) on both sides for rdma_cm;
+# a kernel timeout of 60 s: the control connection, the sleep(1) of the bw tests and the test QPs' CM exchanges
+k=31
+for t in write_bw read_bw send_bw; do
+  case_ptcm_client "k$k" IPv6 "$t" 18614 G6 60 "$GUEST_IP6%br0"
+  case_ptcm_server "k$((k + 1))" IPv6 "$t" 18615 G6 60 "$BR6%br0" "$BR6%eth0"
+  k=$((k + 2))
+done
 snapshot ipv6
 t_cases_end=$(date +%s)
 

@@ -108,7 +108,7 @@ for entry in "${SPECS[@]}"; do
         done
         if [ "$DEMO" = 1 ]; then
             PORT=$((PORT + 1))
-            ip netns exec nl-b bin/rxe-demo server --bind 10.77.0.2 --tcp-port "$PORT" >"$OUT/$tag.demo.server.log" 2>&1 &
+            ip netns exec nl-b bin/rxe-demo server --bind 10.77.0.2 --udp-port 4791 --cm-port "$PORT" >"$OUT/$tag.demo.server.log" 2>&1 &
             srv=$!
             sleep 1
             t0=$(date +%s.%N)

@@ -76,7 +76,7 @@ for t in write_bw read_bw atomic_lat; do
 done
 
 # the demo, server in nl-b and client in nl-a, default options but the addresses
-ip netns exec nl-b bin/rxe-demo server --bind 10.77.0.2 --tcp-port 7000 >"$OUT/demo.server.log" 2>&1 &
+ip netns exec nl-b bin/rxe-demo server --bind 10.77.0.2 --udp-port 4791 --cm-port 7000 >"$OUT/demo.server.log" 2>&1 &
 DEMO=$!
 if wait_for "$OUT/demo.server.log" "LISTENING" \
         && timeout 300 ip netns exec nl-a bin/rxe-demo client --bind 10.77.0.1 --connect 10.77.0.2:7000 \

@@ -13,7 +13,6 @@ module io.rxe4j.verbs {
     requires transitive io.netty.buffer; // ByteBuf in the transport SPI
     requires org.slf4j;
     requires transitive java.management; // RdmaDevice.mbeanName() returns an ObjectName
-    requires jdk.net; // TCP keepalive options of the connection manager
 
     exports io.rxe4j.verbs;
     exports io.rxe4j.verbs.cm;

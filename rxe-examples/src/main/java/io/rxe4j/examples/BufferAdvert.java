@@ -30,19 +30,30 @@ public record BufferAdvert(int rkey, long va, long length, int pmemRkey, long pm
     }
 
     /**
-     * Parses {@link #toBytes()}.
+     * Parses {@link #toBytes()} at the head of a connection's private data, which the IB CM delivers
+     * zero-padded to its field (56 bytes from a client, 196 from a server): the second MR is there
+     * when its length is not 0.
      *
-     * @throws IllegalArgumentException unless {@code data} is 20 or 40 bytes
+     * @throws IllegalArgumentException if {@code data} is shorter than 20 bytes, or advertises no
+     *     first MR (a length of 0)
      */
     public static BufferAdvert parse(byte[] data) {
-        if (data.length != 20 && data.length != 40) {
+        if (data.length < 20) {
             throw new IllegalArgumentException("a buffer advert is 20 or 40 bytes of private data, got " + data.length);
         }
         ByteBuffer b = ByteBuffer.wrap(data);
         int rkey = b.getInt();
         long va = b.getLong();
         long len = b.getLong();
-        return data.length == 20 ? new BufferAdvert(rkey, va, len)
-                : new BufferAdvert(rkey, va, len, b.getInt(), b.getLong(), b.getLong());
+        if (len == 0) {
+            throw new IllegalArgumentException("the private data advertises no buffer (length 0)");
+        }
+        if (data.length < 40) {
+            return new BufferAdvert(rkey, va, len);
+        }
+        int pr = b.getInt();
+        long pva = b.getLong();
+        long plen = b.getLong();
+        return plen == 0 ? new BufferAdvert(rkey, va, len) : new BufferAdvert(rkey, va, len, pr, pva, plen);
     }
 }

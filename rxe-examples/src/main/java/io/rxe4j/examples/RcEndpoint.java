@@ -172,16 +172,27 @@ public final class RcEndpoint implements AutoCloseable {
     }
 
     /**
-     * Connects to a server's listener with the connection manager ({@link RdmaConnection#connect}),
-     * advertising our buffers; {@code beforeConnect} may post receives on the new QP first.
+     * Connects to the listener on rdma_cm port {@code port} of the device at {@code serverDevice}
+     * with the connection manager ({@link RdmaConnection#connect}), advertising our buffers; {@code
+     * beforeConnect} may post receives on the new QP first.
      *
+     * @param serverDevice the server device's IP and UDP port (4791 for a RoCEv2 device)
      * @return the server's buffers
      * @throws RdmaCmException if the connection cannot be made
      */
-    public BufferAdvert connect(InetSocketAddress server, Mtu mtu, int ackTimeout,
+    public BufferAdvert connect(InetSocketAddress serverDevice, int port, Mtu mtu, int ackTimeout,
             java.util.function.Consumer<QueuePair> beforeConnect) throws RdmaCmException {
-        conn = RdmaConnection.connect(pd, cq, cq, server, params(mtu, ackTimeout), beforeConnect);
+        conn = RdmaConnection.connect(pd, cq, cq, serverDevice, port, params(mtu, ackTimeout), beforeConnect);
         return BufferAdvert.parse(conn.remotePrivateData());
+    }
+
+    /**
+     * Listens on rdma_cm port {@code port} of this endpoint's device.
+     *
+     * @param port 0 for a free one ({@link RdmaListener#port()})
+     */
+    public RdmaListener listen(int port) {
+        return RdmaListener.listen(device, port);
     }
 
     /**

@@ -8,7 +8,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rxe4j.net.inproc.InJvmFabric;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,10 +26,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * while their peers disconnect, QPs reset or destroyed under a live connection, {@link
  * RdmaDevice#closeAll()} from a state with work in flight, and the EBUSY messages of plain close.
  * No exception may escape a library thread: every test watches the default uncaught-exception
- * handler (the connection manager's virtual threads report there).
+ * handler (the devices' event loops, where the IB CM runs, report there).
  */
 class TeardownTest {
-    private static final InetSocketAddress ANY_LOOPBACK = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
     private static final int CONNECTIONS = 128;
 
     private final List<String> uncaught = new CopyOnWriteArrayList<>();
@@ -47,7 +45,7 @@ class TeardownTest {
         fabric = new InJvmFabric();
         serverDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)));
         clientDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)));
-        listener = RdmaListener.listen(ANY_LOOPBACK, 64, Duration.ofSeconds(10));
+        listener = RdmaListener.listen(serverDev, 0); // a free rdma_cm port of the server's device
     }
 
     @AfterEach
@@ -85,7 +83,8 @@ class TeardownTest {
         });
         List<RdmaConnection> clients = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            clients.add(RdmaConnection.connect(cpd, ccq, listener.localAddress()));
+            clients.add(RdmaConnection.connect(cpd, ccq, ccq, serverDev.address(), listener.port(),
+                    ConnectionParams.defaults(), qp -> { }));
         }
         return new Pairs(clients, accepted.get(60, TimeUnit.SECONDS), ccq);
     }

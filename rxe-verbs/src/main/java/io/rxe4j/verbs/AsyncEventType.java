@@ -25,9 +25,10 @@ public enum AsyncEventType {
     ESTABLISHED,
     /**
      * A connection ended ({@code RDMA_CM_EVENT_DISCONNECTED}): this side or the peer called {@link
-     * io.rxe4j.verbs.cm.RdmaConnection#disconnect()}, or the connection manager's TCP connection to the peer was lost
-     * (the peer process died or the network failed). The QP has been moved to ERR, so outstanding
-     * work requests complete with WR_FLUSH_ERR.
+     * io.rxe4j.verbs.cm.RdmaConnection#disconnect()} (a DREQ went out or came in), the device closed,
+     * or the peer rejected the established connection (REJ). The QP has been moved to ERR, so
+     * outstanding work requests complete with WR_FLUSH_ERR. A peer that dies without a DREQ is not
+     * seen here but by the QP, as on Linux: its work requests fail with RETRY_EXC_ERR.
      */
     DISCONNECTED,
     /**

@@ -374,8 +374,8 @@ public final class RdmaDevice implements AutoCloseable {
     /**
      * Closes everything this device owns, then the device: a safe teardown from any state, for
      * {@code finally} blocks and error paths. In this order, each kind newest first (reverse
-     * order of creation): the {@link io.rxe4j.verbs.cm.RdmaConnection}s (each disconnects, so the peer sees it, and
-     * waits up to a second for its confirmation), the remaining {@link QueuePair}s (outstanding
+     * order of creation): the {@link io.rxe4j.verbs.cm.RdmaConnection}s (each sends its DREQ, so the peer sees the
+     * disconnect; nothing waits for the DREP), the remaining {@link QueuePair}s (outstanding
      * work requests are dropped, pending futures fail), the {@link SharedReceiveQueue}s, {@link AddressHandle}s,
      * {@link MemoryWindow}s and {@link MemoryRegion}s, the {@link
      * CompletionQueue}s, the {@link CompletionChannel}s, the {@link ProtectionDomain}s, and the

@@ -39,8 +39,11 @@ final class GsiQp implements GsiOps, RxeQp.DatagramListener {
     static final int RECV_SLOTS = 32;
     /** Bytes per receive buffer: the 40-byte GRH, a 256-byte MAD, room to spare (a longer datagram is dropped). */
     static final int SLOT_BYTES = 512;
-    /** Sends outstanding at most (inline: the MAD is copied into the WQE). */
-    static final int SEND_SLOTS = 64;
+    /**
+     * Sends outstanding at most (inline: the MAD is copied into the WQE, 256 bytes each): room for a
+     * DREQ to each of a few hundred connections a closing device disconnects at once.
+     */
+    static final int SEND_SLOTS = 512;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GsiQp.class);
 
     private final RxeLane lane;

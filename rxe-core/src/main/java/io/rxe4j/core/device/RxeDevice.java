@@ -627,6 +627,7 @@ public final class RxeDevice implements DeviceOps, PacketReceiver, AutoCloseable
                         }
                     }
                     if (gsi.qp().host() == lane) {
+                        gsi.qp().sendPendingNow(); // the CM's last DREQs and REJs, queued as it closed
                         gsi.qp().destroyOnLoop();
                     }
                     return null;

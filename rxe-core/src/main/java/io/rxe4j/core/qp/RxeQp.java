@@ -552,6 +552,19 @@ public final class RxeQp implements io.rxe4j.verbs.provider.QpOps, BudgetWaiter 
         host.flushTransport();
     }
 
+    /**
+     * Sends the WQEs posted but not yet started, now rather than on the queued kick: a device that
+     * closes from its own loop thread (virtual time) sends the MADs its connection manager queued
+     * while closing (DREQ, REJ) before QP1 is destroyed. Does nothing once destroyed or in ERR. Loop only.
+     */
+    public void sendPendingNow() {
+        if (destroyed || state == QpState.ERR) {
+            return;
+        }
+        engine.run();
+        host.flushTransport();
+    }
+
     /** @return the SQ producer index (acquire: every WQE before it is fully written). Loop. */
     public long sqProducer() {
         return sendQueue.producer();

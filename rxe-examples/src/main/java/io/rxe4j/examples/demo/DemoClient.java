@@ -58,8 +58,12 @@ import picocli.CommandLine.Option;
 @Command(name = "client", mixinStandardHelpOptions = true,
         versionProvider = io.rxe4j.examples.VersionProvider.class, description = "Run the demo client side.")
 public final class DemoClient implements Callable<Integer> {
-    @Option(names = "--connect", required = true, description = "server bootstrap address host:tcpPort")
+    @Option(names = "--connect", required = true, description = "the server: host:cmPort (its IP and rdma_cm port)")
     String connect;
+
+    @Option(names = "--server-udp-port", description = "UDP port of the server's device (default: ${DEFAULT-VALUE}, "
+            + "RoCEv2's)")
+    int serverUdpPort = 4791;
 
     @Option(names = "--bind", description = "IP to bind UDP to (default: ${DEFAULT-VALUE})")
     String bind = "127.0.0.1";
@@ -123,8 +127,9 @@ public final class DemoClient implements Callable<Integer> {
             }
             // the connection manager creates and connects the QP; the receive for the server's
             // verdict is posted before the server is asked
-            peer = ep.connect(new InetSocketAddress(connect.substring(0, colon),
-                    Integer.parseInt(connect.substring(colon + 1))), askedMtu(), ackTimeout(),
+            InetSocketAddress serverDevice = new InetSocketAddress(connect.substring(0, colon), serverUdpPort);
+            int cmPort = Integer.parseInt(connect.substring(colon + 1));
+            peer = ep.connect(serverDevice, cmPort, askedMtu(), ackTimeout(),
                     qp -> qp.postRecv(new RecvWr().set(VERDICT_WR, new Sge(ep.addr() + CTRL_OFF, CTRL_LEN, ep.lkey()))));
             System.out.println("connected: " + ep.connection());
             mtu = ep.connection().pathMtu().bytes(); // what the two sides agreed on
@@ -132,11 +137,9 @@ public final class DemoClient implements Callable<Integer> {
                     + mtu);
             runOperations();
             runExtendedOperations();
-            InetSocketAddress server = new InetSocketAddress(connect.substring(0, colon),
-                    Integer.parseInt(connect.substring(colon + 1)));
             int[] udTries = {0};
             op("SEND via server's SRQ", SrqAndUd.SENDS, (long) SrqAndUd.SENDS * SrqAndUd.SEND_LEN, () -> {
-                String why = SrqAndUd.run(ep, server, ackTimeout(), udTries);
+                String why = SrqAndUd.run(ep, serverDevice, cmPort, ackTimeout(), udTries);
                 return check(why == null, "second connection: " + why);
             });
             rows.add(new Row("UD datagram echo", SrqAndUd.DATAGRAMS, (long) SrqAndUd.DATAGRAMS * SrqAndUd.DATAGRAM_LEN,

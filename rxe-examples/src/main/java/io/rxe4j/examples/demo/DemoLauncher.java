@@ -66,11 +66,11 @@ public final class DemoLauncher implements Callable<Integer> {
             serverArgs.addAll(List.of("--bind", "127.0.0.1", "--udp-port", "4791"));
         }
         Process server = start(java, cp, serverArgs.toArray(String[]::new));
-        CompletableFuture<Integer> port = new CompletableFuture<>();
+        CompletableFuture<int[]> port = new CompletableFuture<>();
         Thread serverOut = relay(server, "[server] ", port);
-        Integer tcpPort = port.get(60, TimeUnit.SECONDS);
-        List<String> clientArgs = new ArrayList<>(List.of(withFaults("client", "--connect", "127.0.0.1:" + tcpPort,
-                "--mtu", Integer.toString(mtu))));
+        int[] ports = port.get(60, TimeUnit.SECONDS); // the rdma_cm port and the server device's UDP port
+        List<String> clientArgs = new ArrayList<>(List.of(withFaults("client", "--connect", "127.0.0.1:" + ports[0],
+                "--server-udp-port", Integer.toString(ports[1]), "--mtu", Integer.toString(mtu))));
         if (pcap != null) {
             clientArgs.addAll(List.of("--pcap", pcap.toAbsolutePath().toString(), "--bind", "127.0.0.2", "--udp-port",
                     "4791"));
@@ -115,13 +115,14 @@ public final class DemoLauncher implements Callable<Integer> {
         return new ProcessBuilder(cmd).redirectErrorStream(true).start();
     }
 
-    private static Thread relay(Process p, String prefix, CompletableFuture<Integer> port) {
+    private static Thread relay(Process p, String prefix, CompletableFuture<int[]> port) {
         Thread t = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
                     if (port != null && line.startsWith("LISTENING ")) {
-                        port.complete(Integer.parseInt(line.substring(10).trim()));
+                        String[] f = line.substring(10).trim().split(" ");
+                        port.complete(new int[] {Integer.parseInt(f[0]), Integer.parseInt(f[1])});
                     }
                     System.out.println(prefix + line);
                 }

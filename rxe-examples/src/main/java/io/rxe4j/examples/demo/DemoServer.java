@@ -44,22 +44,23 @@ import picocli.CommandLine.Option;
 /**
  * The demo's server process: exposes a 4 MiB MR and a 1 MiB persistent MR backed by a
  * memory-mapped file (by default in a fresh temporary directory, deleted on exit), accepts one
- * bootstrap connection, posts the receives the client's SEND and WRITE_WITH_IMM consume, and checks
+ * connection (IB CM), posts the receives the client's SEND and WRITE_WITH_IMM consume, and checks
  * them when the client is done, together with the block the client wrote into the persistent MR
  * and FLUSHed (in the mapping and, through a separate file read, in the file). Prints {@code
- * LISTENING <tcpPort>} once it accepts connections. Exit code 0 when every check passed.
+ * LISTENING <cmPort> <udpPort>} once it accepts connections (the rdma_cm port and its device's UDP port). Exit code 0 when every check passed.
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
         versionProvider = io.rxe4j.examples.VersionProvider.class, description = "Run the demo server side.")
 public final class DemoServer implements Callable<Integer> {
-    @Option(names = "--bind", description = "IP to bind UDP and TCP to (default: ${DEFAULT-VALUE})")
+    @Option(names = "--bind", description = "IP to bind the device (UDP) to (default: ${DEFAULT-VALUE})")
     String bind = "127.0.0.1";
 
     @Option(names = "--udp-port", description = "UDP port of the device; 0 = any (default: ${DEFAULT-VALUE})")
     int udpPort = 0;
 
-    @Option(names = "--tcp-port", description = "bootstrap TCP port; 0 = any (default: ${DEFAULT-VALUE})")
-    int tcpPort = 0;
+    @Option(names = {"--cm-port", "--tcp-port"}, description = "rdma_cm port the connection manager listens on "
+            + "(TCP port space, IB CM on QP1); 0 = any (default: ${DEFAULT-VALUE})")
+    int cmPort = 0;
 
     @Option(names = "--pcap", paramLabel = "FILE", description = "write every packet this process sends and receives "
             + "to a pcap file (Wireshark, tshark; its ICRCs check out)")
@@ -117,13 +118,13 @@ public final class DemoServer implements Callable<Integer> {
         InetAddress ip = InetAddress.getByName(bind);
         try (RcEndpoint ep = new RcEndpoint(new InetSocketAddress(ip, udpPort), MR_BYTES, faults,
                         faultSeed * 31 + 2, pcap);
-                RdmaListener listener = RdmaListener.listen(new InetSocketAddress(ip, tcpPort))) {
+                RdmaListener listener = ep.listen(cmPort)) {
             ep.registerPmem(file, PMEM_BYTES);
             if (ep.injectsFaults()) {
                 System.out.println("fault injection: " + faults + " (seed " + faultSeed + ")");
             }
             System.out.println("persistent MR: " + PMEM_BYTES + " bytes of " + file);
-            System.out.println("LISTENING " + listener.localAddress().getPort());
+            System.out.println("LISTENING " + listener.port() + " " + ep.address().getPort());
             System.out.flush();
             long base = ep.addr();
             int lkey = ep.lkey();

@@ -191,13 +191,15 @@ final class SrqAndUd {
     // ------------------------------------------------------------------ client
 
     /** The client's side: @return a failure description, or null when everything was checked and right. */
-    static String run(RcEndpoint ep, java.net.InetSocketAddress server, int ackTimeout, int[] udTries) throws Exception {
+    static String run(RcEndpoint ep, java.net.InetSocketAddress serverDevice, int port, int ackTimeout, int[] udTries)
+            throws Exception {
         ProtectionDomain pd = ep.connection().qp().pd();
         CompletionQueue cq = pd.device().createCq(64);
         MemoryRegion buf = pd.allocMr((long) SENDS * SEND_LEN, Access.LOCAL_WRITE);
         try (Ud ud = Ud.open(pd)) {
             byte[] mine = ByteBuffer.allocate(4).putInt(ud.qp().qpNum()).array();
-            RdmaConnection conn = RdmaConnection.connect(pd, cq, cq, server, params(ackTimeout).withPrivateData(mine),
+            RdmaConnection conn = RdmaConnection.connect(pd, cq, cq, serverDevice, port,
+                    params(ackTimeout).withPrivateData(mine),
                     qp -> { });
             try {
                 ByteBuffer theirs = ByteBuffer.wrap(conn.remotePrivateData());

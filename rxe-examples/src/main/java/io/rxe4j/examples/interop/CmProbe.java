@@ -60,6 +60,10 @@ public final class CmProbe implements Callable<Integer> {
             + "before the connection, the server SENDs 10 messages, the client answers with 10, the server disconnects")
     boolean cmatose;
 
+    @Option(names = "--public-api", description = "connect through the public connection manager (RdmaListener, "
+            + "RdmaConnection) instead of the IB CM's internal API; with --exchange or alone")
+    boolean publicApi;
+
     static final int UD_MESSAGES = 10;
     static final int UD_SIZE = 100;
 
@@ -81,11 +85,68 @@ public final class CmProbe implements Callable<Integer> {
             QueuePair qp = pd.createQp(QpInitAttr.rc(cq, cq));
             IbCm cm = IbCm.of(dev.device());
             try {
+                if (publicApi) {
+                    qp.close();
+                    return runPublic(dev, pd, cq);
+                }
                 return udaddy ? udaddy(dev, pd, cm) : run(dev, qp, cm, cq);
             } finally {
                 dev.device().closeAll();
             }
         }
+    }
+
+    /**
+     * The same flows through the public API: {@code RdmaListener.accept} or {@code RdmaConnection.connect}
+     * (the receive of --exchange posted in the hook, before the REQ or REP), then as {@link #run}.
+     */
+    private int runPublic(InteropDevice dev, ProtectionDomain pd, CompletionQueue cq) throws Exception {
+        if (udaddy || cmatose) {
+            System.out.println("FAILED: --public-api goes with --exchange or alone");
+            return 2;
+        }
+        io.rxe4j.verbs.MemoryRegion msgs = pd.allocMr(32, io.rxe4j.verbs.Access.LOCAL_WRITE);
+        io.rxe4j.verbs.cm.ConnectionParams params = io.rxe4j.verbs.cm.ConnectionParams.defaults()
+                .withTimeout(java.time.Duration.ofSeconds(timeoutSeconds));
+        java.util.function.Consumer<QueuePair> before = exchange
+                ? q -> q.postRecv(new io.rxe4j.verbs.RecvWr().set(1, new io.rxe4j.verbs.Sge(msgs.addr(), 16, msgs.lkey())))
+                : q -> { };
+        io.rxe4j.verbs.cm.RdmaConnection c;
+        try {
+            if (listen) {
+                try (io.rxe4j.verbs.cm.RdmaListener l = io.rxe4j.verbs.cm.RdmaListener.listen(dev.device(), port)) {
+                    System.out.println("listening on rdma_cm port " + port + " (RdmaListener on " + dev.device().address()
+                            + ")");
+                    System.out.flush();
+                    io.rxe4j.verbs.cm.ConnectRequest r = l.getRequest(java.time.Duration.ofSeconds(timeoutSeconds));
+                    if (r == null) {
+                        System.out.println("FAILED: no connect request within " + timeoutSeconds + " s");
+                        return 1;
+                    }
+                    System.out.println("request: " + r + " from " + r.sourceAddress());
+                    c = r.accept(pd, cq, cq, params, before);
+                }
+            } else {
+                c = io.rxe4j.verbs.cm.RdmaConnection.connect(pd, cq, cq,
+                        new InetSocketAddress(InteropDevice.resolve(peer), port), params, before);
+            }
+        } catch (io.rxe4j.verbs.cm.RdmaCmException e) {
+            System.out.println("FAILED: no connection: " + e.getMessage());
+            System.out.println("rxe4j counters: " + dev.counters());
+            return 1;
+        }
+        System.out.println("ESTABLISHED: " + c + ", path MTU " + c.pathMtu().bytes() + ", QP " + c.qp().state());
+        if (exchange && !sendRecv(c.qp(), msgs, cq)) {
+            return 1;
+        }
+        boolean byPeer = listen && c.awaitDisconnect(java.time.Duration.ofSeconds(holdSeconds));
+        if (!byPeer) {
+            c.disconnectAsync().get(30, TimeUnit.SECONDS);
+        }
+        System.out.println("DISCONNECTED (" + c.disconnectReason() + "); QP " + c.qp().state());
+        System.out.println("rxe4j counters: " + dev.counters());
+        c.close();
+        return 0;
     }
 
     private int run(InteropDevice dev, QueuePair qp, IbCm cm, CompletionQueue cq) throws Exception {

@@ -18,16 +18,23 @@ import io.rxe4j.verbs.SendWr;
 import io.rxe4j.verbs.Sge;
 import io.rxe4j.verbs.WcStatus;
 import io.rxe4j.verbs.WorkCompletion;
+import io.rxe4j.verbs.cm.ConnectRequest;
+import io.rxe4j.verbs.cm.ConnectionParams;
+import io.rxe4j.verbs.cm.RdmaConnection;
+import io.rxe4j.verbs.cm.RdmaListener;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.ValueLayout;
 import java.net.ConnectException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 
 /**
  * rxe-perf as the peer of perftest's {@code ib_write_bw}, {@code ib_read_bw}, {@code ib_send_bw}
@@ -66,9 +73,23 @@ public final class PerftestPeer {
      * @param loops event loops of the device
      * @param qpTimeout the QPs' local ACK timeout exponent (perftest's {@code -u}, 4.096 µs × 2^n;
      *     perftest's default {@link #PERFTEST_QP_TIMEOUT}), 1..31
+     * @param rdmaCm perftest's {@code -R}: rdma_cm connects a control QP and then the test's QPs on
+     *     rdma_cm port {@code port}, and the exchange runs over the control QP ({@link PerftestCmLink})
+     *     instead of TCP
+     * @param localIp with {@code rdmaCm}: the IP the device binds UDP 4791 on (perftest's {@code
+     *     --source_ip}; an IPv6 link-local one with its {@code %interface}); required for the server,
+     *     for the client null means the source address of the route to {@code host}
      */
     public record Config(PerfTest test, int size, long iters, int qps, int txDepth, AtomicType atomic, Mtu mtu,
-            boolean server, String host, int port, Path pcap, boolean opfn, int loops, int qpTimeout) {
+            boolean server, String host, int port, Path pcap, boolean opfn, int loops, int qpTimeout, boolean rdmaCm,
+            String localIp) {
+        /** Without rdma_cm (perftest's TCP exchange). */
+        public Config(PerfTest test, int size, long iters, int qps, int txDepth, AtomicType atomic, Mtu mtu,
+                boolean server, String host, int port, Path pcap, boolean opfn, int loops, int qpTimeout) {
+            this(test, size, iters, qps, txDepth, atomic, mtu, server, host, port, pcap, opfn, loops, qpTimeout, false,
+                    null);
+        }
+
         /** One event loop. */
         public Config(PerfTest test, int size, long iters, int qps, int txDepth, AtomicType atomic, Mtu mtu,
                 boolean server, String host, int port, Path pcap, boolean opfn) {
@@ -101,6 +122,17 @@ public final class PerftestPeer {
             if (atomic != AtomicType.FAA && atomic != AtomicType.CAS) {
                 throw new IllegalArgumentException("perftest knows CMP_AND_SWAP and FETCH_AND_ADD, not " + atomic);
             }
+            if (rdmaCm && server && (localIp == null || localIp.isBlank())) {
+                throw new IllegalArgumentException("--perftest -R --server needs --ip (the address the device and its "
+                        + "rdma_cm listener are on)");
+            }
+            if (!rdmaCm && localIp != null) {
+                throw new IllegalArgumentException("--ip goes with -R (without it the device takes the TCP connection's "
+                        + "address)");
+            }
+            if (!server && (host == null || host.isBlank())) {
+                throw new IllegalArgumentException("the client needs the server's host");
+            }
         }
     }
 
@@ -113,8 +145,21 @@ public final class PerftestPeer {
     private static final long STALL_SECONDS = 30;
     private static final String LINE = "---------------------------------------------------------------------------------------";
 
+    /** With -R: how long the CM's exchange (REQ to REP, REP to RTU) may take on this side. */
+    private static final Duration CM_TIMEOUT = Duration.ofSeconds(30);
+    /** With -R, the client: how long it retries while the server's rdma_cm port refuses (REJ 8). */
+    private static final long CONNECT_RETRY_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** With -R: the longest wait for one message on the control QP (the peer may be running the test). */
+    private static final long READ_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(600);
+    /** With -R: how long the end waits for the DREQs or DREPs of the test QPs' connections. */
+    private static final long DISCONNECT_WAIT_SECONDS = 20;
+
     private final Config c;
     private final PrintStream out;
+    /** With -R, the server: the listener of the control and test connections; else null. */
+    private RdmaListener listener;
+    /** With -R, the client: the server's IP and rdma_cm port; else null. */
+    private InetSocketAddress cmServer;
 
     private PerftestPeer(Config c, PrintStream out) {
         this.c = c;
@@ -139,6 +184,9 @@ public final class PerftestPeer {
     }
 
     private int run() throws IOException {
+        if (c.rdmaCm()) {
+            return runRdmaCm();
+        }
         try (Socket s = c.server() ? accept() : connect(); PerftestWire wire = new PerftestWire(s, !c.server())) {
             InetAddress local = s.getLocalAddress();
             try (InteropDevice dev = new InteropDevice(local, 4791, InteropDevice.IcrcMode.AUTO, false, c.opfn(),
@@ -151,28 +199,102 @@ public final class PerftestPeer {
                 try {
                     return test(dev, wire, rv, sys[0], mtu);
                 } catch (RuntimeException e) {
-                    // what the engine saw (drops by reason, timeouts, resends) names the cause of a failed completion
-                    StringBuilder sb = new StringBuilder("rxe-perf --perftest: device counters at the failure:");
-                    dev.device().counters().forEach((k, v) -> {
-                        if (v != 0) {
-                            sb.append(' ').append(k).append('=').append(v);
-                        }
-                    });
-                    System.err.println(sb);
+                    printCounters(dev);
                     throw e;
                 }
             }
         }
     }
 
+    /**
+     * perftest's {@code -R}: the device on {@link Config#localIp} (or the route's source address), a
+     * control QP connected by rdma_cm on port {@code -p} (the server listens there with {@link
+     * RdmaListener}, which also takes the test QPs' requests later), the exchange over it, the test.
+     */
+    private int runRdmaCm() throws IOException {
+        InetSocketAddress server = c.server() ? null : new InetSocketAddress(InteropDevice.resolve(c.host()), c.port());
+        InetAddress local = c.localIp() != null ? InteropDevice.resolve(c.localIp()) : routeSource(server.getAddress());
+        try (InteropDevice dev = new InteropDevice(local, 4791, InteropDevice.IcrcMode.AUTO, false, c.opfn(), c.pcap(),
+                null, 0, c.loops())) {
+            dev.printNotes(System.err, false);
+            ConnectionParams ctl = PerftestCmLink.params(c.qpTimeout(), CM_TIMEOUT);
+            PerftestCmLink link;
+            if (c.server()) {
+                listener = RdmaListener.listen(dev.device(), c.port());
+                printWaiting();
+                ConnectRequest r;
+                try {
+                    r = listener.getRequest(Duration.ofMillis(ACCEPT_TIMEOUT_MILLIS));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted", e);
+                }
+                if (r == null) {
+                    throw new IOException("no perftest -R client connected to rdma_cm port " + c.port() + " of "
+                            + dev.device().address() + " within " + ACCEPT_TIMEOUT_MILLIS / 1000 + " s");
+                }
+                link = PerftestCmLink.accept(dev.device(), r, ctl, READ_TIMEOUT_NANOS);
+            } else {
+                link = PerftestCmLink.connect(dev.device(), server, ctl, System.nanoTime() + CONNECT_RETRY_NANOS,
+                        READ_TIMEOUT_NANOS);
+            }
+            cmServer = server;
+            System.err.println("rxe-perf --perftest -R: control " + link.connection() + ", path MTU "
+                    + link.connection().pathMtu().bytes());
+            try (PerftestWire wire = new PerftestWire(link, !c.server(), true)) {
+                String rv = wire.versions();
+                int[] sys = wire.sysData(CYCLE_BUFFER, CACHE_LINE);
+                Mtu mine = c.mtu() != null ? c.mtu() : dev.device().queryPort(1).activeMtu();
+                Mtu mtu = Mtu.values()[wire.mtu(mine.value()) - 1];
+                try {
+                    return test(dev, wire, rv, sys[0], mtu);
+                } catch (RuntimeException e) {
+                    printCounters(dev);
+                    throw e;
+                }
+            }
+        } finally {
+            if (listener != null) {
+                listener.close();
+            }
+        }
+    }
+
+    /** The local address a UDP socket would send from to {@code peer} (the route's source). */
+    private static InetAddress routeSource(InetAddress peer) throws IOException {
+        try (java.net.DatagramSocket ds = new java.net.DatagramSocket()) {
+            ds.connect(peer, 4791);
+            InetAddress a = ds.getLocalAddress();
+            if (a == null || a.isAnyLocalAddress()) {
+                throw new IOException("no route to " + peer + " (give --ip)");
+            }
+            return a;
+        }
+    }
+
+    private void printCounters(InteropDevice dev) {
+        // what the engine saw (drops by reason, timeouts, resends) names the cause of a failed completion
+        StringBuilder sb = new StringBuilder("rxe-perf --perftest: device counters at the failure:");
+        dev.device().counters().forEach((k, v) -> {
+            if (v != 0) {
+                sb.append(' ').append(k).append('=').append(v);
+            }
+        });
+        System.err.println(sb);
+    }
+
+    private void printWaiting() {
+        out.println();
+        out.println("************************************");
+        out.println("* Waiting for client to connect... *");
+        out.println("************************************");
+        out.flush();
+    }
+
     private Socket accept() throws IOException {
         try (ServerSocket ss = new ServerSocket(c.port())) {
             ss.setSoTimeout(ACCEPT_TIMEOUT_MILLIS);
-            out.println();
-            out.println("************************************");
-            out.println("* Waiting for client to connect... *");
-            out.println("************************************");
-            out.flush();
+            printWaiting();
             try {
                 return ss.accept();
             } catch (java.net.SocketTimeoutException e) {
@@ -214,18 +336,32 @@ public final class PerftestPeer {
             cq[i] = dev.device().createCq(Math.min(32767, q * (c.txDepth() + RX_DEPTH) + 16), i);
         }
         QueuePair[] qps = new QueuePair[q];
+        RdmaConnection[] conns = c.rdmaCm() ? new RdmaConnection[q] : null;
+        boolean ok = false;
         try {
             SecureRandom rnd = new SecureRandom();
             PerftestDest[] my = new PerftestDest[q];
             PerftestDest[] rem = new PerftestDest[q];
-            for (int i = 0; i < q; i++) {
-                CompletionQueue qcq = cq[i % cq.length];
-                qps[i] = pd.createQp(new QpInitAttr(qcq, qcq, new QpCaps(c.txDepth(), RX_DEPTH, 1, 1, 0), QpType.RC,
-                        false));
+            printHeader(remoteVersion, mtu);
+            if (c.rdmaCm()) { // create_rdma_cm_connection: a hand shake, the test QPs by rdma_cm, a hand shake
+                wire.handshake(PerftestDest.ZERO);
+                connectTestQps(pd, cq, conns);
+                wire.handshake(PerftestDest.ZERO);
+                for (int i = 0; i < q; i++) {
+                    qps[i] = conns[i].qp();
+                }
+                out.printf(Locale.ROOT, " rdma_cm QPs     : ON\t\tpath MTU (rdma_cm) : %d[B]%n", conns[0].pathMtu().bytes());
+            } else {
+                for (int i = 0; i < q; i++) {
+                    CompletionQueue qcq = cq[i % cq.length];
+                    qps[i] = pd.createQp(new QpInitAttr(qcq, qcq, new QpCaps(c.txDepth(), RX_DEPTH, 1, 1, 0), QpType.RC,
+                            false));
+                }
+            }
+            for (int i = 0; i < q; i++) { // set_up_connection (with rdma_cm the PSN is not used: the CM chose them)
                 my[i] = new PerftestDest(0, OUT_READS, qps[i].qpNum(), rnd.nextInt(1 << 24), mr.rkey(),
                         mr.addr() + (q + i) * bufBytes, dev.gid(), 0);
             }
-            printHeader(remoteVersion, mtu);
             boolean send = c.test().op() == PerfTest.Op.SEND;
             boolean lat = c.test().latency();
             if (lat && !send) { // write_lat, read_lat, atomic_lat shake hands once before the per-QP exchange
@@ -234,12 +370,14 @@ public final class PerftestPeer {
             for (int i = 0; i < q; i++) {
                 rem[i] = wire.handshake(my[i]);
             }
-            if (rem[0].gid().isIpv4Mapped() != dev.gid().isIpv4Mapped()) {
-                throw new IOException("the perftest peer's GID " + rem[0].gid().toHex() + " is not of this side's IP "
-                        + "version (" + dev.gid().toHex() + "); use the GID index of the same family (-x)");
-            }
-            for (int i = 0; i < q; i++) {
-                connectQp(dev, qps[i], my[i], rem[i], mtu);
+            if (!c.rdmaCm()) { // with rdma_cm perftest checks neither the GIDs nor connects the QPs itself
+                if (rem[0].gid().isIpv4Mapped() != dev.gid().isIpv4Mapped()) {
+                    throw new IOException("the perftest peer's GID " + rem[0].gid().toHex() + " is not of this side's "
+                            + "IP version (" + dev.gid().toHex() + "); use the GID index of the same family (-x)");
+                }
+                for (int i = 0; i < q; i++) {
+                    connectQp(dev, qps[i], my[i], rem[i], mtu);
+                }
             }
             if (send) { // send_bw: one hand shake, then one per QP
                 wire.handshake(my[0]);
@@ -256,7 +394,9 @@ public final class PerftestPeer {
                 wire.handshake(my[0]);
             }
             if (lat) {
-                return latency(dev, wire, cq, qps[0], mr, my[0], rem[0], bufBytes);
+                int rc = latency(dev, wire, cq, qps[0], mr, my[0], rem[0], bufBytes);
+                ok = rc == 0;
+                return rc;
             }
             out.println(" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]");
             out.flush();
@@ -273,6 +413,7 @@ public final class PerftestPeer {
                 report(r);
                 out.println(LINE);
                 wire.handshake(my[0]); // ctx_close_connection
+                ok = true;
                 return 0;
             }
             if (c.server()) { // the passive side of write/read/atomic just serves its memory
@@ -285,6 +426,7 @@ public final class PerftestPeer {
                     out.printf(Locale.ROOT, " rxe4j: the word at the advertised address now holds %d%n",
                             mr.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, (q) * bufBytes));
                 }
+                ok = true;
                 return 0;
             }
             double[] r = post(dev, cq, qps, mr, rem, bufBytes);
@@ -293,12 +435,17 @@ public final class PerftestPeer {
             wire.handshake(my[0]);
             wire.xchgReport((long) r[0], (long) r[1], r[2], r[3], r[4]);
             wire.handshake(my[0]); // ctx_close_connection
+            ok = true;
             return 0;
         } finally {
             out.flush();
-            for (QueuePair qp : qps) {
-                if (qp != null) {
-                    qp.close();
+            if (conns != null) {
+                disconnectTestQps(conns, ok);
+            } else {
+                for (QueuePair qp : qps) {
+                    if (qp != null) {
+                        qp.close();
+                    }
                 }
             }
             mr.close();
@@ -475,6 +622,90 @@ public final class PerftestPeer {
     private static RecvWr recv(MemoryRegion mr, int qp, long bufBytes) {
         return new RecvWr().set(qp, new Sge(mr.addr() + qp * bufBytes, (int) Math.min(Integer.MAX_VALUE, bufBytes),
                 mr.lkey()));
+    }
+
+    /**
+     * The test QPs' rdma_cm parameters as perftest's ({@code rdma_cm_route_handler} on the client,
+     * {@code rdma_cm_connection_request_handler} on the server): responder_resources and
+     * initiator_depth the outstanding READs for read and atomic tests, else 0; retry 7; RNR retry 7
+     * (perftest passes its retry count, 7); min RNR timer 12 ({@code MIN_RNR_TIMER}, set by the server
+     * after rdma_accept); the ACK timeout of {@code -u} ({@code RDMA_OPTION_ID_ACK_TIMEOUT}). No
+     * private data: perftest passes {@code rai->ai_connect}, empty for an IP address.
+     */
+    static ConnectionParams testQpParams(Config c) {
+        boolean rd = c.test().op() == PerfTest.Op.READ || c.test().op() == PerfTest.Op.ATOMIC;
+        ConnectionParams p = ConnectionParams.defaults().withInitiatorDepth(rd ? OUT_READS : 0)
+                .withResponderResources(rd ? OUT_READS : 0).withRetryCnt(7).withRnrRetry(7).withMinRnrTimer(12)
+                .withAckTimeout(c.qpTimeout()).withCaps(new QpCaps(c.txDepth(), RX_DEPTH, 1, 1, 0))
+                .withTimeout(CM_TIMEOUT);
+        return c.mtu() != null ? p.withPathMtu(c.mtu()) : p;
+    }
+
+    /**
+     * The test QPs through rdma_cm on port {@code -p}, QP i on CQ i mod n: the client connects them one
+     * after the other (retrying while perftest's listener is not up yet); the server accepts them in
+     * the order their requests come (perftest's server numbers them so too).
+     */
+    private void connectTestQps(ProtectionDomain pd, CompletionQueue[] cq, RdmaConnection[] conns) throws IOException {
+        ConnectionParams p = testQpParams(c);
+        for (int i = 0; i < conns.length; i++) {
+            CompletionQueue qcq = cq[i % cq.length];
+            if (c.server()) {
+                ConnectRequest r;
+                try {
+                    r = listener.getRequest(Duration.ofMillis(ACCEPT_TIMEOUT_MILLIS));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted", e);
+                }
+                if (r == null) {
+                    throw new IOException("no rdma_cm request for test QP " + i + " of " + conns.length + " within "
+                            + ACCEPT_TIMEOUT_MILLIS / 1000 + " s");
+                }
+                conns[i] = r.accept(pd, qcq, qcq, p);
+            } else {
+                conns[i] = PerftestCmLink.connectRetrying(pd, qcq, qcq, cmServer, p, qp -> { },
+                        System.nanoTime() + CONNECT_RETRY_NANOS);
+            }
+        }
+        if (listener != null) { // perftest's server destroys its listen id once all its QPs are connected
+            listener.close();
+        }
+    }
+
+    /**
+     * The end of the test connections ({@code destroy_ctx} → {@code rdma_cm_disconnect_nodes}): the
+     * server disconnects each (DREQ) and waits for the DREPs, the client waits for the server's DREQs
+     * (a perftest client waits for them forever); then the QPs go. After a failure, this side just
+     * disconnects.
+     */
+    private void disconnectTestQps(RdmaConnection[] conns, boolean ok) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(DISCONNECT_WAIT_SECONDS);
+        java.util.List<java.util.concurrent.CompletableFuture<Void>> ends = new java.util.ArrayList<>();
+        for (RdmaConnection conn : conns) {
+            if (conn != null) {
+                ends.add(c.server() || !ok ? conn.disconnectAsync() : conn.disconnected());
+            }
+        }
+        if (ok) {
+            try {
+                java.util.concurrent.CompletableFuture.allOf(ends.toArray(new java.util.concurrent.CompletableFuture[0]))
+                        .get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                System.err.println("rxe-perf --perftest -R: the test connections did not all end within "
+                        + DISCONNECT_WAIT_SECONDS + " s (" + (c.server() ? "no DREP" : "no DREQ from the server")
+                        + "); disconnecting");
+            } catch (java.util.concurrent.ExecutionException e) {
+                // ended anyway
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        for (RdmaConnection conn : conns) {
+            if (conn != null) {
+                conn.close();
+            }
+        }
     }
 
     /** perftest's {@code ctx_connect} for RC: RESET → INIT → RTR → RTS, with the QP timeout of {@code -u}. */

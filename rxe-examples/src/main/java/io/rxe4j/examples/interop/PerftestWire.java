@@ -7,7 +7,6 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.Locale;
 
 /**
  * perftest's TCP exchange without rdma_cm (linux-rdma/perftest {@code perftest_communication.c}:
@@ -20,8 +19,69 @@ import java.util.Locale;
  * <p>rxe4j announces perftest version {@value #VERSION}: at least 5.70 (perftest refuses older
  * peers), at least 5.33 (8-byte iteration counts in reports) and below 6.28, so that neither side
  * runs {@code negotiate_params}, whose message embeds a native {@code struct ibv_device_attr}.
+ *
+ * <p>With perftest's {@code -R} the same messages, in the same order and of the same sizes, travel
+ * as SENDs over an RC QP that rdma_cm connected ({@link PerftestCmLink}; perftest's {@code
+ * ctx_xchg_data_rdma}, {@code rdma_write_data}/{@code rdma_read_data}), and the dest of {@link
+ * #handshake} is the binary {@code struct pingpong_dest} ({@code rdma_write_keys}/{@code
+ * rdma_read_keys}, {@link PerftestDest#binary()}) instead of the text one.
  */
 final class PerftestWire implements AutoCloseable {
+    /**
+     * What carries the messages: one {@link #write} is one message (a TCP {@code write()} or one
+     * SEND), one {@link #read} takes exactly one message of the given size.
+     */
+    interface Link extends AutoCloseable {
+        /** Sends one message. */
+        void write(byte[] msg) throws IOException;
+
+        /** Receives one message of exactly {@code msg.length} bytes into {@code msg}. */
+        void read(byte[] msg) throws IOException;
+
+        @Override
+        void close() throws IOException;
+    }
+
+    /** A TCP connection: perftest's exchange without rdma_cm. */
+    private static final class TcpLink implements Link {
+        private final Socket socket;
+        private final DataInputStream in;
+        private final OutputStream out;
+
+        TcpLink(Socket socket) throws IOException {
+            this.socket = socket;
+            socket.setTcpNoDelay(true);
+            this.in = new DataInputStream(socket.getInputStream());
+            this.out = socket.getOutputStream();
+        }
+
+        @Override
+        public void write(byte[] msg) throws IOException {
+            out.write(msg);
+            out.flush();
+        }
+
+        @Override
+        public void read(byte[] b) throws IOException {
+            try {
+                in.readFully(b);
+            } catch (EOFException e) {
+                throw new IOException("perftest peer closed the TCP connection (" + b.length + "-byte message expected)",
+                        e);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
+
+        @Override
+        public String toString() {
+            return "perftest TCP " + socket.getLocalSocketAddress() + " <-> " + socket.getRemoteSocketAddress();
+        }
+    }
+
     /** The perftest version rxe4j speaks. */
     static final String VERSION = "6.10";
     /** perftest's {@code MAX_VERSION}: the version field is 16 bytes, NUL padded. */
@@ -29,41 +89,38 @@ final class PerftestWire implements AutoCloseable {
     /** {@code KEY_MSG_SIZE_GID}: the dest message with a GID, 107 characters and a NUL. */
     static final int DEST_BYTES = 108;
 
-    private final Socket socket;
-    private final DataInputStream in;
-    private final OutputStream out;
+    private final Link link;
     private final boolean client;
+    private final boolean binaryDests;
     private String remoteVersion;
 
+    /** perftest's TCP exchange (no {@code -R}) on a connected socket. */
     PerftestWire(Socket socket, boolean client) throws IOException {
-        this.socket = socket;
-        socket.setTcpNoDelay(true);
-        this.in = new DataInputStream(socket.getInputStream());
-        this.out = socket.getOutputStream();
+        this(new TcpLink(socket), client, false);
+    }
+
+    /**
+     * @param link what carries the messages
+     * @param client whether this side writes first in each exchange (perftest's client)
+     * @param binaryDests the dest of {@link #handshake} in binary (with {@code -R}) instead of text
+     */
+    PerftestWire(Link link, boolean client, boolean binaryDests) {
+        this.link = link;
         this.client = client;
+        this.binaryDests = binaryDests;
     }
 
     /** One exchange of {@code mine.length} bytes each way, in perftest's order. */
     byte[] xchg(byte[] mine) throws IOException {
         byte[] theirs = new byte[mine.length];
         if (client) {
-            out.write(mine);
-            out.flush();
-            readFully(theirs);
+            link.write(mine);
+            link.read(theirs);
         } else {
-            readFully(theirs);
-            out.write(mine);
-            out.flush();
+            link.read(theirs);
+            link.write(mine);
         }
         return theirs;
-    }
-
-    private void readFully(byte[] b) throws IOException {
-        try {
-            in.readFully(b);
-        } catch (EOFException e) {
-            throw new IOException("perftest peer closed the TCP connection (" + b.length + "-byte message expected)", e);
-        }
     }
 
     /**
@@ -109,9 +166,9 @@ final class PerftestWire implements AutoCloseable {
         return rem >= 1 && rem <= 5 && rem < code ? rem : code;
     }
 
-    /** {@code ctx_hand_shake}: one dest message each way. */
+    /** {@code ctx_hand_shake}: one dest message each way (text, or binary with {@code -R}). */
     PerftestDest handshake(PerftestDest mine) throws IOException {
-        return PerftestDest.parse(xchg(mine.format()));
+        return binaryDests ? PerftestDest.parseBinary(xchg(mine.binary())) : PerftestDest.parse(xchg(mine.format()));
     }
 
     /**
@@ -148,12 +205,11 @@ final class PerftestWire implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        socket.close();
+        link.close();
     }
 
     @Override
     public String toString() {
-        return String.format(Locale.ROOT, "perftest TCP %s <-> %s", socket.getLocalSocketAddress(),
-                socket.getRemoteSocketAddress());
+        return link.toString();
     }
 }

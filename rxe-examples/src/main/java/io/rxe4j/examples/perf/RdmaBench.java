@@ -97,14 +97,17 @@ final class RdmaBench {
         }
 
         /**
-         * Connects every QP to {@code server}'s listener through the connection manager.
+         * Connects every QP to the listener on rdma_cm port {@code port} of the device at {@code
+         * serverDevice} through the connection manager (IB CM).
          *
          * @return the peer's MR, one advert per QP
          */
-        BufferAdvert[] connectAll(InetSocketAddress server, Mtu mtu, int timeout) throws RdmaCmException {
+        BufferAdvert[] connectAll(InetSocketAddress serverDevice, int port, Mtu mtu, int timeout)
+                throws RdmaCmException {
             BufferAdvert[] peers = new BufferAdvert[qps.length];
             for (int i = 0; i < qps.length; i++) {
-                conns[i] = RdmaConnection.connect(pd, cqOf(i), cqOf(i), server, params(mtu, timeout));
+                conns[i] = RdmaConnection.connect(pd, cqOf(i), cqOf(i), serverDevice, port, params(mtu, timeout),
+                        qp -> { });
                 qps[i] = conns[i].qp();
                 peers[i] = BufferAdvert.parse(conns[i].remotePrivateData());
             }

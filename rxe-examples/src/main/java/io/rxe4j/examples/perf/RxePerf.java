@@ -175,10 +175,21 @@ public final class RxePerf implements Callable<Integer> {
     java.nio.file.Path pcap;
 
     @Option(names = "--perftest", description = "be the peer of perftest's ib_{write,read,send,atomic}_{bw,lat} "
-            + "(RC, no rdma_cm) on another host: perftest's TCP exchange on --port, UDP port 4791 on the IP of the TCP "
-            + "connection (two peers on one host: --connect 127.0.0.2); with --server or --connect HOST[:PORT]; give "
-            + "both sides the same -s, -n and -q")
+            + "(RC) on another host: perftest's TCP exchange on --port, UDP port 4791 on the IP of the TCP "
+            + "connection (two peers on one host: --connect 127.0.0.2); with -R as perftest -R (rdma_cm); with --server "
+            + "or --connect HOST[:PORT]; give both sides the same -s, -n and -q")
     boolean perftest;
+
+    @Option(names = {"-R", "--rdma_cm"}, description = "with --perftest: be the peer of perftest -R: rdma_cm (rxe4j's "
+            + "connection manager, IB CM on QP1) connects a control QP on rdma_cm port --port, perftest's exchange runs "
+            + "over it, then rdma_cm connects the test QPs on the same port; the server needs --ip (perftest's "
+            + "--ipv6-addr on the kernel side for IPv6)")
+    boolean rdmaCm;
+
+    @Option(names = {"--ip", "--source_ip"}, paramLabel = "IP", description = "with --perftest -R: the local IP the "
+            + "device binds UDP 4791 on (IPv6 link-local with %%interface); required with --server, the client's "
+            + "default is the source address of the route to the server")
+    String localIp;
 
     @Option(names = "--json", description = "print JSON instead of the table")
     boolean json;
@@ -397,6 +408,11 @@ public final class RxePerf implements Callable<Integer> {
         if (perftest) {
             return runPerftest();
         }
+        if (rdmaCm || localIp != null) {
+            System.err.println("rxe-perf: -R and --ip go with --perftest (rxe-perf's own two-process mode always "
+                    + "connects its QPs with the connection manager)");
+            return 2;
+        }
         try {
             validate();
         } catch (IllegalArgumentException e) {
@@ -553,13 +569,13 @@ public final class RxePerf implements Callable<Integer> {
     }
 
     /**
-     * Connects {@code a}'s QPs to {@code b}'s through the connection manager, over a listener on
-     * loopback TCP in this process ({@code b} accepts on another thread).
+     * Connects {@code a}'s QPs to {@code b}'s through the connection manager (IB CM on the devices'
+     * QP1s), with a listener on {@code b}'s device ({@code b} accepts on another thread).
      *
      * @return {@code b}'s MR, one advert per QP
      */
     private BufferAdvert[] connectPair(RdmaBench.Side a, RdmaBench.Side b) throws Exception {
-        try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+        try (RdmaListener listener = RdmaListener.listen(b.device, 0)) {
             // a thread of its own, not the common pool: that may be busy or have a single thread (2 cores)
             java.util.concurrent.CompletableFuture<Void> accepted = new java.util.concurrent.CompletableFuture<>();
             Thread.ofPlatform().name("rxe-perf-accept").daemon().start(() -> {
@@ -570,7 +586,7 @@ public final class RxePerf implements Callable<Integer> {
                     accepted.completeExceptionally(e);
                 }
             });
-            BufferAdvert[] peers = a.connectAll(listener.localAddress(), pathMtu(), ackTimeout);
+            BufferAdvert[] peers = a.connectAll(b.device.address(), listener.port(), pathMtu(), ackTimeout);
             accepted.get(30, java.util.concurrent.TimeUnit.SECONDS);
             return peers;
         }
@@ -580,25 +596,37 @@ public final class RxePerf implements Callable<Integer> {
     private int runPerftest() {
         io.rxe4j.examples.interop.PerftestPeer.Config cfg;
         try {
-            if (server == (connect != null)) {
-                throw new IllegalArgumentException("--perftest needs --server or --connect HOST[:PORT]");
-            }
-            String host = null;
-            int p = port;
-            if (connect != null) {
-                int colon = connect.lastIndexOf(':');
-                boolean hasPort = colon > 0 && connect.indexOf(':') == colon; // an IPv6 literal has several
-                host = hasPort ? connect.substring(0, colon) : connect;
-                p = hasPort ? Integer.parseInt(connect.substring(colon + 1)) : port;
-            }
-            PerfTest t = test();
-            cfg = new io.rxe4j.examples.interop.PerftestPeer.Config(t, sizes().get(0), iterationsPerSize(), qps, txDepth,
-                    atomicType, pathMtu(), server, host, p, pcap, tid, loops, qpTimeout);
+            cfg = perftestConfig();
         } catch (IllegalArgumentException e) {
             System.err.println("rxe-perf: " + e.getMessage());
             return 2;
         }
         return io.rxe4j.examples.interop.PerftestPeer.run(cfg, out, System.err);
+    }
+
+    /**
+     * @return what {@code --perftest} runs, from the options
+     * @throws IllegalArgumentException for options that do not go together
+     */
+    io.rxe4j.examples.interop.PerftestPeer.Config perftestConfig() {
+        if (server == (connect != null)) {
+            throw new IllegalArgumentException("--perftest needs --server or --connect HOST[:PORT]");
+        }
+        if (localIp != null && !rdmaCm) {
+            throw new IllegalArgumentException("--ip goes with -R (without -R the device takes the address of "
+                    + "perftest's TCP connection)");
+        }
+        String host = null;
+        int p = port;
+        if (connect != null) {
+            int colon = connect.lastIndexOf(':');
+            boolean hasPort = colon > 0 && connect.indexOf(':') == colon; // an IPv6 literal has several
+            host = hasPort ? connect.substring(0, colon) : connect;
+            p = hasPort ? Integer.parseInt(connect.substring(colon + 1)) : port;
+        }
+        PerfTest t = test();
+        return new io.rxe4j.examples.interop.PerftestPeer.Config(t, sizes().get(0), iterationsPerSize(), qps, txDepth,
+                atomicType, pathMtu(), server, host, p, pcap, tid, loops, qpTimeout, rdmaCm, localIp);
     }
 
     /** Closes each non-null resource in order. */
@@ -865,7 +893,7 @@ public final class RxePerf implements Callable<Integer> {
                         RdmaBench.Side side = new RdmaBench.Side(
                                 captured(udp(ip)), mr, qps, txDepth,
                                 Math.max(2 * txDepth, 16), deviceConfig());
-                        RdmaListener cm = RdmaListener.listen(new InetSocketAddress(ip, 0))) {
+                        RdmaListener cm = RdmaListener.listen(side.device, 0)) {
                     side.events = responderEvents(test);
                     side.backoff = newBackoff();
                     out.println("rxe-perf server: port active MTU " + side.device.queryPort(1).activeMtu().bytes()
@@ -873,7 +901,7 @@ public final class RxePerf implements Callable<Integer> {
                             + (m != null ? m.bytes() + " (the client's -m)" : "at most the port's active MTU"));
                     // the QPs are connected by the connection manager, on a listener of their own
                     boot.send("RAW " + raw.address().getAddress().getHostAddress() + " " + raw.address().getPort()
-                            + " CM " + cm.localAddress().getPort());
+                            + " CM " + cm.port() + " " + side.device.address().getPort());
                     side.acceptAll(cm, m, ackTimeout);
                     try (RdmaBench.Responder responder = new RdmaBench.Responder(side, (int) Math.min(Integer.MAX_VALUE, mr / 2))) {
                         responder.echo(test == PerfTest.SEND_LAT);
@@ -936,11 +964,12 @@ public final class RxePerf implements Callable<Integer> {
                 return 2;
             }
             String[] raw = answer.split(" ");
-            if (raw.length != 5 || !raw[0].equals("RAW") || !raw[3].equals("CM")) {
+            if (raw.length != 6 || !raw[0].equals("RAW") || !raw[3].equals("CM")) {
                 throw new IllegalStateException("bad RAW/CM line from the server: " + answer);
             }
             InetSocketAddress rawPeer = new InetSocketAddress(InetAddress.getByName(raw[1]), Integer.parseInt(raw[2]));
-            InetSocketAddress cmPeer = new InetSocketAddress(InetAddress.getByName(host), Integer.parseInt(raw[4]));
+            int cmPort = Integer.parseInt(raw[4]);
+            InetSocketAddress serverDevice = new InetSocketAddress(InetAddress.getByName(host), Integer.parseInt(raw[5]));
             warnNoCc(s.getInetAddress());
             InetAddress ip = s.getLocalAddress();
             try (RdmaBench.Side side = new RdmaBench.Side(captured(udp(ip)),
@@ -949,7 +978,7 @@ public final class RxePerf implements Callable<Integer> {
                 side.backoff = newBackoff();
                 Mtu asked = pathMtu();
                 resolveMtu(side.device);
-                BufferAdvert[] peers = side.connectAll(cmPeer, asked, ackTimeout);
+                BufferAdvert[] peers = side.connectAll(serverDevice, cmPort, asked, ackTimeout);
                 mtu = side.conns[0].pathMtu().bytes(); // the smaller of the two sides' offers
                 String ready = boot.receive();
                 if (!ready.equals("READY")) {

@@ -35,7 +35,7 @@ public final class Events {
         InJvmFabric fabric = new InJvmFabric();
         RdmaDevice serverDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)));
         RdmaDevice clientDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)));
-        try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+        try (RdmaListener listener = RdmaListener.listen(serverDev, 7471)) {
             ProtectionDomain spd = serverDev.allocPd();
             ProtectionDomain cpd = clientDev.allocPd();
             CompletionChannel channel = serverDev.createCompletionChannel();
@@ -62,7 +62,7 @@ public final class Events {
                     throw new IllegalStateException(e);
                 }
             });
-            try (RdmaConnection client = RdmaConnection.connect(cpd, ccq, listener.localAddress());
+            try (RdmaConnection client = RdmaConnection.connect(cpd, ccq, new InetSocketAddress("10.0.0.1", listener.port()));
                     RdmaConnection _ = accepted.join()) {
                 scq.reqNotify(true); // wake only for a solicited completion (or an error)
 

@@ -23,7 +23,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Two devices in one JVM on the in-JVM fabric (no sockets for the RDMA traffic), connected by the
- * connection manager over loopback TCP. The server advertises its buffer (rkey, address, length)
+ * connection manager (the IB CM over each device's QP1, on the same fabric). The server advertises its buffer (rkey, address, length)
  * as private data; the client SENDs a message, WRITEs and READs the server's buffer, and adds to a
  * counter in it with FETCH_AND_ADD. Exits 0 when every result is right.
  */
@@ -35,7 +35,7 @@ public final class OneJvm {
         int access = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
         RdmaDevice serverDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)));
         RdmaDevice clientDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)));
-        try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+        try (RdmaListener listener = RdmaListener.listen(serverDev, 7471)) {
             ProtectionDomain spd = serverDev.allocPd();
             ProtectionDomain cpd = clientDev.allocPd();
             CompletionQueue scq = serverDev.createCq(64);
@@ -55,7 +55,7 @@ public final class OneJvm {
             });
 
             // client: connect; the server's buffer comes back as private data
-            try (RdmaConnection conn = RdmaConnection.connect(cpd, ccq, listener.localAddress());
+            try (RdmaConnection conn = RdmaConnection.connect(cpd, ccq, new InetSocketAddress("10.0.0.1", listener.port()));
                     RdmaConnection _ = accepted.join()) {
                 ByteBuffer peer = ByteBuffer.wrap(conn.remotePrivateData());
                 int rkey = peer.getInt();

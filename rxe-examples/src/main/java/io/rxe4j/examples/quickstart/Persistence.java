@@ -39,7 +39,7 @@ public final class Persistence {
         long offset = 4096;
         RdmaDevice serverDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.1", 4791)));
         RdmaDevice clientDev = RdmaDevice.open(fabric.newTransport(new InetSocketAddress("10.0.0.2", 4791)));
-        try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+        try (RdmaListener listener = RdmaListener.listen(serverDev, 7471)) {
             ProtectionDomain spd = serverDev.allocPd();
             ProtectionDomain cpd = clientDev.allocPd();
             CompletionQueue scq = serverDev.createCq(16);
@@ -54,7 +54,7 @@ public final class Persistence {
                     throw new IllegalStateException(e);
                 }
             });
-            try (RdmaConnection conn = RdmaConnection.connect(cpd, ccq, listener.localAddress());
+            try (RdmaConnection conn = RdmaConnection.connect(cpd, ccq, new InetSocketAddress("10.0.0.1", listener.port()));
                     RdmaConnection _ = accepted.join()) {
                 ByteBuffer peer = ByteBuffer.wrap(conn.remotePrivateData());
                 int rkey = peer.getInt();

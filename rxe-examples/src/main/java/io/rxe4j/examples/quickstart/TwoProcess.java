@@ -26,21 +26,24 @@ import java.time.Duration;
  * Two processes over RoCEv2 (UDP), on one host or two:
  *
  * <ul>
- *   <li>{@code TwoProcess server [port [ip]]} listens on TCP {@code port} (default 7471, 0 for any)
- *       of {@code ip} and binds its RDMA device (UDP) to {@code ip} too, then prints {@code
- *       LISTENING <port>}. {@code ip} must be an address of this host the client can reach (the
- *       device's address is what the client's QP sends to); default 127.0.0.1.
- *   <li>{@code TwoProcess client <host:port> [ip]} connects to the server, RDMA WRITEs a message
- *       into the buffer the server advertised, and tells it with the immediate data of the WRITE.
- *       Its device binds to {@code ip}; by default to the loopback address if {@code host} is a
- *       loopback address, else to the local address the host's routes use towards {@code host}.
+ *   <li>{@code TwoProcess server [port [ip [udpPort]]]} binds its RDMA device to UDP {@code ip:udpPort}
+ *       (default 4791, RoCEv2's port), listens on rdma_cm port {@code port} of it (default 7471, 0 for
+ *       any free one), then prints {@code LISTENING <port>}. {@code ip} must be an address of this
+ *       host the client can reach; default 127.0.0.1.
+ *   <li>{@code TwoProcess client <host:port> [ip [udpPort]]} connects to the server's device at UDP
+ *       {@code host:udpPort} (default 4791) with the IB CM, RDMA WRITEs a message into the buffer the
+ *       server advertised, and tells it with the immediate data of the WRITE. Its own device binds to
+ *       a free UDP port of {@code ip}; by default of the loopback address if {@code host} is a
+ *       loopback address, else of the local address the host's routes use towards {@code host}.
  * </ul>
  *
  * <p>The server prints the message and exits 0 when the client disconnects. Both tear down with
  * {@link RdmaDevice#closeAll()}, which closes the connection, QP, MR, CQ and PD, then the device,
  * whatever failed before. Across hosts: {@code TwoProcess server 7471 10.0.0.1} on one,
- * {@code TwoProcess client 10.0.0.1:7471} on the other (the RoCEv2 packets go between the two
- * devices' ephemeral UDP ports, so the hosts' firewalls must let UDP through).
+ * {@code TwoProcess client 10.0.0.1:7471} on the other (the RoCEv2 packets, the connection manager's
+ * included, go between UDP 4791 of the server and the client device's port, so the hosts' firewalls
+ * must let that UDP through). If the host runs kernel {@code rdma_rxe}, 4791 is taken: give the
+ * server another {@code udpPort}, and the client the same.
  */
 public final class TwoProcess {
     static final String MESSAGE = "hello over RoCEv2 from the client";
@@ -48,10 +51,11 @@ public final class TwoProcess {
     private TwoProcess() {}
 
     public static void main(String[] args) throws Exception {
-        if (args.length >= 1 && args.length <= 3 && args[0].equals("server")) {
+        if (args.length >= 1 && args.length <= 4 && args[0].equals("server")) {
             server(args.length > 1 ? Integer.parseInt(args[1]) : 7471,
-                    args.length > 2 ? InetAddress.getByName(args[2]) : InetAddress.getLoopbackAddress());
-        } else if ((args.length == 2 || args.length == 3) && args[0].equals("client")) {
+                    args.length > 2 ? InetAddress.getByName(args[2]) : InetAddress.getLoopbackAddress(),
+                    args.length > 3 ? Integer.parseInt(args[3]) : RdmaConnection.ROCE_PORT);
+        } else if (args.length >= 2 && args.length <= 4 && args[0].equals("client")) {
             int colon = args[1].lastIndexOf(':');
             if (colon <= 0) {
                 usage();
@@ -62,14 +66,15 @@ public final class TwoProcess {
             }
             InetSocketAddress server = new InetSocketAddress(InetAddress.getByName(host),
                     Integer.parseInt(args[1].substring(colon + 1)));
-            client(server, args.length > 2 ? InetAddress.getByName(args[2]) : localAddressTowards(server.getAddress()));
+            client(server, args.length > 2 ? InetAddress.getByName(args[2]) : localAddressTowards(server.getAddress()),
+                    args.length > 3 ? Integer.parseInt(args[3]) : RdmaConnection.ROCE_PORT);
         } else {
             usage();
         }
     }
 
     private static void usage() {
-        System.err.println("usage: TwoProcess server [port [ip]] | TwoProcess client <host:port> [ip]");
+        System.err.println("usage: TwoProcess server [port [ip [udpPort]]] | TwoProcess client <host:port> [ip [udpPort]]");
         System.exit(2);
     }
 
@@ -84,13 +89,13 @@ public final class TwoProcess {
         }
     }
 
-    static void server(int port, InetAddress ip) throws Exception {
-        RdmaDevice dev = RdmaDevice.open(UdpTransport.bind(new InetSocketAddress(ip, 0)));
-        try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress(ip, port))) {
+    static void server(int port, InetAddress ip, int udpPort) throws Exception {
+        RdmaDevice dev = RdmaDevice.open(UdpTransport.bind(new InetSocketAddress(ip, udpPort)));
+        try (RdmaListener listener = RdmaListener.listen(dev, port)) {
             ProtectionDomain pd = dev.allocPd();
             CompletionQueue cq = dev.createCq(16);
             MemoryRegion buf = pd.allocMr(4096, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-            System.out.println("LISTENING " + listener.localAddress().getPort());
+            System.out.println("LISTENING " + listener.port());
             System.out.flush();
             byte[] advert = ByteBuffer.allocate(12).putInt(buf.rkey()).putLong(buf.addr()).array();
             // a WRITE_WITH_IMM consumes a receive WQE: post it before the client is answered
@@ -117,12 +122,13 @@ public final class TwoProcess {
         }
     }
 
-    static void client(InetSocketAddress server, InetAddress ip) throws Exception {
+    static void client(InetSocketAddress server, InetAddress ip, int serverUdpPort) throws Exception {
         RdmaDevice dev = RdmaDevice.open(UdpTransport.bind(new InetSocketAddress(ip, 0)));
         try {
             ProtectionDomain pd = dev.allocPd();
             CompletionQueue cq = dev.createCq(16);
-            RdmaConnection conn = RdmaConnection.connect(pd, cq, server);
+            RdmaConnection conn = RdmaConnection.connect(pd, cq, cq, new InetSocketAddress(server.getAddress(),
+                    serverUdpPort), server.getPort(), ConnectionParams.defaults(), qp -> { });
             ByteBuffer peer = ByteBuffer.wrap(conn.remotePrivateData());
             int rkey = peer.getInt();
             long va = peer.getLong();

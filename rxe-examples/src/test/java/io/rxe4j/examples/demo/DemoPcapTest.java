@@ -53,6 +53,13 @@ class DemoPcapTest {
                 0xE4, 0xE5, 0xF0, 0xF1, 0x64);
         assertThat(byOp.get(0x64)).as("the UD datagrams and their echoes").isGreaterThanOrEqualTo(6);
         assertThat(byOp.get(0x14)).as("the 1,000 FETCH_AND_ADDs").isGreaterThanOrEqualTo(1000);
+        // both connections were made by the IB CM on QP1, as Wireshark decodes it: REQ, REP, RTU, DREQ, DREP
+        List<String> cm = run("tshark", "-r", pcap.toString(), "-Y", "infiniband.bth.destqp == 1", "-T", "fields",
+                "-e", "infiniband.mad.attributeid");
+        Map<Integer, Integer> byAttr = new TreeMap<>();
+        cm.forEach(a -> byAttr.merge(Integer.decode(a), 1, Integer::sum));
+        assertThat(byAttr).as("CM MADs by attribute").containsEntry(0x10, 2).containsEntry(0x13, 2)
+                .containsEntry(0x14, 2).containsKeys(0x15, 0x16);
 
         // the Lua post-dissector names and decodes what Wireshark's InfiniBand dissector does not
         Path lua = Path.of("../tools/wireshark/rxe4j.lua").toAbsolutePath().normalize();

@@ -51,6 +51,39 @@ class RxePerfTest {
     }
 
     @Test
+    void perftestRdmaCmOptionsAsPerftests() {
+        // perftest's names: -R / --rdma_cm, --source_ip; rdma_cm's port is perftest's -p
+        io.rxe4j.examples.interop.PerftestPeer.Config srv = RxePerf.parse("write_bw", "--perftest", "-R", "--server",
+                "--ip", "10.99.0.1", "-p", "18610", "-n", "200", "-m", "1024").perftestConfig();
+        assertThat(srv.rdmaCm()).isTrue();
+        assertThat(srv.server()).isTrue();
+        assertThat(srv.localIp()).isEqualTo("10.99.0.1");
+        assertThat(srv.port()).isEqualTo(18610);
+        assertThat(srv.qpTimeout()).isEqualTo(14);
+        assertThat(srv.iters()).isEqualTo(200);
+        io.rxe4j.examples.interop.PerftestPeer.Config cli = RxePerf.parse("read_bw", "--perftest", "--rdma_cm",
+                "--connect", "fe80::5054:ff:fe00:11%br0", "-p", "18611", "--source_ip", "fe80::1%br0", "-u", "17")
+                .perftestConfig();
+        assertThat(cli.rdmaCm()).isTrue();
+        assertThat(cli.host()).isEqualTo("fe80::5054:ff:fe00:11%br0"); // an IPv6 literal takes -p
+        assertThat(cli.port()).isEqualTo(18611);
+        assertThat(cli.localIp()).isEqualTo("fe80::1%br0");
+        assertThat(cli.qpTimeout()).isEqualTo(17);
+        io.rxe4j.examples.interop.PerftestPeer.Config plain = RxePerf.parse("write_bw", "--perftest", "--connect",
+                "10.99.0.11:18600").perftestConfig();
+        assertThat(plain.rdmaCm()).isFalse();
+        assertThat(plain.localIp()).isNull();
+        assertThat(plain.port()).isEqualTo(18600);
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "--perftest", "-R", "--server").perftestConfig())
+                .hasMessageContaining("--ip");
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "--perftest", "--server", "--ip", "10.99.0.1")
+                .perftestConfig()).hasMessageContaining("-R");
+        PrintStream sink = new PrintStream(new ByteArrayOutputStream());
+        assertThat(RxePerf.run(sink, "write_bw", "-R")).as("-R without --perftest").isEqualTo(2);
+        assertThat(RxePerf.run(sink, "write_bw", "--perftest", "-R", "--server")).as("no --ip").isEqualTo(2);
+    }
+
+    @Test
     void shapesMatchRxePackets() {
         // 64 KiB WRITE at MTU 4096: 16 packets, first with RETH, one ACK back
         Shape w = Shape.of(PerfTest.WRITE_BW, 65536, 4096, AtomicType.FAA);

@@ -74,7 +74,7 @@ class PersistenceTest {
             int[] ports = ready.get(TIMEOUT_S, TimeUnit.SECONDS);
             InetAddress ip = InetAddress.getLoopbackAddress();
             try (RcEndpoint client = new RcEndpoint(new InetSocketAddress(ip, 0), BLOCK_LEN)) {
-                BufferAdvert peer = client.connect(new InetSocketAddress(ip, ports[0]), Mtu.MTU_1024,
+                BufferAdvert peer = client.connect(new InetSocketAddress(ip, ports[1]), ports[0], Mtu.MTU_1024,
                         RcEndpoint.DEFAULT_ACK_TIMEOUT, qp -> { });
                 assertThat(peer.hasPmem()).as("server advertises a persistent MR").isTrue();
                 assertThat(client.connection().remoteAddress().getPort()).isEqualTo(ports[1]);

@@ -9,9 +9,8 @@ import java.nio.file.Path;
 
 /**
  * Test-only server process for {@link PersistenceTest}: registers {@code <file>} ({@code <length>}
- * bytes) as a persistent MR, prints {@code READY <tcpPort> <udpPort>} once it accepts the
- * bootstrap connection, connects its QP to the client's, answers {@code READY} on the bootstrap
- * and then serves RDMA until it is killed or the client hangs up.
+ * bytes) as a persistent MR, prints {@code READY <cmPort> <udpPort>} (its listener's rdma_cm port and its device's UDP port),
+ * accepts one connection (IB CM) and then serves RDMA until it is killed or the client hangs up.
  *
  * <p>Usage: {@code PmemServer <file> <length>}.
  */
@@ -26,9 +25,9 @@ public final class PmemServer {
         }
         InetAddress ip = InetAddress.getLoopbackAddress();
         try (RcEndpoint ep = new RcEndpoint(new InetSocketAddress(ip, 0), 4096);
-                RdmaListener listener = RdmaListener.listen(new InetSocketAddress(ip, 0))) {
+                RdmaListener listener = ep.listen(0)) {
             ep.registerPmem(Path.of(args[0]), Long.parseLong(args[1]));
-            System.out.println("READY " + listener.localAddress().getPort() + " " + ep.address().getPort());
+            System.out.println("READY " + listener.port() + " " + ep.address().getPort());
             System.out.flush();
             ep.accept(listener, Mtu.MTU_1024, RcEndpoint.DEFAULT_ACK_TIMEOUT, qp -> { });
             // blocks: the test kills this process while it waits here

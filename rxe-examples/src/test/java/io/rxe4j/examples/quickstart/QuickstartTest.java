@@ -73,13 +73,15 @@ class QuickstartTest {
     @ValueSource(booleans = {false, true})
     @Timeout(120)
     void twoProcesses(boolean explicit) throws Exception {
-        Process server = explicit ? start("server", "0", "127.0.0.1") : start("server", "0");
+        String udp = String.valueOf(freeUdpPort());
+        // explicit: a device port of our choosing, as on a host where kernel rdma_rxe holds 4791; else 4791
+        Process server = explicit ? start("server", "0", "127.0.0.1", udp) : start("server", "0");
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
             String first = out.readLine();
             assertThat(first).startsWith("LISTENING ");
             String to = "127.0.0.1:" + first.substring("LISTENING ".length());
-            Process client = explicit ? start("client", to, "127.0.0.1") : start("client", to);
+            Process client = explicit ? start("client", to, "127.0.0.1", udp) : start("client", to);
             String clientOut = new String(client.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertThat(client.waitFor(60, TimeUnit.SECONDS)).isTrue();
             System.out.print(clientOut);
@@ -95,6 +97,12 @@ class QuickstartTest {
                     .endsWith(" disconnected"));
         } finally {
             server.destroyForcibly();
+        }
+    }
+
+    private static int freeUdpPort() throws java.io.IOException {
+        try (java.net.DatagramSocket s = new java.net.DatagramSocket(0, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
         }
     }
 

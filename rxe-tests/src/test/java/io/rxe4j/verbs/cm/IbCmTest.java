@@ -253,6 +253,7 @@ class IbCmTest {
         await(accepted.get(0));
         // A's QP starts over without disconnecting: B still holds its connection
         a.qp().modify(new io.rxe4j.verbs.QpAttr().state(QpState.RESET));
+        IbCm.of(db).unlisten(7174); // a port is listened on once (EADDRINUSE)
         IbCm.of(db).listen(7174, req -> accepted.add(req.accept(b2.qp(), IbCm.Options.defaults(), new byte[0])));
         CompletableFuture<IbCm.Connection> again = IbCm.of(da).connect(a.qp(), B, 7174, IbCm.Options.defaults(),
                 new byte[0]);

@@ -4,77 +4,71 @@ import io.rxe4j.verbs.AsyncEventType;
 import io.rxe4j.verbs.CompletionQueue;
 import io.rxe4j.verbs.Mtu;
 import io.rxe4j.verbs.ProtectionDomain;
+import io.rxe4j.verbs.QpAttr;
+import io.rxe4j.verbs.QpState;
 import io.rxe4j.verbs.QueuePair;
+import io.rxe4j.verbs.cm.ib.CmaHeader;
+import io.rxe4j.verbs.cm.ib.IbCm;
 
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.Socket;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
- * A client's connect request, taken from an {@link RdmaListener} ({@code RDMA_CM_EVENT_CONNECT_REQUEST}):
- * inspect its private data, then {@link #accept} or {@link #reject} it. One of the two must be
- * called; a request neither accepted nor rejected ties up its TCP connection until the client
- * times out.
+ * A client's connect request (an IB CM REQ), taken from an {@link RdmaListener} ({@code
+ * RDMA_CM_EVENT_CONNECT_REQUEST}): inspect its private data, then {@link #accept} or {@link
+ * #reject} it. One of the two must be called: a request neither accepted nor rejected is answered
+ * by nobody, and the client times out. Thread-safe.
  */
 public final class ConnectRequest {
-    private final Socket socket;
-    private final DataInputStream in;
-    private final DataOutputStream out;
-    private final CmMessage req;
+    private final RdmaListener listener;
+    private final IbCm.Incoming req;
     private final AtomicBoolean answered = new AtomicBoolean();
 
-    ConnectRequest(Socket socket, DataInputStream in, DataOutputStream out, CmMessage req) {
-        this.socket = socket;
-        this.in = in;
-        this.out = out;
+    ConnectRequest(RdmaListener listener, IbCm.Incoming req) {
+        this.listener = listener;
         this.req = req;
     }
 
-    /** @return the private data the client sent (a copy; at most 56 bytes) */
+    /**
+     * @return the private data the client sent (a copy): the {@value
+     *     ConnectionParams#MAX_CONNECT_PRIVATE_DATA} bytes after rdma_cm's header, zero-padded
+     */
     public byte[] privateData() {
-        return req.privateData().clone();
+        return req.privateData();
     }
 
-    /** @return the client device's UDP address */
+    /** @return the client device's UDP address (its IP; port 4791, or its own for an rxe4j device) */
     public InetSocketAddress peerAddress() {
-        return req.udp();
+        return req.peer();
     }
 
-    /** @return the TCP address the request came from */
-    public InetSocketAddress peerTcpAddress() {
-        return (InetSocketAddress) socket.getRemoteSocketAddress();
+    /**
+     * @return the client's rdma_cm address from the request's header: its IP and the source port of
+     *     its rdma_cm id ({@code rdma_get_peer_addr})
+     */
+    public InetSocketAddress sourceAddress() {
+        CmaHeader h = req.cmaHeader();
+        return new InetSocketAddress(h.src(), h.srcPort());
     }
 
     /** @return the client's QP number */
     public int peerQpNum() {
-        return req.qpn();
+        return req.remoteQpn();
     }
 
-    /** @return the largest path MTU the client accepts */
+    /** @return the path MTU the client asks for (the connection uses the smaller of it and this side's) */
     public Mtu peerPathMtu() {
-        return req.mtu();
+        return req.pathMtu();
     }
 
     /**
-     * Accepts the request ({@code rdma_accept}): creates an RC QP in {@code pd} with {@code
-     * params}, moves it to RTR and RTS, sends this side's connection data and private data ({@link
-     * ConnectionParams#withPrivateData} or {@link ConnectionParams#withAcceptPrivateData}, at most 196
-     * bytes), and returns once the client has
-     * confirmed (RTU). The client may send as soon as it has the answer, so the QP can already have
-     * work (or, after a failed request, be in ERR with a {@link AsyncEventType#QP_FATAL} raised)
-     * when this returns.
+     * Accepts the request ({@code rdma_accept}) and waits for the client's RTU: as {@link
+     * #acceptAsync(ProtectionDomain, CompletionQueue, CompletionQueue, ConnectionParams, Consumer)}.
      *
-     * @throws RdmaCmException TIMEOUT if the client does not confirm within {@link
-     *     ConnectionParams#timeout()}, PROTOCOL if it answers otherwise or closes; the QP is
-     *     destroyed then
-     * @throws IllegalArgumentException naming the argument: a null {@code pd}, {@code sendCq},
-     *     {@code recvCq} or {@code params}, or CQs of another device than {@code pd}'s (checked
-     *     before anything is sent; the request can still be accepted or rejected then)
-     * @throws IllegalStateException if the request was already accepted or rejected, or {@code
-     *     pd}, a CQ or the device is closed
+     * @throws RdmaCmException as that future's: TIMEOUT also when the device's clock does not move
+     *     (virtual time: use {@code acceptAsync})
      */
     public RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
             ConnectionParams params) throws RdmaCmException {
@@ -87,10 +81,9 @@ public final class ConnectRequest {
      * receive work requests the client's first SENDs need there.
      */
     public RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
-            ConnectionParams params, java.util.function.Consumer<QueuePair> beforeAccept) throws RdmaCmException {
-        RdmaConnection.checkArgs(pd, sendCq, recvCq, params, beforeAccept, "beforeAccept");
-        answer();
-        return RdmaConnection.accept(pd, sendCq, recvCq, params, socket, in, out, req, beforeAccept);
+            ConnectionParams params, Consumer<QueuePair> beforeAccept) throws RdmaCmException {
+        return RdmaConnection.await(acceptAsync(pd, sendCq, recvCq, params, beforeAccept), pd.device(), params,
+                "accept of " + this);
     }
 
     /**
@@ -104,39 +97,116 @@ public final class ConnectRequest {
     }
 
     /**
-     * Rejects the request ({@code rdma_reject}); the client's connect fails with {@link
-     * RdmaCmException.Reason#REJECTED} and these bytes.
+     * Accepts the request without blocking ({@code rdma_accept}): creates an RC QP in {@code pd} with
+     * {@code params}, moves it to INIT, calls {@code beforeAccept}, then to RTR and RTS with the
+     * request's values ({@code cm-facts.md} §3.1: the client's starting PSN, its depths swapped and
+     * capped by this side's, the smaller path MTU), and sends the REP with this side's private data
+     * ({@link ConnectionParams#withPrivateData} or {@link ConnectionParams#withAcceptPrivateData}, at
+     * most 196 bytes). Completes, on the device's event loop, when the client's RTU (or any packet
+     * that proves it connected, such as a DREQ) arrives. The client may send as soon as it has the
+     * REP, so the QP can already have work (or, after a failed request, be in ERR with a {@link
+     * AsyncEventType#QP_FATAL} raised) when the future completes.
      *
-     * @param privateData at most 196 bytes for the client (may be empty)
-     * @throws IllegalArgumentException if {@code privateData} is longer
+     * @return completes exceptionally with an {@link RdmaCmException}: TIMEOUT if the client does not
+     *     confirm within {@link ConnectionParams#timeout()} (it is sent REJ 28), REJECTED if it rejects
+     *     the REP, PROTOCOL if the QP cannot take the request's values (the client is sent REJ 28),
+     *     CLOSED if the device closes; the QP is destroyed then
+     * @throws IllegalArgumentException naming the argument: a null {@code pd}, {@code sendCq}, {@code
+     *     recvCq}, {@code params} or {@code beforeAccept}, or CQs of another device than {@code pd}'s
+     *     (checked before anything is sent; the request can still be accepted or rejected then)
+     * @throws IllegalStateException if the request was already accepted or rejected, or {@code pd},
+     *     a CQ or the device is closed
+     */
+    public CompletableFuture<RdmaConnection> acceptAsync(ProtectionDomain pd, CompletionQueue sendCq,
+            CompletionQueue recvCq, ConnectionParams params, Consumer<QueuePair> beforeAccept) {
+        RdmaConnection.checkArgs(pd, sendCq, recvCq, params, beforeAccept, "beforeAccept");
+        if (pd.device() != listener.device()) {
+            throw new IllegalArgumentException("pd " + pd + " belongs to " + pd.device() + ", not to the listener's "
+                    + listener.device());
+        }
+        answer();
+        QueuePair qp;
+        CompletableFuture<io.rxe4j.verbs.cm.ib.IbCm.Connection> cmf;
+        try {
+            qp = pd.createQp(RdmaConnection.initAttr(sendCq, recvCq, params));
+        } catch (RuntimeException e) {
+            req.reject(new byte[0]);
+            throw e;
+        }
+        try {
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
+            beforeAccept.accept(qp);
+            cmf = req.accept(qp, RdmaConnection.options(params), params.privateDataUnsafe());
+        } catch (RuntimeException e) {
+            req.reject(new byte[0]);
+            qp.close();
+            throw e;
+        }
+        String who = "the client at " + req.peer();
+        CompletableFuture<RdmaConnection> f = new CompletableFuture<>();
+        cmf.whenComplete((c, t) -> {
+            if (t != null) {
+                qp.close();
+                f.completeExceptionally(RdmaConnection.translate(t, who, params.timeout()));
+            } else if (!f.complete(RdmaConnection.established(pd.device(), qp, c))) {
+                c.disconnect();
+                qp.close();
+            }
+        });
+        f.whenComplete((c, t) -> {
+            if (f.isCancelled()) {
+                cmf.cancel(false);
+                qp.close();
+            }
+        });
+        return f;
+    }
+
+    /**
+     * As {@link #acceptAsync(ProtectionDomain, CompletionQueue, CompletionQueue, ConnectionParams,
+     * Consumer)} without a hook.
+     */
+    public CompletableFuture<RdmaConnection> acceptAsync(ProtectionDomain pd, CompletionQueue sendCq,
+            CompletionQueue recvCq, ConnectionParams params) {
+        return acceptAsync(pd, sendCq, recvCq, params, qp -> { });
+    }
+
+    /**
+     * Rejects the request ({@code rdma_reject}): a REJ with reason 28 (consumer defined); the client's
+     * connect fails with {@link RdmaCmException.Reason#REJECTED} and these bytes (zero-padded to
+     * 148, the REJ's private data field).
+     *
+     * @param privateData at most 148 bytes for the client (may be empty)
+     * @throws IllegalArgumentException if {@code privateData} is null or longer
      * @throws IllegalStateException if the request was already accepted or rejected
      */
     public void reject(byte[] privateData) {
         RdmaConnection.notNull(privateData, "privateData");
-        if (privateData.length > ConnectionParams.MAX_ACCEPT_PRIVATE_DATA) {
-            throw new IllegalArgumentException("a reject carries at most " + ConnectionParams.MAX_ACCEPT_PRIVATE_DATA
+        if (privateData.length > ConnectionParams.MAX_REJECT_PRIVATE_DATA) {
+            throw new IllegalArgumentException("a reject carries at most " + ConnectionParams.MAX_REJECT_PRIVATE_DATA
                     + " bytes of private data, got " + privateData.length);
         }
         answer();
-        try {
-            CmMessage.reject(privateData.clone()).write(out);
-        } catch (IOException e) {
-            // the client is gone: nothing to tell it
-        } finally {
-            RdmaConnection.closeQuietly(socket);
+        req.reject(privateData.clone());
+    }
+
+    /** Backlog full: no answer, so that the client's retransmitted REQ comes as new. */
+    void drop() {
+        if (answered.compareAndSet(false, true)) {
+            req.drop();
         }
     }
 
     private void answer() {
         if (!answered.compareAndSet(false, true)) {
-            throw new IllegalStateException("the connect request from " + peerTcpAddress()
+            throw new IllegalStateException("the connect request from " + req.peer()
                     + " was already accepted or rejected");
         }
     }
 
     @Override
     public String toString() {
-        return "ConnectRequest{from " + peerTcpAddress() + ", QP 0x" + Integer.toHexString(req.qpn()) + " at "
-                + req.udp() + ", " + req.privateData().length + " B private data}";
+        return "ConnectRequest{from QP 0x" + Integer.toHexString(req.remoteQpn()) + " at " + req.peer() + " to port "
+                + listener.port() + '}';
     }
 }

@@ -26,10 +26,12 @@ import java.time.Duration;
  *     about 110 ms to answer its first packet (class loading, interpreted code); 14 (≈ 67 ms, as
  *     {@code ibv_rc_pingpong}) caused spurious retransmissions of whole windows</td></tr>
  * <tr><td>{@link #retryCnt}</td><td>7 (seven retries, then RETRY_EXC_ERR)</td><td>a dead peer is
- *     detected after about (1 + 7) × 537 ms ≈ 4.3 s</td></tr>
+ *     detected after about (1 + 7) × 537 ms ≈ 4.3 s. As in rdma_cm, the client's value (sent in the
+ *     REQ) is used by both QPs; a server's is not used</td></tr>
  * <tr><td>{@link #rnrRetry}</td><td>7 (IBTA: retry forever)</td><td>as librdmacm's examples and
  *     {@code ibv_rc_pingpong}: RNR NAKs come only from a live peer that has not posted a receive
- *     yet; a dead peer is caught by {@code retryCnt}</td></tr>
+ *     yet; a dead peer is caught by {@code retryCnt}. As in rdma_cm, each side's value travels in
+ *     its REQ or REP and is used by the <em>peer's</em> QP</td></tr>
  * <tr><td>{@link #minRnrTimer}</td><td>12 (0.64 ms)</td><td>the RNR delay this side asks
  *     for</td></tr>
  * <tr><td>{@link #initiatorDepth}, {@link #responderResources}</td><td>16, 16</td><td>READ and
@@ -40,8 +42,10 @@ import java.time.Duration;
  * <tr><td>{@link #accessFlags}</td><td>LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC,
  *     FLUSH_GLOBAL, FLUSH_PERSISTENT</td><td>what the peer may do on this QP; each MR's own
  *     access still applies</td></tr>
- * <tr><td>{@link #timeout}</td><td>10 s</td><td>for the TCP connection and the whole exchange
- *     (REQ, REP, RTU)</td></tr>
+ * <tr><td>{@link #timeout}</td><td>10 s</td><td>for the whole exchange on this side (REQ to REP,
+ *     or REP to RTU), on the device's clock; the IB CM resends a lost REQ or REP after 4.6 s (rdma_cm's
+ *     response timeout, 2^20 × 4.096 µs, plus twice the packet life time), so the default survives one
+ *     loss</td></tr>
  * </table>
  */
 public final class ConnectionParams {
@@ -49,6 +53,8 @@ public final class ConnectionParams {
     public static final int MAX_CONNECT_PRIVATE_DATA = 56;
     /** Most private data an accept or reject carries, bytes (librdmacm over IB: 196). */
     public static final int MAX_ACCEPT_PRIVATE_DATA = 196;
+    /** Most private data a reject carries, bytes (the IB CM REJ's field: 148). */
+    public static final int MAX_REJECT_PRIVATE_DATA = 148;
 
     private static final ConnectionParams DEFAULTS = new ConnectionParams(null, 17, 7, 7, 12, 16, 16,
             new QpCaps(256, 256, 4, 4, 64), false, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
@@ -233,7 +239,11 @@ public final class ConnectionParams {
                 sqSigAll, accessFlags, data.clone(), timeout);
     }
 
-    /** @param timeout for the TCP connection and the whole exchange; positive */
+    /**
+     * @param timeout the deadline of the whole exchange (REQ to RTU), on the device's clock (virtual
+     *     time included); past it the active side sends REJ 4 (timeout), the passive side REJ 28, and
+     *     the call fails with {@link RdmaCmException.Reason#TIMEOUT}; positive
+     */
     public ConnectionParams withTimeout(Duration timeout) {
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive, got " + timeout);

@@ -12,17 +12,24 @@ public final class RdmaCmException extends IOException {
 
     /** Why the connection manager failed. */
     public enum Reason {
-        /** Nothing listens at the address (TCP connection refused). */
+        /** Nothing listens on the port at the address: the peer's CM answered REJ 8 (invalid service ID). */
         REFUSED,
         /** The address cannot be reached (no route, host down, unknown host). */
         UNREACHABLE,
-        /** The peer did not complete the exchange in time (a half-open or hung peer, or a slow network). */
+        /**
+         * The exchange did not complete in time: no answer after the CM's retries, the {@linkplain
+         * ConnectionParams#withTimeout deadline} passed, or the peer gave up (REJ 4, timeout).
+         */
         TIMEOUT,
-        /** The peer rejected the request ({@link ConnectRequest#reject}); see {@link #privateData()}. */
+        /**
+         * The peer rejected the request ({@link ConnectRequest#reject}: REJ 28, consumer defined; see
+         * {@link #privateData()}) or rejected it for another reason the message names (REJ 3 no
+         * resources, REJ 10 stale connection).
+         */
         REJECTED,
-        /** The peer sent something that is not the rxe4j connection protocol, or closed mid-exchange. */
+        /** The exchange failed otherwise: the local QP could not be moved to RTR/RTS, or an unexpected error (the cause names it). */
         PROTOCOL,
-        /** The listener was closed. */
+        /** The listener, the device or its connection manager was closed, or the call was cancelled or interrupted. */
         CLOSED
     }
 

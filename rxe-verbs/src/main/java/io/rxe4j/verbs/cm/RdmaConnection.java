@@ -13,81 +13,101 @@ import io.rxe4j.verbs.QpState;
 import io.rxe4j.verbs.QpType;
 import io.rxe4j.verbs.QueuePair;
 import io.rxe4j.verbs.RdmaDevice;
+import io.rxe4j.verbs.cm.ib.IbCm;
 
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.EOFException;
-import java.io.IOException;
-import java.net.ConnectException;
 import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A reliable connection made by the connection manager: an RC {@link QueuePair} in RTS towards one
- * peer, and the TCP connection the two sides used to set it up, kept open to carry the
- * disconnect ({@code rdma_cm_id} of librdmacm, {@code RdmaEndpoint} of DiSNI). Thread-safe.
+ * peer ({@code rdma_cm_id} of librdmacm, {@code RdmaEndpoint} of DiSNI). Thread-safe.
  *
- * <p>A client connects with {@link #connect}; a server {@linkplain RdmaListener#listen listens},
- * then {@linkplain RdmaListener#accept accepts}. The two sides exchange, over TCP (rxe4j's own
- * protocol, in the roles of the IB CM's REQ, REP and RTU; see {@code docs/verbs.md}): QPN, a random
- * initial PSN, the largest path MTU each accepts (the smaller wins), the UDP address of each
- * device, their READ/atomic depths, and up to 56 bytes (connect) or 196 bytes (accept) of private
- * data, for example the rkey, address and length of a buffer. The QP is created with {@link
- * ConnectionParams}, whose defaults are safe between freshly started JVMs.
+ * <p>The connection manager speaks the IB CM on each device's GSI QP (QP1, {@code docs/ib-cm.md}):
+ * the client sends a REQ to rdma_cm's TCP-space port the server {@linkplain RdmaListener#listen
+ * listens} on, the server answers with a REP after moving its QP to RTS, the client moves its QP to
+ * RTS and confirms with an RTU. A REJ refuses; DREQ and DREP end the connection. So rxe4j connects
+ * to librdmacm applications (rping, ucmatose, rdma_server…) on kernel {@code rdma_rxe} or a RoCE NIC,
+ * and they to it, and it runs on every transport, the in-JVM fabric and virtual time included. The
+ * private data rdma_cm leaves its users travels along: 56 bytes with the request, 196 with the
+ * accept or reject. Between two rxe4j devices, the REQ and REP also carry each device's UDP port,
+ * the path MTU and the rxe4j extensions both offer, in the IB CM's ECE fields.
  *
- * <p>{@link #disconnect()} (or {@link #close()}) moves this side's QP to ERR, tells the peer, and
- * the peer's QP moves to ERR too ({@code rdma_disconnect}); outstanding work requests on both
- * sides complete with WR_FLUSH_ERR. Both devices raise {@link AsyncEventType#DISCONNECTED}. If the
- * peer's process dies, its TCP connection closes and this side disconnects the same way; if its
- * host crashes or the network partitions, TCP keepalive (probes after 30 s idle, every 10 s, three
- * unanswered) ends the connection after about a minute.
+ * <p>Addresses: the peer is named as in rdma_cm by an IP address and a port. The IP is the peer
+ * device's, and the port is the rdma_cm port its listener uses. The peer device is at UDP port 4791
+ * (RoCEv2: kernel {@code rdma_rxe}, a RoCE NIC, an rxe4j device bound to 4791), unless an explicit
+ * device address is given ({@link #connectAsync(ProtectionDomain, CompletionQueue, CompletionQueue,
+ * InetSocketAddress, int, ConnectionParams, Consumer)}) for an rxe4j device bound to another port.
+ *
+ * <p>Each blocking method has a non-blocking form returning a {@link CompletableFuture}
+ * ({@code connectAsync}, {@link RdmaListener#acceptAsync}, {@link #disconnectAsync}); on a device on
+ * virtual time only those work, since the clock moves only while the test drives it.
+ *
+ * <p>{@link #disconnect()} (or {@link #close()}) moves this side's QP to ERR and sends a DREQ; the
+ * peer's QP moves to ERR too ({@code rdma_disconnect}); outstanding work requests on both sides
+ * complete with WR_FLUSH_ERR. Both devices raise {@link AsyncEventType#DISCONNECTED}. A peer whose
+ * device closes sends its DREQ too. A peer that vanishes without one (its process killed, its host
+ * down) is noticed, as with rdma_cm, by the QP: the next work request fails with RETRY_EXC_ERR after
+ * the retries of {@link ConnectionParams#retryCnt()}, and the QP is in ERR; the connection itself
+ * stays up until it is disconnected or closed.
  */
 public final class RdmaConnection implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaConnection.class);
-    /** How long {@link #disconnect()} waits for the peer to confirm (DREP). */
-    private static final long DREP_WAIT_MILLIS = 1000;
-    /** The reason of a disconnect asked for on this side. */
-    private static final String LOCAL_DISCONNECT = "this side disconnected";
+    /** The RoCEv2 UDP port, where the device behind a peer's IP address is unless told otherwise. */
+    public static final int ROCE_PORT = IbCm.ROCE_PORT;
+    static final String LOCAL_DISCONNECT = "this side disconnected";
 
     private final RdmaDevice device;
     private final QueuePair qp;
-    private final Socket socket;
-    private final DataInputStream in;
-    private final DataOutputStream out;
+    private final IbCm.Connection cm;
     private final InetSocketAddress remoteUdp;
     private final int remoteQpn;
     private final Mtu pathMtu;
     private final byte[] remotePrivateData;
     private final AtomicBoolean connected = new AtomicBoolean(true);
-    private final CountDownLatch drep = new CountDownLatch(1);
-    private final CountDownLatch ended = new CountDownLatch(1);
+    private final CompletableFuture<Void> ended = new CompletableFuture<>();
+    private volatile boolean localDisconnect;
     private volatile String endReason;
 
-    private RdmaConnection(RdmaDevice device, QueuePair qp, Socket socket, DataInputStream in, DataOutputStream out,
-            CmMessage peer, Mtu pathMtu) {
+    private RdmaConnection(RdmaDevice device, QueuePair qp, IbCm.Connection cm) {
         this.device = device;
         this.qp = qp;
-        this.socket = socket;
-        this.in = in;
-        this.out = out;
-        this.remoteUdp = peer.udp();
-        this.remoteQpn = peer.qpn();
-        this.pathMtu = pathMtu;
-        this.remotePrivateData = peer.privateData();
+        this.cm = cm;
+        this.remoteUdp = cm.peer();
+        this.remoteQpn = cm.remoteQpn();
+        this.pathMtu = cm.pathMtu();
+        this.remotePrivateData = cm.remotePrivateData();
     }
 
     /** The QP the connection manager creates: RC, with the params' caps, sq_sig_all and SRQ. */
-    private static QpInitAttr initAttr(CompletionQueue sendCq, CompletionQueue recvCq, ConnectionParams params) {
+    static QpInitAttr initAttr(CompletionQueue sendCq, CompletionQueue recvCq, ConnectionParams params) {
         QpInitAttr a = new QpInitAttr(sendCq, recvCq, params.caps(), QpType.RC, params.sqSigAll());
         return params.srq() != null ? a.withSrq(params.srq()) : a;
+    }
+
+    /** The IB CM options of {@code params}. */
+    static IbCm.Options options(ConnectionParams p) {
+        IbCm.Options d = IbCm.Options.defaults();
+        return new IbCm.Options(p.responderResources(), p.initiatorDepth(), p.retryCnt(), p.rnrRetry(),
+                p.minRnrTimer(), p.pathMtu(), d.cmResponseTimeout(), d.maxCmRetries(), p.ackTimeout(),
+                p.timeout().toNanos());
+    }
+
+    /** The peer device behind {@code server}'s IP: at the RoCEv2 port. */
+    private static InetSocketAddress roceDevice(InetSocketAddress server) {
+        notNull(server, "server");
+        if (server.isUnresolved()) {
+            return server; // reported as UNREACHABLE by connectAsync
+        }
+        return new InetSocketAddress(server.getAddress(), ROCE_PORT);
     }
 
     /**
@@ -103,22 +123,12 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /**
-     * Connects to a server's {@link RdmaListener} ({@code rdma_connect}): creates an RC QP in
-     * {@code pd} with {@code params}, exchanges the connection data over TCP and returns with the
-     * QP in RTS. The server's QP is in RTS too (it moved there before its REP, as librdmacm's
-     * {@code rdma_accept} does), so work may be posted at once on either side.
+     * Connects to a server's {@link RdmaListener} ({@code rdma_connect}) and waits: as {@link
+     * #connectAsync(ProtectionDomain, CompletionQueue, CompletionQueue, InetSocketAddress, int,
+     * ConnectionParams, Consumer)} with the device at {@code server}'s IP and UDP port 4791, and
+     * rdma_cm port {@code server.getPort()}.
      *
-     * <p>Every argument is checked before any network I/O.
-     *
-     * @param server the listener's TCP address
-     * @throws RdmaCmException REFUSED (nothing listens), UNREACHABLE (also for an unresolved
-     *     {@code server}), TIMEOUT (no answer within {@link ConnectionParams#timeout()}), REJECTED
-     *     (with the server's private data) or PROTOCOL; the QP is destroyed then
-     * @throws IllegalArgumentException naming the argument: a null {@code pd}, {@code sendCq},
-     *     {@code recvCq}, {@code server} or {@code params}, more than {@value
-     *     ConnectionParams#MAX_CONNECT_PRIVATE_DATA} bytes of private data, or CQs of another
-     *     device than {@code pd}'s
-     * @throws IllegalStateException if {@code pd}, a CQ or the device is closed
+     * @param server the server's IP address and rdma_cm port
      */
     public static RdmaConnection connect(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
             InetSocketAddress server, ConnectionParams params) throws RdmaCmException {
@@ -132,67 +142,185 @@ public final class RdmaConnection implements AutoCloseable {
      * librdmacm posts receives between {@code rdma_create_qp} and {@code rdma_connect}).
      */
     public static RdmaConnection connect(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
-            InetSocketAddress server, ConnectionParams params, java.util.function.Consumer<QueuePair> beforeConnect)
+            InetSocketAddress server, ConnectionParams params, Consumer<QueuePair> beforeConnect)
             throws RdmaCmException {
-        checkArgs(pd, sendCq, recvCq, params, beforeConnect, "beforeConnect");
         notNull(server, "server");
+        return connect(pd, sendCq, recvCq, roceDevice(server), server.getPort(), params, beforeConnect);
+    }
+
+    /**
+     * As {@link #connectAsync(ProtectionDomain, CompletionQueue, CompletionQueue, InetSocketAddress,
+     * int, ConnectionParams, Consumer)}, waiting for the result.
+     *
+     * @throws RdmaCmException as the future's; TIMEOUT also when the device's clock does not move
+     *     (virtual time: use {@code connectAsync} and drive the clock)
+     */
+    public static RdmaConnection connect(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+            InetSocketAddress peerDevice, int port, ConnectionParams params, Consumer<QueuePair> beforeConnect)
+            throws RdmaCmException {
+        return await(connectAsync(pd, sendCq, recvCq, peerDevice, port, params, beforeConnect), pd.device(), params,
+                "connect to port " + port + " at " + peerDevice);
+    }
+
+    /**
+     * Connects to a server's {@link RdmaListener} without blocking: as {@link
+     * #connectAsync(ProtectionDomain, CompletionQueue, CompletionQueue, InetSocketAddress, int,
+     * ConnectionParams, Consumer)} with the device at {@code server}'s IP and UDP port 4791.
+     */
+    public static CompletableFuture<RdmaConnection> connectAsync(ProtectionDomain pd, CompletionQueue sendCq,
+            CompletionQueue recvCq, InetSocketAddress server, ConnectionParams params) {
+        notNull(server, "server");
+        return connectAsync(pd, sendCq, recvCq, roceDevice(server), server.getPort(), params, qp -> { });
+    }
+
+    /**
+     * Connects to the listener on rdma_cm port {@code port} of the device at {@code peerDevice}
+     * ({@code rdma_resolve_addr}, {@code rdma_resolve_route}, {@code rdma_connect}): creates an RC QP
+     * in {@code pd} with {@code params}, moves it to INIT, calls {@code beforeConnect}, sends the REQ
+     * and completes, once the REP has come and the QP is in RTS, with the connection (the RTU is on
+     * its way). The server's QP is in RTS too (it moved there before its REP, as librdmacm's {@code
+     * rdma_accept} does), so work may be posted at once on either side. The future completes on the
+     * device's event loop: do not block in its callbacks. Cancelling it gives up the request (the
+     * server is told with a REJ, as when librdmacm destroys a connecting id) and destroys the QP.
+     *
+     * <p>Every argument is checked before any I/O; the REQ's values are those of {@code
+     * cm-facts.md} §2.1: a random starting PSN, {@code params}' depths, retry counts, path MTU (the
+     * smaller of both sides' wins) and 56 bytes of private data after rdma_cm's 36-byte header.
+     *
+     * @param peerDevice the peer device's IP address and UDP port: port 4791 for kernel rdma_rxe, a
+     *     RoCE NIC or an rxe4j device bound to 4791; for an rxe4j device bound elsewhere, its {@link
+     *     RdmaDevice#address()}
+     * @param port the rdma_cm port (TCP port space) the peer listens on, 1..65535
+     * @return completes exceptionally with an {@link RdmaCmException}: REFUSED (nothing listens on
+     *     {@code port}: REJ 8), REJECTED (the server rejected it, with its private data; or REJ 3, 10
+     *     …), TIMEOUT (no answer within {@link ConnectionParams#timeout()}, or the CM's retries ran out:
+     *     REJ 4), UNREACHABLE (an unresolved address, or one of another IP family than the device's),
+     *     PROTOCOL (the QP could not be moved to the REP's values; the server is sent REJ 28) or CLOSED
+     *     (the device closed); the QP is destroyed then
+     * @throws IllegalArgumentException naming the argument: a null {@code pd}, {@code sendCq}, {@code
+     *     recvCq}, {@code peerDevice}, {@code params} or {@code beforeConnect}, a port out of range,
+     *     more than {@value ConnectionParams#MAX_CONNECT_PRIVATE_DATA} bytes of private data, or CQs of
+     *     another device than {@code pd}'s
+     * @throws IllegalStateException if {@code pd}, a CQ or the device is closed
+     */
+    public static CompletableFuture<RdmaConnection> connectAsync(ProtectionDomain pd, CompletionQueue sendCq,
+            CompletionQueue recvCq, InetSocketAddress peerDevice, int port, ConnectionParams params,
+            Consumer<QueuePair> beforeConnect) {
+        checkArgs(pd, sendCq, recvCq, params, beforeConnect, "beforeConnect");
+        notNull(peerDevice, "peerDevice");
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("port must be 1..65535, got " + port);
+        }
         if (params.privateDataUnsafe().length > ConnectionParams.MAX_CONNECT_PRIVATE_DATA) {
             throw new IllegalArgumentException("a connect request carries at most "
                     + ConnectionParams.MAX_CONNECT_PRIVATE_DATA + " bytes of private data (params.privateData), got "
                     + params.privateDataUnsafe().length);
         }
-        long deadline = System.nanoTime() + params.timeout().toNanos();
-        Socket s = new Socket();
-        try {
-            s.connect(server, millisLeft(deadline, server));
-        } catch (ConnectException e) {
-            closeQuietly(s);
-            throw new RdmaCmException(RdmaCmException.Reason.REFUSED, "nothing listens at " + server, e);
-        } catch (SocketTimeoutException e) {
-            closeQuietly(s);
-            throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "no TCP connection to " + server + " within "
-                    + params.timeout(), e);
-        } catch (IOException | IllegalArgumentException e) {
-            closeQuietly(s);
-            throw new RdmaCmException(RdmaCmException.Reason.UNREACHABLE, "cannot reach " + server + ": " + e, e);
+        if (peerDevice.isUnresolved()) {
+            return CompletableFuture.failedFuture(new RdmaCmException(RdmaCmException.Reason.UNREACHABLE,
+                    "cannot resolve " + peerDevice.getHostString(), null));
         }
-        QueuePair qp = null;
-        Watchdog dog = watchdog(s, deadline);
+        boolean v4 = pd.device().address().getAddress() instanceof java.net.Inet4Address;
+        if (v4 != (peerDevice.getAddress() instanceof java.net.Inet4Address)) {
+            return CompletableFuture.failedFuture(new RdmaCmException(RdmaCmException.Reason.UNREACHABLE,
+                    peerDevice + " is not of the IP family of the device at " + pd.device().address(), null));
+        }
+        QueuePair qp = pd.createQp(initAttr(sendCq, recvCq, params));
+        CompletableFuture<IbCm.Connection> cmf;
         try {
-            s.setTcpNoDelay(true);
-            s.setSoTimeout(millisLeft(deadline, server));
-            DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(s.getInputStream()));
-            DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream()));
-            qp = pd.createQp(initAttr(sendCq, recvCq, params));
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
             beforeConnect.accept(qp);
-            int psn = ThreadLocalRandom.current().nextInt(1 << 24);
-            VerbsAccess access = VerbsAccess.get();
-            int offered = access.localExtensions(qp);
-            new CmMessage(CmMessage.Type.REQ, qp.qpNum(), psn, params.pathMtu(pd.device()), params.initiatorDepth(),
-                    params.responderResources(), pd.device().address(), params.privateDataUnsafe(), offered)
-                    .write(out);
-            CmMessage rep = readAnswer(in, server);
-            if (rep.type() == CmMessage.Type.REJ) {
-                throw new RdmaCmException(RdmaCmException.Reason.REJECTED, "the server at " + server
-                        + " rejected the connection", null, rep.privateData());
+            cmf = IbCm.of(pd.device()).connect(qp, peerDevice, port, options(params), params.privateDataUnsafe());
+        } catch (RuntimeException e) {
+            qp.close();
+            throw e;
+        }
+        String who = "the server on port " + port + " at " + peerDevice;
+        CompletableFuture<RdmaConnection> f = new CompletableFuture<>();
+        cmf.whenComplete((c, t) -> {
+            if (t != null) {
+                qp.close();
+                f.completeExceptionally(translate(t, who, params.timeout()));
+            } else if (!f.complete(established(pd.device(), qp, c))) {
+                // our user cancelled between the REP and here: the connection goes at once
+                forget(pd.device(), qp, c);
             }
-            if (rep.type() != CmMessage.Type.REP) {
-                throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "expected REP or REJ from " + server
-                        + ", got " + rep.type(), null);
+        });
+        f.whenComplete((c, t) -> {
+            if (f.isCancelled()) {
+                cmf.cancel(false); // the CM says goodbye to the peer; then the QP goes
+                qp.close();
             }
-            Mtu mtu = smaller(params.pathMtu(pd.device()), rep.mtu());
-            if ((rep.extensions() & ~offered) != 0) {
-                throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "the server at " + server
-                        + " answered with extensions 0x" + Integer.toHexString(rep.extensions())
-                        + " beyond the 0x" + Integer.toHexString(offered) + " offered", null);
-            }
-            access.setPeerExtensions(qp, rep.extensions());
-            toRts(qp, params, rep, mtu, psn);
-            CmMessage.control(CmMessage.Type.RTU).write(out);
-            return established(pd, qp, s, in, out, rep, mtu, dog);
-        } catch (IOException | RuntimeException e) {
-            throw failed(e, qp, s, dog, "the server at " + server, params.timeout());
+        });
+        return f;
+    }
+
+    /** A connection that came up after its future was cancelled: disconnected and destroyed. */
+    private static void forget(RdmaDevice device, QueuePair qp, IbCm.Connection c) {
+        c.disconnect();
+        qp.close();
+    }
+
+    /** The connection, registered with its device and announced (ESTABLISHED). On the loop. */
+    static RdmaConnection established(RdmaDevice device, QueuePair qp, IbCm.Connection c) {
+        RdmaConnection conn = new RdmaConnection(device, qp, c);
+        VerbsAccess.get().addConnection(device, conn);
+        conn.start();
+        return conn;
+    }
+
+    /** The RdmaCmException for a failed exchange with {@code who}. */
+    static RdmaCmException translate(Throwable t, String who, Duration timeout) {
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        if (t instanceof RdmaCmException e) {
+            return e;
+        }
+        if (t instanceof IbCm.RejectedException r) {
+            return switch (r.reason()) {
+                case IbCm.REJ_INVALID_SERVICE_ID -> new RdmaCmException(RdmaCmException.Reason.REFUSED,
+                        "nothing listens: " + who + " rejected the request with REJ 8 (invalid service ID)", r);
+                case IbCm.REJ_TIMEOUT -> new RdmaCmException(RdmaCmException.Reason.TIMEOUT, who
+                        + " did not complete the exchange within " + timeout + " (" + r.getMessage() + ")", r);
+                case IbCm.REJ_CONSUMER_DEFINED -> new RdmaCmException(RdmaCmException.Reason.REJECTED, who
+                        + " rejected the connection", r, r.privateData());
+                default -> new RdmaCmException(RdmaCmException.Reason.REJECTED, who + " rejected the connection"
+                        + " with REJ " + r.reason() + (r.reason() == IbCm.REJ_STALE_CONN ? " (stale connection)"
+                                : r.reason() == IbCm.REJ_NO_RESOURCES ? " (no resources)" : ""), r, r.privateData());
+            };
+        }
+        if (t instanceof IbCm.ClosedException c) {
+            return new RdmaCmException(RdmaCmException.Reason.CLOSED, c.getMessage(), c);
+        }
+        if (t instanceof java.util.concurrent.CancellationException c) {
+            return new RdmaCmException(RdmaCmException.Reason.CLOSED, "cancelled", c);
+        }
+        return new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "the exchange with " + who + " failed: " + t, t);
+    }
+
+    /**
+     * Waits for {@code f}: up to the params' timeout and a second more on the real clock (the CM's
+     * own deadline ends it before), and names a clock that did not move (virtual time).
+     */
+    static RdmaConnection await(CompletableFuture<RdmaConnection> f, RdmaDevice device, ConnectionParams params,
+            String what) throws RdmaCmException {
+        long clock = VerbsAccess.get().gsi(device).scheduler().nanoTime();
+        try {
+            return f.get(params.timeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            f.cancel(false);
+            Thread.currentThread().interrupt();
+            throw new RdmaCmException(RdmaCmException.Reason.CLOSED, what + " interrupted", e);
+        } catch (ExecutionException e) {
+            throw translate(e, what, params.timeout());
+        } catch (TimeoutException e) {
+            f.cancel(false);
+            long moved = VerbsAccess.get().gsi(device).scheduler().nanoTime() - clock;
+            throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, what + ": no result within " + params.timeout()
+                    + (moved < params.timeout().toNanos() / 2 ? "; the device's clock moved only "
+                            + TimeUnit.NANOSECONDS.toMillis(moved) + " ms meanwhile (virtual time? use the Async"
+                            + " form and drive the clock)" : ""), e);
         }
     }
 
@@ -228,293 +356,32 @@ public final class RdmaConnection implements AutoCloseable {
         access.checkOpen(recvCq);
     }
 
-    /** Server side of the exchange, after the REQ was read: see {@link ConnectRequest#accept}. */
-    static RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
-            ConnectionParams params, Socket s, DataInputStream in, DataOutputStream out, CmMessage req,
-            java.util.function.Consumer<QueuePair> beforeAccept) throws RdmaCmException {
-        long deadline = System.nanoTime() + params.timeout().toNanos();
-        InetSocketAddress peer = (InetSocketAddress) s.getRemoteSocketAddress();
-        QueuePair qp = null;
-        Watchdog dog = watchdog(s, deadline);
-        try {
-            qp = pd.createQp(initAttr(sendCq, recvCq, params));
-            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).port(1).accessFlags(params.accessFlags()));
-            beforeAccept.accept(qp);
-            Mtu mtu = smaller(params.pathMtu(pd.device()), req.mtu());
-            int psn = ThreadLocalRandom.current().nextInt(1 << 24);
-            // RTR and RTS before the REP, as librdmacm's rdma_accept: the client may send as soon as it has
-            // the REP, and a request that fails in RTR would leave the QP in ERR before an RTS here
-            VerbsAccess access = VerbsAccess.get();
-            int agreed = req.extensions() & access.localExtensions(qp);
-            access.setPeerExtensions(qp, agreed);
-            toRts(qp, params, req, mtu, psn);
-            new CmMessage(CmMessage.Type.REP, qp.qpNum(), psn, mtu, params.initiatorDepth(),
-                    params.responderResources(), pd.device().address(), params.privateDataUnsafe(), agreed).write(out);
-            s.setSoTimeout(millisLeft(deadline, peer));
-            CmMessage rtu = readAnswer(in, peer);
-            if (rtu.type() != CmMessage.Type.RTU) {
-                throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "expected RTU from " + peer + ", got "
-                        + rtu.type(), null);
-            }
-            return established(pd, qp, s, in, out, req, mtu, dog);
-        } catch (IOException | RuntimeException e) {
-            throw failed(e, qp, s, dog, "the client at " + peer, params.timeout());
-        }
-    }
-
-    /**
-     * The end of a successful exchange on either side: the watchdog off (or, if it already fired,
-     * a timeout), the socket back to blocking reads with keepalive, the connection started.
-     */
-    private static RdmaConnection established(ProtectionDomain pd, QueuePair qp, Socket s, DataInputStream in,
-            DataOutputStream out, CmMessage peer, Mtu mtu, Watchdog dog)
-            throws IOException {
-        if (!dog.cancel(false)) {
-            throw new SocketTimeoutException("exchange deadline passed");
-        }
-        s.setSoTimeout(0);
-        keepAlive(s);
-        RdmaConnection c = new RdmaConnection(pd.device(), qp, s, in, out, peer, mtu);
-        VerbsAccess.get().addConnection(pd.device(), c);
-        c.start();
-        return c;
-    }
-
-    /**
-     * A failed exchange on either side: stops the watchdog, destroys the QP and closes the socket,
-     * and says why: the peer's own RdmaCmException as it is, TIMEOUT when a read timed out or the
-     * watchdog closed the socket at the deadline, PROTOCOL for any other I/O error. A
-     * RuntimeException (e.g. a bad attribute) is rethrown.
-     */
-    private static RdmaCmException failed(Exception e, QueuePair qp, Socket s,
-            Watchdog dog, String who, java.time.Duration timeout) {
-        // fired() is set before the watchdog closes the socket, so an error caused by that close is a timeout
-        boolean deadline = e instanceof SocketTimeoutException || dog.fired();
-        dog.cancel(false);
-        cleanUp(qp, s);
-        if (e instanceof RdmaCmException cm && !(deadline && cm.reason() == RdmaCmException.Reason.PROTOCOL)) {
-            return cm;
-        }
-        if (e instanceof RuntimeException r) {
-            throw r;
-        }
-        if (deadline) {
-            return new RdmaCmException(RdmaCmException.Reason.TIMEOUT, who + " did not complete the exchange within "
-                    + timeout, e);
-        }
-        return new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "the exchange with " + who + " failed: " + e, e);
-    }
-
-    private static void toRts(QueuePair qp, ConnectionParams p, CmMessage peer, Mtu mtu, int psn) {
-        qp.modify(new QpAttr().state(QpState.RTR).av(peer.udp()).pathMtu(mtu).destQpNum(peer.qpn())
-                .rqPsn(peer.psn()).maxDestRdAtomic(Math.min(p.responderResources(), peer.initiatorDepth()))
-                .minRnrTimer(p.minRnrTimer()));
-        qp.modify(new QpAttr().state(QpState.RTS).timeout(p.ackTimeout()).retryCnt(p.retryCnt())
-                .rnrRetry(p.rnrRetry()).sqPsn(psn).maxRdAtomic(Math.min(p.initiatorDepth(), peer.responderResources())));
-    }
-
-    private static CmMessage readAnswer(DataInputStream in, InetSocketAddress peer) throws IOException {
-        try {
-            return CmMessage.read(in);
-        } catch (EOFException e) {
-            throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, peer + " closed the connection during the"
-                    + " exchange", e);
-        }
-    }
-
-    private static Mtu smaller(Mtu a, Mtu b) {
-        return a.bytes() <= b.bytes() ? a : b;
-    }
-
-    private static int millisLeft(long deadline, InetSocketAddress peer) throws SocketTimeoutException {
-        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-        if (left <= 0) {
-            throw new SocketTimeoutException("deadline passed for " + peer);
-        }
-        return (int) Math.min(Integer.MAX_VALUE, left);
-    }
-
-    private static void cleanUp(QueuePair qp, Socket s) {
-        if (qp != null) {
-            qp.close();
-        }
-        closeQuietly(s);
-    }
-
-    static void closeQuietly(Socket s) {
-        try {
-            s.close();
-        } catch (IOException e) {
-            LOG.debug("closing {}", s, e);
-        }
-    }
-
     private void start() {
-        // ESTABLISHED first: a DREQ already buffered must not raise DISCONNECTED before it
+        // ESTABLISHED first: a DREQ that came with the RTU must not raise DISCONNECTED before it
         VerbsAccess.get().raise(device, new AsyncEvent(AsyncEventType.ESTABLISHED, qp, null, "QP 0x"
                 + Integer.toHexString(qp.qpNum()) + " connected to QP 0x" + Integer.toHexString(remoteQpn) + " at "
                 + remoteUdp + ", path MTU " + pathMtu.bytes()));
-        Thread.ofVirtual().name("rxe4j-cm-" + qp.qpNum()).start(this::readLoop);
-    }
-
-    /** Closes the socket when the exchange's deadline passes, so that no read outlives it (a trickling peer). */
-    static final java.util.concurrent.ScheduledExecutorService WATCHDOG =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "rxe4j-cm-watchdog");
-                t.setDaemon(true);
-                return t;
-            });
-
-    static Watchdog watchdog(Socket s, long deadline) {
-        return watchdog(s, deadline, null);
-    }
-
-    /** As {@link #watchdog(Socket, long)}, running {@code beforeClose} (if not null) just before it closes. */
-    static Watchdog watchdog(Socket s, long deadline, Runnable beforeClose) {
-        Watchdog w = new Watchdog();
-        w.future = WATCHDOG.schedule(() -> {
-            if (!w.state.compareAndSet(Watchdog.PENDING, Watchdog.FIRED)) {
-                return; // cancelled first: the exchange ended in time
-            }
-            if (beforeClose != null) {
-                beforeClose.run();
-            }
-            closeQuietly(s); // after FIRED: whoever sees the socket fail then sees the deadline
-        }, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        return w;
-    }
-
-    /**
-     * The deadline of one exchange: closes its socket when it passes, unless cancelled first. Firing
-     * and cancelling race on one state word, so exactly one of them wins.
-     */
-    static final class Watchdog {
-        static final int PENDING = 0;
-        static final int FIRED = 1;
-        static final int CANCELLED = 2;
-        final java.util.concurrent.atomic.AtomicInteger state = new java.util.concurrent.atomic.AtomicInteger();
-        private volatile java.util.concurrent.ScheduledFuture<?> future;
-
-        /** @return whether the deadline passed (set before the socket is closed) */
-        boolean fired() {
-            return state.get() == FIRED;
-        }
-
-        /** @return whether the watchdog was stopped before it fired (the socket stays open) */
-        boolean cancel(boolean mayInterrupt) {
-            boolean won = state.compareAndSet(PENDING, CANCELLED);
-            future.cancel(mayInterrupt);
-            return won || state.get() == CANCELLED;
-        }
-    }
-
-    /**
-     * Keeps the connection's liveness checked by TCP keepalive: a peer host that crashes or a
-     * network that partitions sends no FIN, so without probes DISCONNECTED would never come.
-     * Probes start after 30 s idle, every 10 s, 3 unanswered close the connection (about 60 s).
-     */
-    static void keepAlive(Socket s) {
-        try {
-            s.setKeepAlive(true);
-            trySet(s, jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE, 30);
-            trySet(s, jdk.net.ExtendedSocketOptions.TCP_KEEPINTERVAL, 10);
-            trySet(s, jdk.net.ExtendedSocketOptions.TCP_KEEPCOUNT, 3);
-        } catch (IOException e) {
-            LOG.debug("keepalive on {}", s, e);
-        }
-    }
-
-    private static void trySet(Socket s, java.net.SocketOption<Integer> o, int v) {
-        try {
-            if (s.supportedOptions().contains(o)) {
-                s.setOption(o, v);
-            }
-        } catch (IOException | UnsupportedOperationException e) {
-            LOG.debug("{} on {}", o, s, e);
-        }
-    }
-
-    /**
-     * The TCP connection's reader: the peer's DREQ or DREP, or the end of the connection. Nothing
-     * escapes this thread: an unexpected exception is logged and ends the connection.
-     */
-    private void readLoop() {
-        try {
-            readMessages();
-        } catch (RuntimeException | Error e) {
-            LOG.warn("connection manager thread of {} failed; the connection ends", this, e);
-            drep.countDown();
+        cm.disconnected().whenComplete((v, t) -> {
             if (connected.compareAndSet(true, false)) {
-                end("the connection manager failed: " + e);
+                end(localDisconnect ? LOCAL_DISCONNECT : peerReason());
+            } else {
+                end(endReason != null ? endReason : LOCAL_DISCONNECT);
             }
-        }
+        });
     }
 
-    private void readMessages() {
-        try {
-            while (true) {
-                CmMessage m = CmMessage.read(in);
-                switch (m.type()) {
-                    case DREQ -> {
-                        sendQuietly(CmMessage.Type.DREP);
-                        if (connected.compareAndSet(true, false)) {
-                            end("the peer at " + remoteUdp + " disconnected");
-                        }
-                        drep.countDown();
-                        return;
-                    }
-                    case DREP -> {
-                        drep.countDown();
-                        return;
-                    }
-                    default -> throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "unexpected " + m.type()
-                            + " on an established connection", null);
-                }
-            }
-        } catch (IOException e) {
-            drep.countDown();
-            if (connected.compareAndSet(true, false)) {
-                end(e instanceof EOFException ? "the connection to the peer at " + remoteUdp + " (TCP "
-                        + tcpPeer() + ") was lost (peer process gone?)"
-                        : "the connection to the peer at " + remoteUdp + " (TCP " + tcpPeer() + ") failed: "
-                                + e.getMessage());
-            }
-        }
+    /** Why the connection ended when this side did not end it: the peer's DREQ (or REJ), or the CM closing. */
+    private String peerReason() {
+        return "the peer at " + remoteUdp + " disconnected";
     }
 
-    private String tcpPeer() {
-        return String.valueOf(socket.getRemoteSocketAddress());
-    }
-
-    private void sendQuietly(CmMessage.Type type) {
-        try {
-            synchronized (out) {
-                CmMessage.control(type).write(out);
-            }
-        } catch (IOException e) {
-            LOG.debug("sending {} to {}", type, remoteUdp, e);
-        }
-    }
-
-    /**
-     * Moves this side's QP to ERR with {@code reason} as its {@link QueuePair#errorReason()},
-     * unless the application already reset or destroyed it, or it failed on its own (one task on
-     * the QP's loop: a concurrent close cannot make it fail). Never throws.
-     */
-    private void qpToError(String reason) {
-        try {
-            VerbsAccess.get().disconnectToError(qp, reason);
-        } catch (RuntimeException e) {
-            LOG.warn("{}: moving the QP to ERR failed", this, e);
-        }
-    }
-
-    /** This side's QP to ERR, the socket closed, the event raised; once. Never throws. */
+    /** The event raised, the connection forgotten by its device; once. Never throws. */
     private void end(String reason) {
+        if (ended.isDone()) {
+            return;
+        }
         endReason = reason;
         try {
-            qpToError(reason);
-            closeQuietly(socket);
             VerbsAccess.get().removeConnection(device, this);
             try {
                 VerbsAccess.get().raise(device, new AsyncEvent(AsyncEventType.DISCONNECTED, qp, null, "QP 0x"
@@ -525,49 +392,71 @@ public final class RdmaConnection implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.warn("{}: ending the connection failed", this, e);
         } finally {
-            ended.countDown();
+            ended.complete(null);
         }
     }
 
     /**
-     * Disconnects ({@code rdma_disconnect}): moves the QP to ERR (outstanding work requests
-     * complete with WR_FLUSH_ERR; {@link QueuePair#errorReason()} says "this side disconnected"),
-     * tells the peer, whose QP moves to ERR too, and waits up to a second for its confirmation.
-     * A QP the application has reset or destroyed is left as it is. Idempotent; the QP stays
-     * allocated until {@link #close()}.
+     * Disconnects ({@code rdma_disconnect}) without waiting: moves the QP to ERR (outstanding work
+     * requests complete with WR_FLUSH_ERR; {@link QueuePair#errorReason()} says "this side
+     * disconnected") and sends a DREQ, resent until the peer's DREP comes or the CM's retries end; the
+     * peer's QP moves to ERR. A QP the application has reset or destroyed is left as it is.
+     * Idempotent; the QP stays allocated until {@link #close()}.
+     *
+     * @return completes when the peer confirmed (DREP) or the retries ended; then DISCONNECTED is raised
+     */
+    public CompletableFuture<Void> disconnectAsync() {
+        if (connected.compareAndSet(true, false)) {
+            localDisconnect = true;
+            endReason = LOCAL_DISCONNECT;
+            try {
+                VerbsAccess.get().disconnectToError(qp, LOCAL_DISCONNECT);
+            } catch (RuntimeException e) {
+                LOG.warn("{}: moving the QP to ERR failed", this, e);
+            }
+            cm.disconnect();
+        }
+        return ended;
+    }
+
+    /**
+     * Disconnects as {@link #disconnectAsync()} and returns at once, the DREQ on its way (as {@code
+     * rdma_disconnect}, which does not wait for the DREP either). Idempotent.
      */
     public void disconnect() {
-        if (!connected.compareAndSet(true, false)) {
-            return;
-        }
-        qpToError(LOCAL_DISCONNECT);
-        sendQuietly(CmMessage.Type.DREQ);
-        try {
-            drep.await(DREP_WAIT_MILLIS, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        end(LOCAL_DISCONNECT);
+        disconnectAsync();
     }
 
     /**
-     * Waits until the connection ends (either side disconnects, or the TCP connection is lost).
+     * Waits until the connection ends (either side disconnects, or the device closes).
      *
      * @return whether it ended within {@code timeout}
      * @throws InterruptedException if interrupted while waiting
      */
     public boolean awaitDisconnect(Duration timeout) throws InterruptedException {
-        return ended.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        try {
+            ended.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            return false;
+        } catch (ExecutionException e) {
+            return true;
+        }
     }
 
-    /** @return whether the connection is up (neither side has disconnected and TCP is open) */
+    /** @return completes when the connection ends (either side disconnects, or the device closes) */
+    public CompletableFuture<Void> disconnected() {
+        return ended.thenApply(v -> null);
+    }
+
+    /** @return whether the connection is up (neither side has disconnected) */
     public boolean isConnected() {
         return connected.get();
     }
 
     /** @return why the connection ended, or null while it is up */
     public String disconnectReason() {
-        return endReason;
+        return ended.isDone() || !connected.get() ? endReason : null;
     }
 
     /** @return the connected QP (owned by this connection: {@link #close()} destroys it) */
@@ -575,7 +464,12 @@ public final class RdmaConnection implements AutoCloseable {
         return qp;
     }
 
-    /** @return the private data the peer sent with its connect request or accept (a copy) */
+    /**
+     * @return the private data the peer sent with its connect request or accept (a copy): always
+     *     {@value ConnectionParams#MAX_CONNECT_PRIVATE_DATA} bytes from a client and {@value
+     *     ConnectionParams#MAX_ACCEPT_PRIVATE_DATA} from a server, zero-padded, as the IB CM's
+     *     fixed-size fields arrive (librdmacm reports the whole field too)
+     */
     public byte[] remotePrivateData() {
         return remotePrivateData.clone();
     }

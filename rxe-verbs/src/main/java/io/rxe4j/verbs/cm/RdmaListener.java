@@ -3,216 +3,222 @@ package io.rxe4j.verbs.cm;
 import io.rxe4j.verbs.CompletionQueue;
 import io.rxe4j.verbs.ProtectionDomain;
 import io.rxe4j.verbs.QueuePair;
+import io.rxe4j.verbs.RdmaDevice;
+import io.rxe4j.verbs.cm.ib.IbCm;
 
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.EOFException;
-import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.time.Duration;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The server side of the connection manager ({@code rdma_listen} and {@code rdma_get_request}):
- * a TCP listener whose clients {@linkplain RdmaConnection#connect connect} RC QPs. Thread-safe.
+ * The server side of the connection manager ({@code rdma_listen} and {@code rdma_get_request}): a
+ * device's IB CM listening on one of rdma_cm's TCP-space ports (service ID {@code 0x106 << 16 |
+ * port}), whose clients {@linkplain RdmaConnection#connect connect} RC QPs. Thread-safe.
  *
  * <pre>{@code
- * try (RdmaListener listener = RdmaListener.listen(new InetSocketAddress("10.0.0.1", 7471))) {
+ * try (RdmaListener listener = RdmaListener.listen(device, 7471)) {
  *     RdmaConnection conn = listener.accept(pd, cq, cq, ConnectionParams.defaults());
  *     ...
  * }
  * }</pre>
  *
- * <p>Each TCP connection is read on its own virtual thread until its connect request (REQ)
- * arrives; a client that does not send a whole request within the request timeout (one deadline,
- * however slowly it trickles bytes), or sends something else, is dropped and counted ({@link
- * #droppedConnections()}). At most {@code 2 × backlog} requests are read at once (more connections
- * are dropped at once) and at most {@code backlog} wait to be taken; further clients are rejected
- * (an empty REJ) rather than queued without bound.
+ * <p>Requests are queued in arrival order until they are taken ({@link #getRequest}, {@link
+ * #nextRequest}, {@link #accept}, {@link #acceptAsync}); at most {@code backlog} wait. A request
+ * beyond that is left unanswered and counted ({@link #droppedRequests()}), so that the client's CM
+ * resends it later, as Linux does when a listener's backlog is full. A retransmitted REQ of a
+ * request already queued or answered is answered by the CM itself (the same REP, or nothing while
+ * the application decides), never queued twice.
  */
 public final class RdmaListener implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaListener.class);
     /** Requests waiting to be taken, by default. */
     public static final int DEFAULT_BACKLOG = 64;
 
-    private final ServerSocket server;
-    private final BlockingQueue<ConnectRequest> requests;
-    private final Duration requestTimeout;
+    private final RdmaDevice device;
+    private final IbCm cm;
+    private final int backlog;
     private final AtomicLong dropped = new AtomicLong();
-    /** Connection requests being read at once, at most: {@code 2 × backlog}. */
-    private final java.util.concurrent.Semaphore handshakes;
-    private final int maxHandshakes;
+    /** Requests not taken yet, and takers waiting for one; guarded by {@code this}. */
+    private final Deque<ConnectRequest> requests = new ArrayDeque<>();
+    private final Deque<CompletableFuture<ConnectRequest>> takers = new ArrayDeque<>();
+    private volatile int port;
     private volatile boolean closed;
 
-    private RdmaListener(ServerSocket server, int backlog, Duration requestTimeout) {
-        this.server = server;
-        this.requests = new ArrayBlockingQueue<>(backlog);
-        this.requestTimeout = requestTimeout;
-        this.maxHandshakes = 2 * backlog;
-        this.handshakes = new java.util.concurrent.Semaphore(maxHandshakes);
+    private RdmaListener(RdmaDevice device, int backlog) {
+        this.device = device;
+        this.cm = IbCm.of(device);
+        this.backlog = backlog;
     }
 
     /**
-     * Listens on {@code address} with a backlog of {@value #DEFAULT_BACKLOG} and a 10 s request timeout.
+     * Listens on rdma_cm port {@code port} of {@code device} with a backlog of {@value
+     * #DEFAULT_BACKLOG}.
      *
-     * @param address the TCP address to bind; port 0 picks a free port ({@link #localAddress()})
-     * @throws IOException if the address cannot be bound (in use, not local)
+     * @see #listen(RdmaDevice, int, int)
      */
-    public static RdmaListener listen(InetSocketAddress address) throws IOException {
-        return listen(address, DEFAULT_BACKLOG, Duration.ofSeconds(10));
+    public static RdmaListener listen(RdmaDevice device, int port) {
+        return listen(device, port, DEFAULT_BACKLOG);
     }
 
     /**
-     * Listens on {@code address}.
+     * Listens on rdma_cm port {@code port} of {@code device} ({@code rdma_bind_addr} to the device's
+     * address and {@code port}, then {@code rdma_listen}).
      *
+     * @param port 1..65535, or 0 for a free port from 32768..60999 ({@link #port()})
      * @param backlog connect requests that may wait to be taken, 1..4096
-     * @param requestTimeout how long a new TCP connection may take to send its connect request
-     * @throws IOException if the address cannot be bound
-     * @throws IllegalArgumentException for a backlog out of range or a non-positive timeout
+     * @throws IllegalArgumentException for a null device, a port or backlog out of range
+     * @throws IllegalStateException if something listens on {@code port} of the device already
+     *     ({@code EADDRINUSE}), or the device is closed
      */
-    public static RdmaListener listen(InetSocketAddress address, int backlog, Duration requestTimeout)
-            throws IOException {
+    public static RdmaListener listen(RdmaDevice device, int port, int backlog) {
+        RdmaConnection.notNull(device, "device");
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be 0..65535, got " + port);
+        }
         if (backlog < 1 || backlog > 4096) {
             throw new IllegalArgumentException("backlog must be 1..4096, got " + backlog);
         }
-        if (requestTimeout == null || requestTimeout.isNegative() || requestTimeout.isZero()) {
-            throw new IllegalArgumentException("request timeout must be positive, got " + requestTimeout);
-        }
-        ServerSocket ss = new ServerSocket();
-        ss.setReuseAddress(true);
-        ss.bind(address, backlog);
-        RdmaListener l = new RdmaListener(ss, backlog, requestTimeout);
-        Thread.ofVirtual().name("rxe4j-cm-listen-" + ss.getLocalPort()).start(l::acceptLoop);
+        RdmaListener l = new RdmaListener(device, backlog);
+        l.port = l.cm.listen(port, new IbCm.RequestHandler() {
+            @Override
+            public void onRequest(IbCm.Incoming request) {
+                l.onRequest(request);
+            }
+
+            @Override
+            public void onClosed() {
+                l.close(); // the device closes: waiting takers fail with CLOSED
+            }
+        });
         return l;
     }
 
-    /** @return the bound TCP address (with the real port when 0 was asked for) */
-    public InetSocketAddress localAddress() {
-        return (InetSocketAddress) server.getLocalSocketAddress();
+    /** @return the rdma_cm port listened on (the one picked when 0 was asked for) */
+    public int port() {
+        return port;
     }
 
-    private void acceptLoop() {
-        while (!closed) {
-            Socket s;
-            try {
-                s = server.accept();
-            } catch (IOException e) {
-                if (closed) {
+    /** @return the device listened on */
+    public RdmaDevice device() {
+        return device;
+    }
+
+    /** A REQ for our port, on the device's loop: to a waiting taker, else the queue, else dropped. */
+    private void onRequest(IbCm.Incoming incoming) {
+        ConnectRequest r = new ConnectRequest(this, incoming);
+        CompletableFuture<ConnectRequest> taker;
+        synchronized (this) {
+            if (closed) {
+                taker = null;
+            } else {
+                taker = takers.poll();
+                if (taker == null) {
+                    if (requests.size() >= backlog) {
+                        dropped.incrementAndGet();
+                        LOG.warn("connection manager on port {} of {}: {} left unanswered: backlog of {} requests"
+                                + " full (the client resends it)", port, device, r, backlog);
+                        r.drop();
+                        return;
+                    }
+                    requests.add(r);
                     return;
                 }
-                if (server.isClosed()) { // nothing more will come: waiters get CLOSED
-                    closed = true;
-                    LOG.warn("connection manager listener on {} failed and stops: {}", localAddress(), e.toString());
-                    return;
-                }
-                // transient (e.g. too many open files): back off and go on
-                LOG.warn("connection manager listener on {}: accept failed ({}); retrying", localAddress(), e.toString());
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-                continue;
             }
-            if (!handshakes.tryAcquire()) { // bounded: a flood of connections cannot pile up threads and sockets
-                drop(s, "too many connection requests in progress (" + maxHandshakes + ")", dropped::incrementAndGet);
-                continue;
-            }
-            Thread.ofVirtual().name("rxe4j-cm-req-" + s.getRemoteSocketAddress()).start(() -> {
-                try {
-                    readRequest(s);
-                } finally {
-                    handshakes.release();
-                }
-            });
+        }
+        if (taker == null) {
+            r.reject(new byte[0]);
+        } else if (!taker.complete(r)) { // cancelled meanwhile: the next one, or the queue
+            onRequestAgain(r);
         }
     }
 
-    private void readRequest(Socket s) {
-        // one deadline for the whole request, whatever the peer trickles: the watchdog closes the socket
-        // the drop is counted before the socket closes, whoever closes it, so that a client that sees
-        // the connection end also sees it counted
-        java.util.concurrent.atomic.AtomicBoolean counted = new java.util.concurrent.atomic.AtomicBoolean();
-        Runnable countDrop = () -> {
-            if (counted.compareAndSet(false, true)) {
-                dropped.incrementAndGet();
+    private void onRequestAgain(ConnectRequest r) {
+        CompletableFuture<ConnectRequest> taker;
+        synchronized (this) {
+            while ((taker = takers.poll()) != null && taker.isDone()) {
+                // a cancelled taker
             }
-        };
-        RdmaConnection.Watchdog dog = RdmaConnection.watchdog(s, System.nanoTime()
-                + requestTimeout.toNanos(), countDrop);
-        try {
-            s.setTcpNoDelay(true);
-            s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, requestTimeout.toMillis()));
-            DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(s.getInputStream()));
-            DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream()));
-            CmMessage m = CmMessage.read(in);
-            if (m.type() != CmMessage.Type.REQ) {
-                throw new RdmaCmException(RdmaCmException.Reason.PROTOCOL, "expected REQ, got " + m.type(), null);
+            if (taker == null) {
+                if (requests.size() >= backlog) {
+                    dropped.incrementAndGet();
+                    r.drop();
+                } else {
+                    requests.add(r);
+                }
+                return;
             }
-            if (!dog.cancel(false)) {
-                throw new SocketTimeoutException("request deadline passed");
-            }
-            s.setSoTimeout(0);
-            ConnectRequest r = new ConnectRequest(s, in, out, m);
-            if (closed || !requests.offer(r)) {
-                dropped.incrementAndGet();
-                LOG.warn("connection manager on {}: {} rejected: {}", localAddress(), r,
-                        closed ? "the listener is closed" : "backlog of " + (requests.size()) + " requests full");
-                r.reject(new byte[0]);
-            } else if (closed && requests.remove(r)) { // close() ran between the check and the offer
-                r.reject(new byte[0]);
-            }
-        } catch (SocketTimeoutException e) {
-            dog.cancel(false);
-            drop(s, "sent no connect request within " + requestTimeout, countDrop);
-        } catch (EOFException e) {
-            dog.cancel(false);
-            drop(s, "closed before sending a connect request", countDrop);
-        } catch (IOException e) {
-            boolean timedOut = dog.fired();
-            dog.cancel(false);
-            drop(s, timedOut ? "sent no complete connect request within " + requestTimeout : e.getMessage(), countDrop);
         }
-    }
-
-    private void drop(Socket s, String why, Runnable countDrop) {
-        countDrop.run();
-        LOG.warn("connection manager on {}: dropped the TCP connection from {}: {}", localAddress(),
-                s.getRemoteSocketAddress(), why);
-        RdmaConnection.closeQuietly(s);
+        if (!taker.complete(r)) {
+            onRequestAgain(r);
+        }
     }
 
     /**
-     * Takes the next connect request ({@code rdma_get_request}), waiting up to {@code timeout}.
+     * The next connect request, without blocking: completes at once with a queued one, else when one
+     * arrives (on the device's event loop: do not block in its callbacks).
+     *
+     * @return fails with an {@link RdmaCmException} CLOSED once the listener is closed
+     */
+    public CompletableFuture<ConnectRequest> nextRequest() {
+        synchronized (this) {
+            if (closed) {
+                return CompletableFuture.failedFuture(closedException());
+            }
+            ConnectRequest r = requests.poll();
+            if (r != null) {
+                return CompletableFuture.completedFuture(r);
+            }
+            CompletableFuture<ConnectRequest> f = new CompletableFuture<>();
+            takers.add(f);
+            return f;
+        }
+    }
+
+    private RdmaCmException closedException() {
+        return new RdmaCmException(RdmaCmException.Reason.CLOSED, this + " is closed", null);
+    }
+
+    /**
+     * Takes the next connect request ({@code rdma_get_request}), waiting up to {@code timeout} of
+     * real time.
      *
      * @return the request, or null if none arrived in time
      * @throws RdmaCmException CLOSED if the listener is closed
      * @throws InterruptedException if interrupted while waiting
      */
     public ConnectRequest getRequest(Duration timeout) throws RdmaCmException, InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            if (closed) {
-                throw new RdmaCmException(RdmaCmException.Reason.CLOSED, "listener on " + localAddress()
-                        + " is closed", null);
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
+        RdmaConnection.notNull(timeout, "timeout");
+        CompletableFuture<ConnectRequest> f = nextRequest();
+        try {
+            return f.get(Math.max(0, timeout.toNanos()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            if (f.cancel(false)) {
                 return null;
             }
-            // wake up now and then to notice close()
-            ConnectRequest r = requests.poll(Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)), TimeUnit.NANOSECONDS);
-            if (r != null) {
-                return r;
+            return f.getNow(null); // it completed meanwhile
+        } catch (InterruptedException e) {
+            if (!f.cancel(false) && !f.isCompletedExceptionally()) {
+                requeue(f.getNow(null));
+            }
+            throw e;
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RdmaCmException cm ? cm : closedException();
+        }
+    }
+
+    /** A request taken by a waiter that gave up: first in line again. */
+    private void requeue(ConnectRequest r) {
+        if (r != null) {
+            synchronized (this) {
+                requests.addFirst(r);
             }
         }
     }
@@ -235,10 +241,10 @@ public final class RdmaListener implements AutoCloseable {
      * As {@link #accept(ProtectionDomain, CompletionQueue, CompletionQueue, ConnectionParams)},
      * with a hook that posts receives on the new QP before the client is answered (see {@link
      * ConnectRequest#accept(ProtectionDomain, CompletionQueue, CompletionQueue, ConnectionParams,
-     * java.util.function.Consumer)}).
+     * Consumer)}).
      */
     public RdmaConnection accept(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
-            ConnectionParams params, java.util.function.Consumer<QueuePair> beforeAccept)
+            ConnectionParams params, Consumer<QueuePair> beforeAccept)
             throws RdmaCmException, InterruptedException {
         // bad arguments fail here, before a request is taken (and then lost)
         RdmaConnection.checkArgs(pd, sendCq, recvCq, params, beforeAccept, "beforeAccept");
@@ -249,28 +255,63 @@ public final class RdmaListener implements AutoCloseable {
         return r.accept(pd, sendCq, recvCq, params, beforeAccept);
     }
 
-    /** @return TCP connections dropped: no or a bad connect request, or a full backlog */
-    public long droppedConnections() {
+    /**
+     * Takes the next connect request when it comes and accepts it, without blocking: {@link
+     * #nextRequest()} then {@link ConnectRequest#acceptAsync}.
+     *
+     * @throws IllegalArgumentException naming a null or mismatched argument, before any request is taken
+     */
+    public CompletableFuture<RdmaConnection> acceptAsync(ProtectionDomain pd, CompletionQueue sendCq,
+            CompletionQueue recvCq, ConnectionParams params, Consumer<QueuePair> beforeAccept) {
+        RdmaConnection.checkArgs(pd, sendCq, recvCq, params, beforeAccept, "beforeAccept");
+        return nextRequest().thenCompose(r -> r.acceptAsync(pd, sendCq, recvCq, params, beforeAccept));
+    }
+
+    /** As {@link #acceptAsync(ProtectionDomain, CompletionQueue, CompletionQueue, ConnectionParams, Consumer)} without a hook. */
+    public CompletableFuture<RdmaConnection> acceptAsync(ProtectionDomain pd, CompletionQueue sendCq,
+            CompletionQueue recvCq, ConnectionParams params) {
+        return acceptAsync(pd, sendCq, recvCq, params, qp -> { });
+    }
+
+    /** @return connect requests left unanswered because the backlog was full (their clients resend them) */
+    public long droppedRequests() {
         return dropped.get();
     }
 
-    /** Stops listening; requests not taken yet are rejected. Established connections are not affected. Idempotent. */
+    /**
+     * Stops listening (the CM answers further REQs for the port with REJ 8); requests not taken yet
+     * are rejected (REJ 28), and waiting takers fail with CLOSED. Established connections are not
+     * affected. Idempotent.
+     */
     @Override
     public void close() {
-        closed = true;
-        try {
-            server.close();
-        } catch (IOException e) {
-            LOG.debug("closing listener", e);
+        java.util.List<ConnectRequest> left;
+        java.util.List<CompletableFuture<ConnectRequest>> waiting;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            left = new java.util.ArrayList<>(requests);
+            requests.clear();
+            waiting = new java.util.ArrayList<>(takers);
+            takers.clear();
         }
-        ConnectRequest r;
-        while ((r = requests.poll()) != null) {
-            r.reject(new byte[0]);
+        cm.unlisten(port);
+        for (ConnectRequest r : left) {
+            try {
+                r.reject(new byte[0]);
+            } catch (RuntimeException e) {
+                // taken and answered meanwhile, or the device's loop is gone (its CM rejects what it holds)
+            }
+        }
+        for (CompletableFuture<ConnectRequest> f : waiting) {
+            f.completeExceptionally(closedException());
         }
     }
 
     @Override
     public String toString() {
-        return "RdmaListener{" + localAddress() + (closed ? ", closed" : "") + '}';
+        return "RdmaListener{port " + port + " of " + device + (closed ? ", closed" : "") + '}';
     }
 }

@@ -9,6 +9,7 @@ import io.rxe4j.verbs.cm.ib.CmMessages.Rej;
 import io.rxe4j.verbs.cm.ib.CmMessages.Rep;
 import io.rxe4j.verbs.cm.ib.CmMessages.Req;
 import io.rxe4j.verbs.cm.ib.CmMessages.RtuOrDrep;
+import io.rxe4j.verbs.internal.VerbsAccess;
 import io.rxe4j.verbs.spi.Scheduler;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
@@ -40,11 +41,16 @@ final class CmId implements IbCm.Connection {
     private Mtu pathMtu;
     private byte[] remotePrivate = new byte[0];
     private Req req; // passive: the REQ received
+    private RuntimeException withdrawn; // passive: the REJ that withdrew the REQ before it was answered
     private CmaHeader cma;
     private CmMad lastSent;
     private long periodMs;
     private int retriesLeft;
     private Scheduler.Cancellable timer;
+    /** The exchange's own deadline ({@link IbCm.Options#timeoutNanos()}), if any. */
+    private Scheduler.Cancellable deadline;
+    /** Active side: the extension bits offered in the REQ. */
+    private int offered;
     private CompletableFuture<IbCm.Connection> connected;
     private final CompletableFuture<Void> disconnectDone = new CompletableFuture<>();
     private final CompletableFuture<Void> disconnected = new CompletableFuture<>();
@@ -65,6 +71,7 @@ final class CmId implements IbCm.Connection {
         connected = f;
         myPsn = cm.random().nextInt(1 << 24);
         pathMtu = mtu(Mtu.MTU_4096);
+        offered = VerbsAccess.get().localExtensions(qp);
         int cmaPort = 1024 + cm.random().nextInt(65536 - 1024);
         java.net.InetAddress local = cm.device().address().getAddress();
         cma = new CmaHeader(cmaPort, local, peer.getAddress()); // throws for two address families: nothing registered yet
@@ -79,8 +86,11 @@ final class CmId implements IbCm.Connection {
                 .primaryRemoteGid(IbCm.gid(peer.getAddress()))
                 .primaryFlowLabel((cmaPort * 31 + ServiceIds.port(serviceId)) & 0xFFFFF).primaryHopLimit(64)
                 .primaryLocalAckTimeout(IbCm.PACKET_LIFE_TIME + 1)
-                .privateData(cma.encode(user, Req.PRIVATE_DATA - CmaHeader.LENGTH));
+                .privateData(cma.encode(user, Req.PRIVATE_DATA - CmaHeader.LENGTH))
+                .vendorId(IbCm.ECE_VENDOR_ID);
+        r.mad().attributeModifier(IbCm.eceOptions(cm.device().address().getPort(), 0, offered));
         state = State.REQ_SENT;
+        armDeadline();
         arm(r.mad(), 2 * IbCm.ms(IbCm.PACKET_LIFE_TIME) + IbCm.ms(o.cmResponseTimeout()), o.maxCmRetries());
     }
 
@@ -99,22 +109,37 @@ final class CmId implements IbCm.Connection {
         remoteQpn = rep.localQpn();
         remotePsn = rep.startingPsn();
         remotePrivate = rep.privateData();
+        int agreed = 0;
+        if (rep.vendorId() == IbCm.ECE_VENDOR_ID) { // an rxe4j peer (a librdmacm one echoes it with options 0)
+            int opts = rep.mad().attributeModifier();
+            agreed = opts & 0xFFF;
+            int mtuEnum = (opts >>> 12) & 0xF;
+            if (mtuEnum != 0 && ibMtu(mtuEnum).bytes() < pathMtu.bytes()) {
+                pathMtu = ibMtu(mtuEnum); // the passive side takes at most what we asked for, maybe less
+            }
+        }
         try {
+            if ((agreed & ~offered) != 0) {
+                throw new IllegalArgumentException("the REP agrees to extensions 0x" + Integer.toHexString(agreed)
+                        + " beyond the 0x" + Integer.toHexString(offered) + " offered");
+            }
+            VerbsAccess.get().setPeerExtensions(qp, agreed);
             qp.modify(new QpAttr().state(QpState.RTR).av(peer).pathMtu(pathMtu).destQpNum(remoteQpn).rqPsn(myPsn)
                     .maxDestRdAtomic(o.responderResources()).minRnrTimer(o.minRnrTimer()));
-            qp.modify(new QpAttr().state(QpState.RTS).timeout(ackTimeout(rep.targetAckDelay()))
+            qp.modify(new QpAttr().state(QpState.RTS).timeout(o.ackTimeout() >= 0 ? o.ackTimeout()
+                    : ackTimeout(rep.targetAckDelay()))
                     .retryCnt(o.retryCount()).rnrRetry(rep.rnrRetryCount()).sqPsn(remotePsn)
                     .maxRdAtomic(Math.min(o.initiatorDepth(), rep.responderResources())));
         } catch (RuntimeException e) { // cma_rep_recv: REJ 28, CONNECT_ERROR
             cm.send(peer, Rej.create(tid).localCommId(localCommId).remoteCommId(remoteCommId)
                     .messageRejected(Rej.REJECTED_REP).reason(IbCm.REJ_CONSUMER_DEFINED).mad());
-            fail(new IllegalStateException("the QP could not be connected after the REP: " + e.getMessage(), e));
+            fail(new IllegalStateException("the QP could not be connected after the REP from " + peer + ": "
+                    + e.getMessage(), e));
             return;
         }
         lastSent = RtuOrDrep.rtu(tid).localCommId(localCommId).remoteCommId(remoteCommId).mad();
         send(lastSent);
-        state = State.ESTABLISHED;
-        connected.complete(this);
+        established();
     }
 
     /** {@code cm_ack_timeout}: the QP's local ACK timeout from the peer's ACK delay and the packet life time. */
@@ -151,11 +176,17 @@ final class CmId implements IbCm.Connection {
             fail(new IbCm.RejectedException("rejected by " + peer + ": reason " + rej.reason(), rej.reason(),
                     rej.privateData()));
         } else if (rej.localCommId() == remoteCommId || rej.reason() == IbCm.REJ_TIMEOUT) {
-            if (state == State.REP_SENT || state == State.MRA_REP_RCVD) {
+            if (state == State.REQ_RCVD) {
+                // the active side gave up (REJ 4 from its destroy or timeout) before anyone answered:
+                // forgotten, as Linux's cm_rej_handler resets a REQ_RCVD id to idle; an accept then fails
+                withdrawn = new IbCm.RejectedException("the peer at " + peer + " withdrew its request (REJ reason "
+                        + rej.reason() + ")", rej.reason(), rej.privateData());
+                forgetNow();
+            } else if (state == State.REP_SENT || state == State.MRA_REP_RCVD) {
                 fail(new IbCm.RejectedException("the REP was rejected by " + peer + ": reason " + rej.reason(),
                         rej.reason(), rej.privateData()));
             } else if (state == State.ESTABLISHED) {
-                toError();
+                toError("the peer at " + peer + " rejected the connection (REJ reason " + rej.reason() + ")");
                 end();
             }
         }
@@ -218,6 +249,25 @@ final class CmId implements IbCm.Connection {
             }
 
             @Override
+            public int remoteQpn() {
+                return remoteQpn;
+            }
+
+            @Override
+            public Mtu pathMtu() {
+                return ibMtu(req.pathMtu());
+            }
+
+            @Override
+            public void drop() {
+                loop.execute(() -> {
+                    if (state == State.REQ_RCVD) {
+                        forgetNow();
+                    }
+                });
+            }
+
+            @Override
             public CmaHeader cmaHeader() {
                 return cma;
             }
@@ -233,6 +283,11 @@ final class CmId implements IbCm.Connection {
                     throw new IllegalArgumentException("a REP carries at most 196 bytes, got " + user.length);
                 }
                 CompletableFuture<IbCm.Connection> f = new CompletableFuture<>();
+                f.whenComplete((c, t) -> {
+                    if (f.isCancelled()) {
+                        loop.execute(() -> destroy("the accept was cancelled"));
+                    }
+                });
                 loop.execute(() -> {
                     try {
                         sendRep(q, options, user, f);
@@ -273,6 +328,9 @@ final class CmId implements IbCm.Connection {
 
     /** REQ_RCVD → the QP to RTR and RTS, REP_SENT ({@code cm-facts.md} §3.1: the passive side's attributes). */
     private void sendRep(QueuePair q, IbCm.Options options, byte[] user, CompletableFuture<IbCm.Connection> f) {
+        if (withdrawn != null) {
+            throw withdrawn;
+        }
         if (state != State.REQ_RCVD) {
             throw new IllegalStateException("the request was answered already (" + state + ")");
         }
@@ -282,16 +340,28 @@ final class CmId implements IbCm.Connection {
         IbCm.toInit(qp);
         myPsn = cm.random().nextInt(1 << 24);
         pathMtu = mtu(ibMtu(req.pathMtu()));
+        boolean rxe4jPeer = req.vendorId() == IbCm.ECE_VENDOR_ID;
+        if (!rxe4jPeer) {
+            pathMtu = ibMtu(req.pathMtu()); // a peer that cannot be told uses the REQ's: so must we (§3.1)
+        }
+        int agreed = rxe4jPeer ? req.mad().attributeModifier() & 0xFFF & VerbsAccess.get().localExtensions(q) : 0;
+        VerbsAccess.get().setPeerExtensions(q, agreed);
         qp.modify(new QpAttr().state(QpState.RTR).av(peer).pathMtu(pathMtu).destQpNum(remoteQpn).rqPsn(myPsn)
                 .maxDestRdAtomic(o.responderResources()).minRnrTimer(o.minRnrTimer()));
-        qp.modify(new QpAttr().state(QpState.RTS).timeout(req.primaryLocalAckTimeout()).retryCnt(req.retryCount())
+        qp.modify(new QpAttr().state(QpState.RTS).timeout(o.ackTimeout() >= 0 ? o.ackTimeout()
+                : req.primaryLocalAckTimeout()).retryCnt(req.retryCount())
                 .rnrRetry(req.rnrRetryCount()).sqPsn(remotePsn)
                 .maxRdAtomic(Math.min(o.initiatorDepth(), req.responderResources())));
         Rep rep = Rep.create(tid).localCommId(localCommId).remoteCommId(remoteCommId).localQpn(qp.qpNum())
                 .startingPsn(myPsn).responderResources(o.responderResources()).initiatorDepth(o.initiatorDepth())
                 .targetAckDelay(IbCm.TARGET_ACK_DELAY).rnrRetryCount(o.rnrRetryCount()).localCaGuid(cm.caGuid())
                 .privateData(user);
+        if (rxe4jPeer) {
+            rep.vendorId(IbCm.ECE_VENDOR_ID);
+            rep.mad().attributeModifier(IbCm.eceOptions(cm.device().address().getPort(), pathMtu.value(), agreed));
+        }
         state = State.REP_SENT;
+        armDeadline();
         arm(rep.mad(), IbCm.ms(req.localCmResponseTimeout()), req.maxCmRetries());
     }
 
@@ -299,8 +369,7 @@ final class CmId implements IbCm.Connection {
     void onRtu(RtuOrDrep rtu) {
         if ((state == State.REP_SENT || state == State.MRA_REP_RCVD) && rtu.localCommId() == remoteCommId) {
             cancel();
-            state = State.ESTABLISHED;
-            connected.complete(this);
+            established();
         }
     }
 
@@ -316,7 +385,7 @@ final class CmId implements IbCm.Connection {
                 disconnectDone.complete(null);
                 return;
             }
-            toError();
+            toError("this side disconnected");
             Dreq d = Dreq.create(cm.newTid(localCommId)).localCommId(localCommId).remoteCommId(remoteCommId)
                     .remoteQpn(remoteQpn);
             state = State.DREQ_SENT;
@@ -333,12 +402,11 @@ final class CmId implements IbCm.Connection {
         cm.send(peer, RtuOrDrep.drep(d.mad().tid()).localCommId(localCommId).remoteCommId(remoteCommId).mad());
         if (state == State.REP_SENT || state == State.MRA_REP_RCVD) { // our RTU was lost: it was connected
             cancel();
-            state = State.ESTABLISHED;
-            connected.complete(this);
+            established();
         }
         if (state == State.ESTABLISHED || state == State.DREQ_SENT) {
             cancel();
-            toError();
+            toError("the peer at " + peer + " disconnected");
             disconnectDone.complete(null);
             end();
         }
@@ -383,10 +451,82 @@ final class CmId implements IbCm.Connection {
                 + periodMs + " ms", IbCm.REJ_TIMEOUT, new byte[0]));
     }
 
+    /** → ESTABLISHED: the exchange's deadline off, the future completed. */
+    private void established() {
+        state = State.ESTABLISHED;
+        if (deadline != null) {
+            deadline.cancel();
+            deadline = null;
+        }
+        connected.complete(this);
+    }
+
+    /** Arms the exchange's own deadline, if the options set one. */
+    private void armDeadline() {
+        if (o.timeoutNanos() > 0) {
+            deadline = loop.schedule(this::onDeadline, o.timeoutNanos());
+        }
+    }
+
+    /** The exchange took longer than {@link IbCm.Options#timeoutNanos()}: it gives up as a destroyed id. */
+    private void onDeadline() {
+        deadline = null;
+        if (state == State.REQ_SENT || state == State.MRA_REQ_RCVD || state == State.REP_SENT
+                || state == State.MRA_REP_RCVD) {
+            long ms = TimeUnit.NANOSECONDS.toMillis(o.timeoutNanos());
+            sayGoodbye();
+            fail(new IbCm.RejectedException("no " + (req == null ? "REP" : "RTU") + " from " + peer + " within "
+                    + ms + " ms", IbCm.REJ_TIMEOUT, new byte[0]));
+        }
+    }
+
+    /**
+     * What a destroyed id tells its peer ({@code cm_destroy_id}), sent once: REJ 4 with our CA GUID
+     * for a REQ in flight, REJ 28 for a request received or a REP in flight, a DREQ for a connection.
+     */
+    private void sayGoodbye() {
+        switch (state) {
+            // cm_format_rej: REQ_RCVD names the REQ (local comm ID 0); the others are "other"
+            case REQ_SENT, MRA_REQ_RCVD -> send(Rej.create(tid).localCommId(localCommId).remoteCommId(0)
+                    .messageRejected(Rej.REJECTED_OTHER).reason(IbCm.REJ_TIMEOUT)
+                    .ari(java.nio.ByteBuffer.allocate(8).putLong(cm.caGuid()).array()).mad());
+            case REQ_RCVD -> send(Rej.create(tid).localCommId(0).remoteCommId(remoteCommId)
+                    .messageRejected(Rej.REJECTED_REQ).reason(IbCm.REJ_CONSUMER_DEFINED).mad());
+            case REP_SENT, MRA_REP_RCVD -> send(Rej.create(tid).localCommId(localCommId).remoteCommId(remoteCommId)
+                    .messageRejected(Rej.REJECTED_OTHER).reason(IbCm.REJ_CONSUMER_DEFINED).mad());
+            // no retries follow a destroyed id: two copies, so that one lost packet does not leave the
+            // peer connected (a duplicate is answered by a DREP too: cm_dreq_handler, cm_issue_drep)
+            case ESTABLISHED -> {
+                CmMad d = Dreq.create(cm.newTid(localCommId)).localCommId(localCommId).remoteCommId(remoteCommId)
+                        .remoteQpn(remoteQpn).mad();
+                send(d);
+                send(d);
+            }
+            case DREQ_SENT -> send(lastSent); // a second copy of the DREQ whose retries end here
+            default -> { }
+        }
+    }
+
+    /**
+     * The id is destroyed (its future cancelled, or the device's CM closes): the peer is told once
+     * ({@link #sayGoodbye()}), every future completes, no timer stays armed, the id is gone.
+     */
+    void destroy(String why) {
+        if (state == State.GONE) {
+            return;
+        }
+        sayGoodbye();
+        if (state == State.ESTABLISHED || state == State.DREQ_SENT) {
+            toError(why);
+        }
+        abort(why);
+        cm.forget(localCommId);
+    }
+
     /** The connection never came up: the future fails, the QP goes to ERR (rdma_cm's REJECTED), the id is gone. */
     private void fail(RuntimeException e) {
         cancel();
-        toError();
+        toError(e.getMessage());
         if (connected != null) {
             connected.completeExceptionally(e);
         }
@@ -396,7 +536,11 @@ final class CmId implements IbCm.Connection {
     /** The device's CM closes: every future fails, no timer stays armed. */
     void abort(String why) {
         cancel();
-        IllegalStateException e = new IllegalStateException(why);
+        if (deadline != null) {
+            deadline.cancel();
+            deadline = null;
+        }
+        IllegalStateException e = new IbCm.ClosedException(why);
         if (connected != null) {
             connected.completeExceptionally(e);
         }
@@ -407,6 +551,10 @@ final class CmId implements IbCm.Connection {
 
     private void forgetNow() {
         cancel();
+        if (deadline != null) {
+            deadline.cancel();
+            deadline = null;
+        }
         state = State.GONE;
         disconnected.complete(null);
         cm.forget(localCommId);
@@ -434,10 +582,14 @@ final class CmId implements IbCm.Connection {
         cm.send(peer, m);
     }
 
-    private void toError() {
+    /**
+     * The QP to ERR with {@code reason} as its error reason, unless the application reset or
+     * destroyed it, or it is in ERR already ({@code disconnectToError}).
+     */
+    private void toError(String reason) {
         try {
-            if (qp != null && qp.state() != QpState.ERR && qp.state() != QpState.RESET) {
-                qp.modify(new QpAttr().state(QpState.ERR));
+            if (qp != null) {
+                VerbsAccess.get().disconnectToError(qp, reason);
             }
         } catch (RuntimeException destroyed) {
             // the QP or its device is gone already: nothing to move
@@ -454,11 +606,9 @@ final class CmId implements IbCm.Connection {
         return Mtu.MTU_4096;
     }
 
+    /** @return the smaller of {@code peerMax} and this side's: the options' MTU as given, else the port's active MTU */
     private Mtu mtu(Mtu peerMax) {
-        Mtu m = cm.device().queryPort(1).activeMtu();
-        if (o.maxPathMtu() != null && o.maxPathMtu().bytes() < m.bytes()) {
-            m = o.maxPathMtu();
-        }
+        Mtu m = o.pathMtu() != null ? o.pathMtu() : cm.device().queryPort(1).activeMtu();
         return peerMax.bytes() < m.bytes() ? peerMax : m;
     }
 
@@ -472,6 +622,11 @@ final class CmId implements IbCm.Connection {
     @Override
     public int remoteQpn() {
         return remoteQpn;
+    }
+
+    @Override
+    public Mtu pathMtu() {
+        return pathMtu;
     }
 
     @Override

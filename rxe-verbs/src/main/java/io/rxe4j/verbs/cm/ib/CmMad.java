@@ -110,6 +110,12 @@ public final class CmMad {
         return b.getInt(20);
     }
 
+    /** Sets the attribute modifier (ECE's {@code attr_mod} on REQ, REP and SIDR_REP). */
+    public CmMad attributeModifier(int v) {
+        b.putInt(20, v);
+        return this;
+    }
+
     // ---- field access by data offset
 
     int u8(int off) {

@@ -33,6 +33,9 @@ public final class CmMessages {
 
         public int localCommId() { return m.u32(0); }
         public Req localCommId(int v) { m.u32(0, v); return this; }
+        /** @return the ECE vendor ID (data 5..7; 0 = no ECE) */
+        public int vendorId() { return m.u24(5); }
+        public Req vendorId(int v) { m.u24(5, v); return this; }
         public long serviceId() { return m.u64(8); }
         public Req serviceId(long v) { m.u64(8, v); return this; }
         public long localCaGuid() { return m.u64(16); }
@@ -129,6 +132,9 @@ public final class CmMessages {
         public int localQpn() { return m.u24(12); }
         public Rep localQpn(int v) { m.u24(12, v); return this; }
         public int localEecn() { return m.u24(16); }
+        /** @return the ECE vendor ID, split over data 15, 19 and 23 (0 = no ECE) */
+        public int vendorId() { return (m.u8(15) << 16) | (m.u8(19) << 8) | m.u8(23); }
+        public Rep vendorId(int v) { m.u8(15, v >>> 16); m.u8(19, v >>> 8); m.u8(23, v); return this; }
         /** @return the PSN the REP's sender will receive */
         public int startingPsn() { return m.u24(20); }
         public Rep startingPsn(int v) { m.u24(20, v); return this; }

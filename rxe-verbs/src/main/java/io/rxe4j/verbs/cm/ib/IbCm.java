@@ -50,6 +50,29 @@ public final class IbCm {
     public static final int REJ_INVALID_SERVICE_ID = 8;
     public static final int REJ_STALE_CONN = 10;
     public static final int REJ_CONSUMER_DEFINED = 28;
+    /**
+     * rxe4j's ECE vendor ID ({@code ibv_ece.vendor_id}; REQ and REP, {@code cm-facts.md} §2.1–2.2):
+     * "RXE", 0x52 0x58 0x45. Its first octet has the locally administered bit set, so no IEEE
+     * assignment can collide with it. A librdmacm peer that does not know it echoes it in its REP
+     * with options 0; the kernel CM passes it on unchanged.
+     */
+    public static final int ECE_VENDOR_ID = 0x525845;
+
+    /**
+     * rxe4j's ECE options, the MAD's attribute modifier beside {@link #ECE_VENDOR_ID}: bits 31..16
+     * the sender device's UDP port (0: RoCEv2's 4791), bits 15..12 the path MTU the sender will use
+     * (IB enum; in a REP, the passive side's; 0: not stated), bits 11..0 the extension bits
+     * ({@code QpOps.EXT_*}: offered in a REQ, agreed in a REP).
+     */
+    static int eceOptions(int udpPort, int mtuEnum, int extensions) {
+        return ((udpPort == ROCE_PORT ? 0 : udpPort) << 16) | ((mtuEnum & 0xF) << 12) | (extensions & 0xFFF);
+    }
+
+    /** The device address a REQ's or REP's ECE names, else {@code fallback}. */
+    static InetSocketAddress eceAddress(InetSocketAddress fallback, int vendorId, int options) {
+        int port = options >>> 16;
+        return vendorId == ECE_VENDOR_ID && port != 0 ? new InetSocketAddress(fallback.getAddress(), port) : fallback;
+    }
 
     private static final Map<RdmaDevice, IbCm> BY_DEVICE = new ConcurrentHashMap<>();
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(IbCm.class);
@@ -62,8 +85,8 @@ public final class IbCm {
     private final long caGuid;
     /** Connections by local comm ID. Loop only. */
     private final Map<Integer, CmId> ids = new HashMap<>();
-    /** Listeners by service ID. Loop only. */
-    private final Map<Long, RequestHandler> listeners = new HashMap<>();
+    /** Listeners by service ID (added and removed from any thread, read on the loop). */
+    private final Map<Long, RequestHandler> listeners = new ConcurrentHashMap<>();
     /** UD listeners (SIDR) by service ID. Loop only. */
     private final Map<Long, SidrHandler> sidrListeners = new HashMap<>();
     /** The last SIDR answers by (peer, request ID), for retransmitted requests. Loop only. */
@@ -109,9 +132,17 @@ public final class IbCm {
 
     /** Fails everything in flight (on the loop when it still runs). */
     private void abortAll() {
+        for (RequestHandler h : listeners.values()) {
+            try {
+                h.onClosed();
+            } catch (RuntimeException e) {
+                LOG.warn("CM: a listener of {} failed while closing", device, e);
+            }
+        }
+        listeners.clear();
         Runnable abort = () -> {
             for (CmId id : new java.util.ArrayList<>(ids.values())) {
-                id.abort("the connection manager of " + device + " closed");
+                id.destroy("the connection manager of " + device + " closed");
             }
             ids.clear();
             for (SidrQuery q : sidrQueries.values()) {
@@ -133,12 +164,24 @@ public final class IbCm {
         }
     }
 
-    /** What a connection uses of the defaults rdma_cm applies ({@code cm-facts.md} §2.1, §3.1). */
+    /**
+     * What one side of a connection asks for ({@code rdma_conn_param} and the {@code rdma_set_option}s;
+     * {@code cm-facts.md} §2.1, §3.1). As in rdma_cm, {@code retryCount} of the active side is used by
+     * both QPs, and each side's {@code rnrRetryCount} is the one its <em>peer's</em> QP uses.
+     *
+     * @param pathMtu the path MTU to use at most, as given (up to the device's largest); null: the
+     *     port's active MTU; the smaller of both sides' wins
+     * @param ackTimeout this side's QP's local ACK timeout exponent (4.096 µs × 2^n), or -1 for the
+     *     CM's ({@code cm_ack_timeout} of the peer's ACK delay and the packet life time: 17 with rxe)
+     * @param timeoutNanos the most the exchange may take on this side before it gives up (REJ 4 for a
+     *     REQ, REJ 28 for a REP), 0 for the CM's retries alone
+     */
     public record Options(int responderResources, int initiatorDepth, int retryCount, int rnrRetryCount,
-            int minRnrTimer, Mtu maxPathMtu, int cmResponseTimeout, int maxCmRetries) {
+            int minRnrTimer, Mtu pathMtu, int cmResponseTimeout, int maxCmRetries, int ackTimeout,
+            long timeoutNanos) {
         /** rping's: 1 READ/atomic each way, 7 retries, RNR retry 7, min RNR timer 12, MTU from the port. */
         public static Options defaults() {
-            return new Options(1, 1, 7, 7, 12, null, CM_RESPONSE_TIMEOUT, MAX_CM_RETRIES);
+            return new Options(1, 1, 7, 7, 12, null, CM_RESPONSE_TIMEOUT, MAX_CM_RETRIES, -1, 0);
         }
     }
 
@@ -147,6 +190,9 @@ public final class IbCm {
         QueuePair qp();
 
         int remoteQpn();
+
+        /** @return the path MTU the QP uses */
+        Mtu pathMtu();
 
         /** @return the peer's private data: its REP's (196 bytes) on the active side, its REQ's user bytes (56) on the passive side */
         byte[] remotePrivateData();
@@ -163,7 +209,20 @@ public final class IbCm {
 
     /** A REQ for a service this device listens on, handed to its {@link RequestHandler} on the loop. */
     public interface Incoming {
+        /** @return the peer device's (IP, UDP port): port 4791, or the one its rxe4j ECE names */
         InetSocketAddress peer();
+
+        /** @return the REQ's sender QPN */
+        int remoteQpn();
+
+        /** @return the REQ's path MTU */
+        Mtu pathMtu();
+
+        /**
+         * Forgets the REQ without an answer, so that its retransmission comes as new: what Linux does
+         * when the listener's backlog is full ({@code cm_destroy_id} with -ENOMEM in REQ_RCVD).
+         */
+        void drop();
 
         /** @return rdma_cm's header of the REQ (the peer's IP and port, and ours) */
         CmaHeader cmaHeader();
@@ -182,6 +241,10 @@ public final class IbCm {
     @FunctionalInterface
     public interface RequestHandler {
         void onRequest(Incoming request);
+
+        /** The CM closed (its device closes): no request comes any more. Any thread; must not block. */
+        default void onClosed() {
+        }
     }
 
     /** The answer to a SIDR request: the peer's UD QP and its Q_Key ({@code param.ud} of rdma_cm's ESTABLISHED). */
@@ -262,12 +325,47 @@ public final class IbCm {
         }
     }
 
+    /** The device's connection manager closed (or the id was destroyed) before the exchange ended. */
+    public static final class ClosedException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        ClosedException(String message) {
+            super(message);
+        }
+    }
+
     // ------------------------------------------------------------------ public operations
 
-    /** Listens on rdma_cm's TCP-space {@code port} ({@code rdma_listen}). */
-    public void listen(int port, RequestHandler handler) {
-        long sid = ServiceIds.of(ServiceIds.PS_TCP, port);
-        loop.execute(() -> listeners.put(sid, handler));
+    /** First port tried for a listener on port 0 ({@code ip_local_port_range}'s default start). */
+    static final int EPHEMERAL_LOW = 32768;
+
+    /**
+     * Listens on rdma_cm's TCP-space {@code port} ({@code rdma_listen}).
+     *
+     * @param port 1..65535, or 0 for a free port from 32768..60999
+     * @return the port listened on
+     * @throws IllegalStateException if something listens on {@code port} already ({@code EADDRINUSE})
+     * @throws IllegalArgumentException for a port out of range
+     */
+    public int listen(int port, RequestHandler handler) {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be 0..65535, got " + port);
+        }
+        if (port == 0) {
+            int start = EPHEMERAL_LOW + random.nextInt(61000 - EPHEMERAL_LOW);
+            for (int i = 0; i < 61000 - EPHEMERAL_LOW; i++) {
+                int p = EPHEMERAL_LOW + (start - EPHEMERAL_LOW + i) % (61000 - EPHEMERAL_LOW);
+                if (listeners.putIfAbsent(ServiceIds.of(ServiceIds.PS_TCP, p), handler) == null) {
+                    return p;
+                }
+            }
+            throw new IllegalStateException("no free rdma_cm port on " + device);
+        }
+        if (listeners.putIfAbsent(ServiceIds.of(ServiceIds.PS_TCP, port), handler) != null) {
+            throw new IllegalStateException("something listens on rdma_cm port " + port + " of " + device
+                    + " already");
+        }
+        return port;
     }
 
     /** Answers SIDR requests for rdma_cm's UDP-space {@code port} ({@code rdma_listen} of a UD id). */
@@ -318,8 +416,7 @@ public final class IbCm {
 
     /** Stops listening on {@code port}. */
     public void unlisten(int port) {
-        long sid = ServiceIds.of(ServiceIds.PS_TCP, port);
-        loop.execute(() -> listeners.remove(sid));
+        listeners.remove(ServiceIds.of(ServiceIds.PS_TCP, port));
     }
 
     /**
@@ -334,10 +431,19 @@ public final class IbCm {
         if (userData.length > Req.PRIVATE_DATA - CmaHeader.LENGTH) {
             throw new IllegalArgumentException("a REQ carries at most 56 bytes of private data, got " + userData.length);
         }
+        long serviceId = ServiceIds.of(ServiceIds.PS_TCP, port); // throws for a port out of range, before any I/O
+        new CmaHeader(1024, device.address().getAddress(), peer.getAddress()); // throws for two families
         CompletableFuture<Connection> f = new CompletableFuture<>();
         loop.execute(() -> {
             try {
-                new CmId(this, qp, peer, o).sendReq(ServiceIds.of(ServiceIds.PS_TCP, port), userData, f);
+                CmId id = new CmId(this, qp, peer, o);
+                // cancelled by its user: the id goes as a destroyed rdma_cm id does (REJ 4, or a DREQ)
+                f.whenComplete((c, t) -> {
+                    if (f.isCancelled()) {
+                        loop.execute(() -> id.destroy("the connect was cancelled"));
+                    }
+                });
+                id.sendReq(serviceId, userData, f);
             } catch (RuntimeException e) {
                 f.completeExceptionally(e);
             }
@@ -393,7 +499,8 @@ public final class IbCm {
         action.accept(id);
     }
 
-    private void onReq(Req req, InetSocketAddress peer) {
+    private void onReq(Req req, InetSocketAddress from) {
+        InetSocketAddress peer = eceAddress(from, req.vendorId(), req.mad().attributeModifier());
         for (CmId id : ids.values()) { // a retransmitted REQ (cm_dup_req_handler)
             if (id.isFor(req)) {
                 id.onDuplicateReq(req);
@@ -532,8 +639,12 @@ public final class IbCm {
     }
 
     void send(InetSocketAddress to, CmMad m) {
-        if (!gsi.send(to, GsiOps.QPN, m.bytes())) {
-            LOG.warn("CM: QP1's send queue is full, {} to {} not sent (its retry timer resends it)", m, to);
+        try {
+            if (!gsi.send(to, GsiOps.QPN, m.bytes())) {
+                LOG.warn("CM: QP1's send queue is full, {} to {} not sent (its retry timer resends it)", m, to);
+            }
+        } catch (RuntimeException e) { // the device is closing: nothing more goes out
+            LOG.debug("CM: {} to {} not sent: {}", m, to, e.toString());
         }
     }
 
