@@ -920,6 +920,64 @@ class ConnectionManagerTest {
         assertThat(of(-REJ)).as("nothing was rejected").isEmpty();
     }
 
+    @Test
+    void aThousandConcurrentConnectsToABusyListenerAllCompleteWithABoundedBacklogAndTable() throws Exception {
+        virtualTime();
+        int n = 1000;
+        int backlog = 128;
+        RdmaListener busy = RdmaListener.listen(server.dev, 7480, backlog);
+        ConnectionParams p = ConnectionParams.defaults().withCaps(new QpCaps(2, 2, 1, 1, 0))
+                .withTimeout(Duration.ofMinutes(5));
+        int serverObjects = server.dev.openObjects();
+        drop = m -> false;
+        List<CompletableFuture<RdmaConnection>> clients = new ArrayList<>();
+        for (int i = 0; i < n; i++) { // all at once, from one device
+            clients.add(RdmaConnection.connectAsync(client.pd, client.cq, client.cq, server.dev.address(), 7480, p,
+                    qp -> { }));
+        }
+        IbCm serverCm = IbCm.of(server.dev);
+        List<CompletableFuture<RdmaConnection>> servers = new ArrayList<>();
+        long t0 = vs.nanoTime();
+        int mostIds = 0;
+        while (servers.size() < n || !clients.stream().allMatch(CompletableFuture::isDone)) {
+            assertThat(vs.nanoTime() - t0).as("all connected within 5 min of virtual time; %d accepted, %d dropped",
+                    servers.size(), busy.droppedRequests()).isLessThan(TimeUnit.MINUTES.toNanos(5));
+            vs.runFor(MS);
+            ConnectRequest r = busy.getRequest(Duration.ZERO); // a busy server: one request per millisecond
+            if (r != null) {
+                servers.add(r.acceptAsync(server.pd, server.cq, server.cq, p));
+            }
+            int ids = serverCm.idCount(); // (this thread runs the virtual loop)
+            mostIds = Math.max(mostIds, ids);
+            assertThat(ids).as("the server's CM holds the accepted connections and at most the backlog")
+                    .isLessThanOrEqualTo(servers.size() + backlog);
+        }
+        assertThat(busy.droppedRequests()).as("the backlog was full at times: REQs left for the client's retry")
+                .isPositive();
+        java.util.Set<Integer> clientQpns = new java.util.HashSet<>();
+        for (CompletableFuture<RdmaConnection> c : clients) {
+            assertThat(c).isCompleted();
+            assertThat(c.join().isConnected()).isTrue();
+            clientQpns.add(c.join().qp().qpNum());
+        }
+        vs.runFor(MS);
+        java.util.Set<Integer> servedQpns = new java.util.HashSet<>();
+        for (CompletableFuture<RdmaConnection> s : servers) {
+            assertThat(s).isCompleted();
+            servedQpns.add(s.join().remoteQpNum());
+        }
+        assertThat(servedQpns).as("each client QP is served once").isEqualTo(clientQpns);
+        assertThat(server.dev.openObjects()).as("a connection and its QP each, nothing else")
+                .isEqualTo(serverObjects + 2 * n);
+        assertThat(mostIds).isLessThanOrEqualTo(n + backlog);
+        // the client's device closes: every server connection is told by a DREQ (QP1's queue and retries)
+        mads.clear();
+        closeFromAnotherThread(client.dev);
+        assertThat(vs.runUntil(() -> servers.stream().allMatch(s -> !s.join().isConnected()), MAX))
+                .as("every server connection disconnected").isTrue();
+        busy.close();
+    }
+
     @ParameterizedTest(name = "RTU lost: {0}")
     @ValueSource(booleans = {false, true})
     void establishedIsRaisedBeforeDisconnectedWhenTheDreqFollowsTheRtu(boolean rtuLost) throws Exception {

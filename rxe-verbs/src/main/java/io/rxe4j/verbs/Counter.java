@@ -243,6 +243,19 @@ public enum Counter {
     /** MADs the GSI QP (QP1) sent. */
     GSI_SENT_MADS,
     /**
+     * MADs the connection manager dropped as malformed: not a CM MAD (management class 0x07, class
+     * version 2, method Send; {@code cm-facts.md} §2), shorter than 256 bytes, an unknown attribute,
+     * or fields that do not parse (Linux's {@code ib_mad} and {@code cm.c} drop these silently).
+     */
+    CM_DROP_MALFORMED,
+    /**
+     * CM MADs that name no connection of this device or do not fit its state: a late or replayed
+     * REP, RTU, REJ, MRA, DREP, DREQ or SIDR_REP (Linux's {@code cm_acquire_id} failing, or a handler's
+     * state check). Dropped; a DREQ for an unknown connection is still answered with a DREP, as
+     * {@code cm_issue_drep} does.
+     */
+    CM_DROP_STALE,
+    /**
      * Datagrams dropped for the device's own sockets before rxe4j saw them (exact, per socket: the
      * {@code drops} of {@code /proc/net/udp}). Linux counts there both a full receive buffer and a bad
      * UDP checksum (a datagram corrupted on the way), so this is not only overflows: see {@link

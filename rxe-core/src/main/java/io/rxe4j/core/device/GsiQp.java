@@ -94,6 +94,11 @@ final class GsiQp implements GsiOps, RxeQp.DatagramListener {
     }
 
     @Override
+    public void count(Counter counter) {
+        qp.counters().inc(counter);
+    }
+
+    @Override
     public void listener(MadListener l) {
         this.listener = l;
     }
@@ -108,6 +113,15 @@ final class GsiQp implements GsiOps, RxeQp.DatagramListener {
             throw new IllegalArgumentException("remote QPN must be 24-bit, got 0x" + Integer.toHexString(remoteQpn));
         }
         SendWr wr = new SendWr().send(0).inline(mad).ud(null, remoteQpn, QKEY); // a control-plane allocation
+        if (qp.tryPostDatagram(wr, to)) {
+            return true;
+        }
+        if (!lane.scheduler().inLoop()) {
+            return false;
+        }
+        // a burst posted in one loop turn (a thousand REQs, a closing device's DREQs) filled the queue
+        // before its kick ran: send what is queued now, which frees the slots unless the transport is full
+        qp.sendPendingNow();
         return qp.tryPostDatagram(wr, to);
     }
 

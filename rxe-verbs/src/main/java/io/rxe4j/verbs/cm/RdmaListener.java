@@ -122,9 +122,11 @@ public final class RdmaListener implements AutoCloseable {
                 taker = takers.poll();
                 if (taker == null) {
                     if (requests.size() >= backlog) {
-                        dropped.incrementAndGet();
-                        LOG.warn("connection manager on port {} of {}: {} left unanswered: backlog of {} requests"
-                                + " full (the client resends it)", port, device, r, backlog);
+                        long d = dropped.incrementAndGet();
+                        if (Long.bitCount(d) == 1) { // the 1st, 2nd, 4th, 8th ...: a flood logs a few lines
+                            LOG.warn("connection manager on port {} of {}: {} left unanswered: backlog of {} requests"
+                                    + " full (the client resends it; {} left so far)", port, device, r, backlog, d);
+                        }
                         r.drop();
                         return;
                     }

@@ -44,6 +44,12 @@ public interface GsiOps {
      */
     io.rxe4j.verbs.spi.Scheduler scheduler();
 
+    /**
+     * Counts one event of the device's management layer ({@link io.rxe4j.verbs.Counter#CM_DROP_MALFORMED},
+     * {@link io.rxe4j.verbs.Counter#CM_DROP_STALE}) in the device's counters. On {@link #scheduler()}'s loop, where the listener runs.
+     */
+    void count(io.rxe4j.verbs.Counter counter);
+
     /** Sets the one listener of received MADs; null: none (received MADs are counted and dropped). */
     void listener(MadListener listener);
 
@@ -54,7 +60,8 @@ public interface GsiOps {
      * @param to the peer device's (IP, UDP port): 4791 for a RoCE peer
      * @param remoteQpn the destination QP, 24 bits (1 for the peer's GSI QP)
      * @param mad 1 … {@link #MAD_BYTES} bytes, copied before this returns
-     * @return false if the send queue is full (the MAD was not sent)
+     * @return false if the send queue is full (the MAD was not sent): on the loop only once the MADs
+     *     already queued were sent and still no slot is free (the transport is full)
      * @throws IllegalArgumentException for an empty or oversized MAD or a QPN beyond 24 bits
      * @throws IllegalStateException if the device is closed
      */

@@ -94,14 +94,18 @@ final class CmId implements IbCm.Connection {
         arm(r.mad(), 2 * IbCm.ms(IbCm.PACKET_LIFE_TIME) + IbCm.ms(o.cmResponseTimeout()), o.maxCmRetries());
     }
 
-    /** A REP: REQ_SENT/MRA_REQ_RCVD → RTR, RTS, RTU, ESTABLISHED; a duplicate in ESTABLISHED gets the RTU again. */
-    void onRep(Rep rep) {
+    /**
+     * A REP: REQ_SENT/MRA_REQ_RCVD → RTR, RTS, RTU, ESTABLISHED; a duplicate in ESTABLISHED gets the RTU again.
+     *
+     * @return false if the REP does not fit this id's state (stale, replayed): dropped
+     */
+    boolean onRep(Rep rep) {
         if (state == State.ESTABLISHED && rep.localCommId() == remoteCommId) {
             send(lastSent); // the RTU was lost (cm_dup_rep_handler)
-            return;
+            return true;
         }
         if (state != State.REQ_SENT && state != State.MRA_REQ_RCVD) {
-            return;
+            return false;
         }
         cancel();
         remoteCommId = rep.localCommId();
@@ -135,11 +139,12 @@ final class CmId implements IbCm.Connection {
                     .messageRejected(Rej.REJECTED_REP).reason(IbCm.REJ_CONSUMER_DEFINED).mad());
             fail(new IllegalStateException("the QP could not be connected after the REP from " + peer + ": "
                     + e.getMessage(), e));
-            return;
+            return true;
         }
         lastSent = RtuOrDrep.rtu(tid).localCommId(localCommId).remoteCommId(remoteCommId).mad();
         send(lastSent);
         established();
+        return true;
     }
 
     /** {@code cm_ack_timeout}: the QP's local ACK timeout from the peer's ACK delay and the packet life time. */
@@ -157,24 +162,30 @@ final class CmId implements IbCm.Connection {
      * An MRA: the peer needs time; the retry timer is extended to conv(service timeout) + conv(17)
      * ({@code cm_mra_handler}): of our REQ (REQ_SENT → MRA_REQ_RCVD) or of our REP (REP_SENT → MRA_REP_RCVD).
      */
-    void onMra(CmMessages.Mra mra) {
+    boolean onMra(CmMessages.Mra mra) {
         boolean ofReq = mra.messageMraed() == 0 && state == State.REQ_SENT;
         boolean ofRep = mra.messageMraed() == 1 && state == State.REP_SENT && mra.localCommId() == remoteCommId;
         if (!ofReq && !ofRep) {
-            return;
+            return false;
         }
         state = ofReq ? State.MRA_REQ_RCVD : State.MRA_REP_RCVD;
         cancel();
         timer = loop.schedule(this::onTimeout, TimeUnit.MILLISECONDS.toNanos(IbCm.ms(mra.serviceTimeout())
                 + IbCm.ms(IbCm.PACKET_LIFE_TIME + 1)));
+        return true;
     }
 
-    /** A REJ of our REQ or REP: the connection fails with its reason and private data. */
-    void onRej(Rej rej) {
+    /**
+     * A REJ of our REQ or REP: the connection fails with its reason and private data.
+     *
+     * @return false if the REJ does not fit this id's state (stale, replayed): dropped
+     */
+    boolean onRej(Rej rej) {
         if (state == State.REQ_SENT || state == State.MRA_REQ_RCVD) {
             // a REJ of our REQ names us only (its local comm ID is 0 from REQ_RCVD)
             fail(new IbCm.RejectedException("rejected by " + peer + ": reason " + rej.reason(), rej.reason(),
                     rej.privateData()));
+            return true;
         } else if (rej.localCommId() == remoteCommId || rej.reason() == IbCm.REJ_TIMEOUT) {
             if (state == State.REQ_RCVD) {
                 // the active side gave up (REJ 4 from its destroy or timeout) before anyone answered:
@@ -182,14 +193,18 @@ final class CmId implements IbCm.Connection {
                 withdrawn = new IbCm.RejectedException("the peer at " + peer + " withdrew its request (REJ reason "
                         + rej.reason() + ")", rej.reason(), rej.privateData());
                 forgetNow();
+                return true;
             } else if (state == State.REP_SENT || state == State.MRA_REP_RCVD) {
                 fail(new IbCm.RejectedException("the REP was rejected by " + peer + ": reason " + rej.reason(),
                         rej.reason(), rej.privateData()));
+                return true;
             } else if (state == State.ESTABLISHED) {
                 toError("the peer at " + peer + " rejected the connection (REJ reason " + rej.reason() + ")");
                 end();
+                return true;
             }
         }
+        return false;
     }
 
     /** @return whether {@code rej}, a REJ 4 of a destroyed active id, names this passive id (by comm ID and the ARI's GUID) */
@@ -365,12 +380,14 @@ final class CmId implements IbCm.Connection {
         arm(rep.mad(), IbCm.ms(req.localCmResponseTimeout()), req.maxCmRetries());
     }
 
-    /** An RTU: REP_SENT → ESTABLISHED. */
-    void onRtu(RtuOrDrep rtu) {
+    /** An RTU: REP_SENT → ESTABLISHED. @return false if it does not fit (stale, replayed): dropped */
+    boolean onRtu(RtuOrDrep rtu) {
         if ((state == State.REP_SENT || state == State.MRA_REP_RCVD) && rtu.localCommId() == remoteCommId) {
             cancel();
             established();
+            return true;
         }
+        return false;
     }
 
     // ------------------------------------------------------------------ disconnection
@@ -394,10 +411,10 @@ final class CmId implements IbCm.Connection {
         return disconnectDone;
     }
 
-    /** A DREQ for this connection: DREP, the QP to ERR, TIMEWAIT. */
-    void onDreq(Dreq d) {
+    /** A DREQ for this connection: DREP, the QP to ERR, TIMEWAIT. @return false if not for this id: dropped */
+    boolean onDreq(Dreq d) {
         if ((qp != null && d.remoteQpn() != qp.qpNum()) || d.localCommId() != remoteCommId) {
-            return; // not our QP, or not our peer (cm_dreq_handler, cm_acquire_id)
+            return false; // not our QP, or not our peer (cm_dreq_handler, cm_acquire_id)
         }
         cm.send(peer, RtuOrDrep.drep(d.mad().tid()).localCommId(localCommId).remoteCommId(remoteCommId).mad());
         if (state == State.REP_SENT || state == State.MRA_REP_RCVD) { // our RTU was lost: it was connected
@@ -410,15 +427,18 @@ final class CmId implements IbCm.Connection {
             disconnectDone.complete(null);
             end();
         }
+        return true;
     }
 
-    /** A DREP: DREQ_SENT → TIMEWAIT. */
-    void onDrep(RtuOrDrep drep) {
+    /** A DREP: DREQ_SENT → TIMEWAIT. @return false if it does not fit (stale, replayed): dropped */
+    boolean onDrep(RtuOrDrep drep) {
         if (state == State.DREQ_SENT && drep.localCommId() == remoteCommId) {
             cancel();
             disconnectDone.complete(null);
             end();
+            return true;
         }
+        return false;
     }
 
     // ------------------------------------------------------------------ retries and the end

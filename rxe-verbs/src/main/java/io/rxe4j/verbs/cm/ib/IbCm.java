@@ -6,6 +6,7 @@ import io.rxe4j.verbs.QpAttr;
 import io.rxe4j.verbs.QpState;
 import io.rxe4j.verbs.QueuePair;
 import io.rxe4j.verbs.RdmaDevice;
+import io.rxe4j.verbs.Counter;
 import io.rxe4j.verbs.cm.ib.CmMessages.Dreq;
 import io.rxe4j.verbs.cm.ib.CmMessages.Rej;
 import io.rxe4j.verbs.cm.ib.CmMessages.Rep;
@@ -454,13 +455,33 @@ public final class IbCm {
     // ------------------------------------------------------------------ MADs in
 
     /** A MAD at QP1. Loop. */
+    /**
+     * One MAD from QP1, on the loop: dispatched by attribute; a malformed one is counted ({@link
+     * Counter#CM_DROP_MALFORMED}) and one that names no connection or does not fit its state ({@link
+     * Counter#CM_DROP_STALE}), both dropped. Nothing a peer sends escapes as an exception.
+     */
     private void onMad(InetSocketAddress from, int srcQp, byte[] grh, byte[] bytes) {
         CmMad m = CmMad.parse(bytes);
         if (m == null) {
-            return; // not a CM Send of class version 2: no agent for it (mad.c:validate_mad)
+            gsi.count(Counter.CM_DROP_MALFORMED); // not a CM Send of class version 2: no agent for it (mad.c:validate_mad)
+            return;
         }
-        InetSocketAddress peer = replyAddress(from);
-        switch (m.attribute()) {
+        boolean taken;
+        try {
+            taken = dispatch(m, replyAddress(from));
+        } catch (RuntimeException e) { // a field that does not parse (an address family, a length)
+            LOG.debug("CM: {} from {} dropped as malformed: {}", m, from, e.toString());
+            gsi.count(Counter.CM_DROP_MALFORMED);
+            return;
+        }
+        if (!taken) {
+            gsi.count(Counter.CM_DROP_STALE);
+        }
+    }
+
+    /** @return false if {@code m} named no connection or did not fit its state (stale, replayed) */
+    private boolean dispatch(CmMad m, InetSocketAddress peer) {
+        return switch (m.attribute()) {
             case CmMad.ATTR_REQ -> onReq(new Req(m), peer);
             case CmMad.ATTR_REP -> withId(new Rep(m).remoteCommId(), m, id -> id.onRep(new Rep(m)));
             case CmMad.ATTR_RTU -> withId(m.remoteCommId(), m, id -> id.onRtu(new RtuOrDrep(m)));
@@ -468,14 +489,18 @@ public final class IbCm {
             case CmMad.ATTR_MRA -> withId(m.remoteCommId(), m, id -> id.onMra(new CmMessages.Mra(m)));
             case CmMad.ATTR_DREQ -> onDreq(new Dreq(m), peer);
             case CmMad.ATTR_DREP -> withId(m.remoteCommId(), m, id -> id.onDrep(new RtuOrDrep(m)));
-            case CmMad.ATTR_SIDR_REQ -> onSidrReq(new CmMessages.SidrReq(m), peer);
+            case CmMad.ATTR_SIDR_REQ -> {
+                onSidrReq(new CmMessages.SidrReq(m), peer);
+                yield true;
+            }
             case CmMad.ATTR_SIDR_REP -> onSidrRep(new CmMessages.SidrRep(m));
-            default -> LOG.debug("CM MAD attribute 0x{} from {} ignored", Integer.toHexString(m.attribute()), from);
-        }
+            default -> throw new IllegalArgumentException("attribute 0x" + Integer.toHexString(m.attribute())
+                    + " is not a CM message this CM handles"); // ClassPortInfo, LAP, APR: counted malformed
+        };
     }
 
     /** A REJ: by our comm ID; a REJ 4 of a destroyed active id names us only by its comm ID and GUID (ARI). */
-    private void onRej(Rej rej) {
+    private boolean onRej(Rej rej) {
         CmId id = ids.get(rej.remoteCommId());
         if (id == null && rej.reason() == REJ_TIMEOUT) {
             for (CmId c : ids.values()) {
@@ -485,33 +510,32 @@ public final class IbCm {
                 }
             }
         }
-        if (id != null) {
-            id.onRej(rej);
-        }
+        return id != null && id.onRej(rej);
     }
 
-    private void withId(int localCommId, CmMad m, java.util.function.Consumer<CmId> action) {
+    private boolean withId(int localCommId, CmMad m, java.util.function.Predicate<CmId> action) {
         CmId id = ids.get(localCommId);
         if (id == null) {
             LOG.debug("CM {} for unknown comm ID 0x{}", m, Integer.toHexString(localCommId));
-            return;
+            return false;
         }
-        action.accept(id);
+        return action.test(id);
     }
 
-    private void onReq(Req req, InetSocketAddress from) {
+    /** @return true: every well-formed REQ is answered or, as a retransmission, handled */
+    private boolean onReq(Req req, InetSocketAddress from) {
         InetSocketAddress peer = eceAddress(from, req.vendorId(), req.mad().attributeModifier());
         for (CmId id : ids.values()) { // a retransmitted REQ (cm_dup_req_handler)
             if (id.isFor(req)) {
                 id.onDuplicateReq(req);
-                return;
+                return true;
             }
         }
         for (CmId id : ids.values()) { // the peer's QP is still connected here, or in timewait: REJ 10
             if (id.isStaleFor(req)) {
                 send(peer, Rej.create(req.mad().tid()).localCommId(0).remoteCommId(req.localCommId())
                         .messageRejected(Rej.REJECTED_REQ).reason(REJ_STALE_CONN).mad());
-                return;
+                return true;
             }
         }
         RequestHandler h = listeners.get(req.serviceId());
@@ -520,12 +544,12 @@ public final class IbCm {
             Rej rej = Rej.create(req.mad().tid()).localCommId(0).remoteCommId(req.localCommId())
                     .messageRejected(Rej.REJECTED_REQ).reason(h == null ? REJ_INVALID_SERVICE_ID : REJ_CONSUMER_DEFINED);
             send(peer, rej.mad());
-            return;
+            return true;
         }
         if (pendingRequests() >= MAX_PENDING_REQUESTS) { // a REQ flood cannot grow the table without bound
             send(peer, Rej.create(req.mad().tid()).localCommId(0).remoteCommId(req.localCommId())
                     .messageRejected(Rej.REJECTED_REQ).reason(REJ_NO_RESOURCES).mad());
-            return;
+            return true;
         }
         CmId id = new CmId(this, null, peer, Options.defaults());
         id.received(req, cma);
@@ -538,6 +562,15 @@ public final class IbCm {
             LOG.warn("CM: the handler of port {} failed on a REQ from {}", ServiceIds.port(req.serviceId()), peer, e);
             id.rejectRequest(new byte[0]);
         }
+        return true;
+    }
+
+    /**
+     * @return the communication IDs this CM holds: connections in any state, requests waiting for
+     *     their answer, ids in timewait (tests, diagnostics: bounded whatever peers send). Loop only.
+     */
+    public int idCount() {
+        return ids.size();
     }
 
     /** Most requests waiting for their handler's answer at once. */
@@ -577,10 +610,10 @@ public final class IbCm {
         send(peer, rep.mad());
     }
 
-    private void onSidrRep(CmMessages.SidrRep rep) {
+    private boolean onSidrRep(CmMessages.SidrRep rep) {
         SidrQuery q = sidrQueries.remove(rep.requestId());
         if (q == null) {
-            return; // a duplicate answer
+            return false; // a duplicate answer, or one to nothing asked
         }
         if (q.timer != null) {
             q.timer.cancel();
@@ -591,16 +624,18 @@ public final class IbCm {
             q.answer.completeExceptionally(new RejectedException("SIDR_REP status " + rep.status() + " from " + q.peer,
                     rep.status(), rep.privateData()));
         }
+        return true;
     }
 
-    private void onDreq(Dreq dreq, InetSocketAddress peer) {
+    /** @return false for a DREQ of no connection here (answered from the MAD alone, cm_issue_drep) or not of its peer */
+    private boolean onDreq(Dreq dreq, InetSocketAddress peer) {
         CmId id = ids.get(dreq.remoteCommId());
-        if (id == null) { // answered from the MAD alone (cm_issue_drep)
+        if (id == null) {
             send(peer, RtuOrDrep.drep(dreq.mad().tid()).localCommId(dreq.remoteCommId())
                     .remoteCommId(dreq.localCommId()).mad());
-            return;
+            return false;
         }
-        id.onDreq(dreq);
+        return id.onDreq(dreq);
     }
 
     // ------------------------------------------------------------------ for CmId
