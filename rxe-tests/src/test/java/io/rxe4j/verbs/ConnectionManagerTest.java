@@ -874,7 +874,8 @@ class ConnectionManagerTest {
                 ConnectionParams.defaults());
         RdmaCmException se = failure(s);
         assertThat(se.reason()).isEqualTo(RdmaCmException.Reason.TIMEOUT);
-        assertThat(se).hasMessageContaining("withdrew its request (REJ reason 4)");
+        assertThat(se).hasMessageContaining("withdrew its request (REJ reason 4)").hasMessageContaining("gave up")
+                .hasMessageNotContaining("did not complete");
         vs.runFor(60_000 * MS);
         assertThat(seq()).as("no REP, no REJ for a forgotten request").containsExactly(REQ, REJ);
         assertThat(server.pd.qps).as("the failed accept destroyed its QP").isEmpty();
@@ -1080,5 +1081,30 @@ class ConnectionManagerTest {
         next.cancel(false);
         assertThat(seq()).as("cancelled before its loop task ran: no REQ went out").isEmpty();
         assertThat(client.pd.qps).isEmpty();
+    }
+
+    @Test
+    void aBlockingAcceptOnVirtualTimeFailsNamingTheClockInsteadOfWaitingForever() {
+        virtualTime();
+        assertThatThrownBy(() -> listener.accept(server.pd, server.cq, server.cq,
+                ConnectionParams.defaults().withTimeout(Duration.ofMillis(200))))
+                .isInstanceOfSatisfying(RdmaCmException.class, e -> {
+                    assertThat(e.reason()).isEqualTo(RdmaCmException.Reason.TIMEOUT);
+                    assertThat(e.getMessage()).contains("no connect request within PT0.2S", "virtual time");
+                });
+        assertThat(server.pd.qps).isEmpty();
+    }
+
+    @Test
+    void aConnectToAPortNothingAnswersAt4791NamesTheExplicitDeviceForm() {
+        virtualTime();
+        // the short form assumes the server's device at UDP 4791; here nothing is at 10.0.0.9
+        CompletableFuture<RdmaConnection> c = RdmaConnection.connectAsync(client.pd, client.cq, client.cq,
+                new InetSocketAddress("10.0.0.9", 7471), ConnectionParams.defaults().withTimeout(Duration.ofSeconds(2)));
+        RdmaCmException e = failure(c);
+        assertThat(e.reason()).isEqualTo(RdmaCmException.Reason.TIMEOUT);
+        assertThat(e).hasMessageContaining("did not complete the exchange within PT2S")
+                .hasMessageContaining("nothing answered at UDP 4791 of 10.0.0.9")
+                .hasMessageContaining("serverDevice.address()");
     }
 }

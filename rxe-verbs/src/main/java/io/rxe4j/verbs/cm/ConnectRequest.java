@@ -108,8 +108,9 @@ public final class ConnectRequest {
      * AsyncEventType#QP_FATAL} raised) when the future completes.
      *
      * @return completes exceptionally with an {@link RdmaCmException}: TIMEOUT if the client does not
-     *     confirm within {@link ConnectionParams#timeout()} (it is sent REJ 28), REJECTED if it rejects
-     *     the REP, PROTOCOL if the QP cannot take the request's values (the client is sent REJ 28),
+     *     confirm within {@link ConnectionParams#timeout()} (it is sent REJ 28) or gave up itself (its
+     *     REJ 4, timeout: before or after the REP; the message says which), REJECTED if it rejects
+     *     the REP for another reason, PROTOCOL if the QP cannot take the request's values (the client is sent REJ 28),
      *     CLOSED if the device closes; the QP is destroyed then
      * @throws IllegalArgumentException naming the argument: a null {@code pd}, {@code sendCq}, {@code
      *     recvCq}, {@code params} or {@code beforeAccept}, or CQs of another device than {@code pd}'s

@@ -51,7 +51,10 @@ import java.time.Duration;
 public final class ConnectionParams {
     /** Most private data a connect request carries, bytes (librdmacm, RDMA_PS_TCP over IB: 56). */
     public static final int MAX_CONNECT_PRIVATE_DATA = 56;
-    /** Most private data an accept or reject carries, bytes (librdmacm over IB: 196). */
+    /**
+     * Most private data an accept carries (the REP's), bytes (librdmacm over IB: 196); a reject
+     * carries at most {@link #MAX_REJECT_PRIVATE_DATA}.
+     */
     public static final int MAX_ACCEPT_PRIVATE_DATA = 196;
     /** Most private data a reject carries, bytes (the IB CM REJ's field: 148). */
     public static final int MAX_REJECT_PRIVATE_DATA = 148;

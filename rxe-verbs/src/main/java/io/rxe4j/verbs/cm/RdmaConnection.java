@@ -240,7 +240,10 @@ public final class RdmaConnection implements AutoCloseable {
         cmf.whenComplete((c, t) -> {
             if (t != null) {
                 qp.close();
-                f.completeExceptionally(translate(t, who, params.timeout()));
+                f.completeExceptionally(translate(t, who, params.timeout(), peerDevice.getPort() != ROCE_PORT ? ""
+                        : "; nothing answered at UDP " + ROCE_PORT + " of " + peerDevice.getAddress().getHostAddress()
+                                + ": if the server's device is on another UDP port, name its address: connect(pd,"
+                                + " sendCq, recvCq, serverDevice.address(), port, params, beforeConnect)"));
             } else if (!f.complete(established(pd.device(), qp, c))) {
                 // our user cancelled between the REP and here: the connection goes at once
                 forget(pd.device(), qp, c);
@@ -271,6 +274,14 @@ public final class RdmaConnection implements AutoCloseable {
 
     /** The RdmaCmException for a failed exchange with {@code who}. */
     static RdmaCmException translate(Throwable t, String who, Duration timeout) {
+        return translate(t, who, timeout, "");
+    }
+
+    /**
+     * @param localTimeoutHint appended to the message when this side gave up without an answer
+     *     (what to check); "" for none
+     */
+    static RdmaCmException translate(Throwable t, String who, Duration timeout, String localTimeoutHint) {
         while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
             t = t.getCause();
         }
@@ -281,8 +292,11 @@ public final class RdmaConnection implements AutoCloseable {
             return switch (r.reason()) {
                 case IbCm.REJ_INVALID_SERVICE_ID -> new RdmaCmException(RdmaCmException.Reason.REFUSED,
                         "nothing listens: " + who + " rejected the request with REJ 8 (invalid service ID)", r);
-                case IbCm.REJ_TIMEOUT -> new RdmaCmException(RdmaCmException.Reason.TIMEOUT, who
-                        + " did not complete the exchange within " + timeout + " (" + r.getMessage() + ")", r);
+                case IbCm.REJ_TIMEOUT -> r.fromPeer()
+                        ? new RdmaCmException(RdmaCmException.Reason.TIMEOUT, who + " gave up the exchange (REJ 4,"
+                                + " timeout: " + r.getMessage() + ")", r)
+                        : new RdmaCmException(RdmaCmException.Reason.TIMEOUT, who + " did not complete the exchange"
+                                + " within " + timeout + " (" + r.getMessage() + ")" + localTimeoutHint, r);
                 case IbCm.REJ_CONSUMER_DEFINED -> new RdmaCmException(RdmaCmException.Reason.REJECTED, who
                         + " rejected the connection", r, r.privateData());
                 default -> new RdmaCmException(RdmaCmException.Reason.REJECTED, who + " rejected the connection"

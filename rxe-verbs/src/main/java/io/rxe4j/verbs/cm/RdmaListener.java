@@ -229,7 +229,10 @@ public final class RdmaListener implements AutoCloseable {
      * Takes the next connect request, waiting as long as needed, and accepts it ({@code
      * rdma_get_request} + {@code rdma_accept}).
      *
-     * @throws RdmaCmException CLOSED if the listener is closed, or as {@link ConnectRequest#accept}
+     * @throws RdmaCmException CLOSED if the listener is closed; TIMEOUT if no request came within
+     *     {@code params.timeout()} while the device's clock did not move (a virtual clock nobody
+     *     drives; on a real clock it waits on); or as {@link
+     *     ConnectRequest#accept}
      * @throws IllegalArgumentException naming a null or mismatched argument, as {@link
      *     ConnectRequest#accept}, before any request is taken
      * @throws InterruptedException if interrupted while waiting
@@ -251,8 +254,18 @@ public final class RdmaListener implements AutoCloseable {
         // bad arguments fail here, before a request is taken (and then lost)
         RdmaConnection.checkArgs(pd, sendCq, recvCq, params, beforeAccept, "beforeAccept");
         ConnectRequest r;
+        io.rxe4j.verbs.spi.Scheduler clock = io.rxe4j.verbs.internal.VerbsAccess.get().gsi(device).scheduler();
+        long slice = params.timeout().toNanos(); // how often it looks whether the device's clock moves
         do {
-            r = getRequest(Duration.ofDays(1));
+            long before = clock.nanoTime();
+            r = getRequest(Duration.ofNanos(slice));
+            long moved = clock.nanoTime() - before;
+            if (r == null && moved < slice / 2) { // a virtual clock nobody drives: no REQ can come
+                throw new RdmaCmException(RdmaCmException.Reason.TIMEOUT, "accept on port " + port + " of " + device
+                        + ": no connect request within " + params.timeout() + ", and the device's clock moved only "
+                        + TimeUnit.NANOSECONDS.toMillis(moved) + " ms meanwhile (virtual time? use acceptAsync or"
+                        + " nextRequest and drive the clock)", null);
+            }
         } while (r == null);
         return r.accept(pd, sendCq, recvCq, params, beforeAccept);
     }

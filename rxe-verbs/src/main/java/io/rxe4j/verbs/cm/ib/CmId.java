@@ -184,19 +184,19 @@ final class CmId implements IbCm.Connection {
         if (state == State.REQ_SENT || state == State.MRA_REQ_RCVD) {
             // a REJ of our REQ names us only (its local comm ID is 0 from REQ_RCVD)
             fail(new IbCm.RejectedException("rejected by " + peer + ": reason " + rej.reason(), rej.reason(),
-                    rej.privateData()));
+                    rej.privateData(), true));
             return true;
         } else if (rej.localCommId() == remoteCommId || rej.reason() == IbCm.REJ_TIMEOUT) {
             if (state == State.REQ_RCVD) {
                 // the active side gave up (REJ 4 from its destroy or timeout) before anyone answered:
                 // forgotten, as Linux's cm_rej_handler resets a REQ_RCVD id to idle; an accept then fails
                 withdrawn = new IbCm.RejectedException("the peer at " + peer + " withdrew its request (REJ reason "
-                        + rej.reason() + ")", rej.reason(), rej.privateData());
+                        + rej.reason() + ")", rej.reason(), rej.privateData(), true);
                 forgetNow();
                 return true;
             } else if (state == State.REP_SENT || state == State.MRA_REP_RCVD) {
                 fail(new IbCm.RejectedException("the REP was rejected by " + peer + ": reason " + rej.reason(),
-                        rej.reason(), rej.privateData()));
+                        rej.reason(), rej.privateData(), true));
                 return true;
             } else if (state == State.ESTABLISHED) {
                 toError("the peer at " + peer + " rejected the connection (REJ reason " + rej.reason() + ")");

@@ -305,16 +305,31 @@ public final class IbCm {
         }
     }
 
-    /** A REJ received, or the retries exhausted (reason {@link #REJ_TIMEOUT}, no private data). */
+    /**
+     * A REJ received ({@link #fromPeer()}), or this side's retries or deadline exhausted (reason
+     * {@link #REJ_TIMEOUT}, no private data).
+     */
     public static final class RejectedException extends RuntimeException {
         private static final long serialVersionUID = 1L;
         private final int reason;
         private final transient byte[] privateData;
+        private final boolean fromPeer;
 
+        /** This side gave up (its retries or deadline). */
         RejectedException(String message, int reason, byte[] privateData) {
+            this(message, reason, privateData, false);
+        }
+
+        RejectedException(String message, int reason, byte[] privateData, boolean fromPeer) {
             super(message);
             this.reason = reason;
             this.privateData = privateData;
+            this.fromPeer = fromPeer;
+        }
+
+        /** @return whether the peer sent the REJ (or SIDR_REP status), rather than this side timing out */
+        public boolean fromPeer() {
+            return fromPeer;
         }
 
         public int reason() {
@@ -622,7 +637,7 @@ public final class IbCm {
             q.answer.complete(new SidrAnswer(rep.qpn(), rep.qkey(), rep.privateData()));
         } else {
             q.answer.completeExceptionally(new RejectedException("SIDR_REP status " + rep.status() + " from " + q.peer,
-                    rep.status(), rep.privateData()));
+                    rep.status(), rep.privateData(), true));
         }
         return true;
     }
