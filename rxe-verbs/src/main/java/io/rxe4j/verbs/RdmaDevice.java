@@ -362,6 +362,44 @@ public final class RdmaDevice implements AutoCloseable {
         return n;
     }
 
+    /**
+     * @return one line per open object of this device, in the order {@link #openObjects()} counts
+     *     them (connections, completion queues and channels, then each PD with its QPs, SRQs, AHs,
+     *     memory windows and MRs), each its {@code toString()} with its kind, e.g. {@code "MR
+     *     RxeMr{...} in PD ..."}; empty after {@link #closeAll()}. A snapshot, for leak reports.
+     */
+    public java.util.List<String> openObjectDescriptions() {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (AutoCloseable c : snapshot(connections)) {
+            out.add("connection " + c);
+        }
+        for (CompletionQueue cq : snapshot(cqs)) {
+            out.add("CQ " + cq);
+        }
+        for (CompletionChannel ch : snapshot(channels)) {
+            out.add("completion channel " + ch);
+        }
+        for (ProtectionDomain pd : snapshot(pds)) {
+            out.add("PD " + pd);
+            for (QueuePair qp : snapshot(pd.qps)) {
+                out.add("QP " + qp + " in PD " + pd);
+            }
+            for (SharedReceiveQueue srq : snapshot(pd.srqs)) {
+                out.add("SRQ " + srq + " in PD " + pd);
+            }
+            for (AddressHandle ah : snapshot(pd.ahs)) {
+                out.add("AH " + ah + " in PD " + pd);
+            }
+            for (MemoryWindow mw : snapshot(pd.mws)) {
+                out.add("MW " + mw + " in PD " + pd);
+            }
+            for (MemoryRegion mr : snapshot(pd.mrs)) {
+                out.add("MR " + mr + " in PD " + pd);
+            }
+        }
+        return out;
+    }
+
     /** @return the address handles open in this device's PDs */
     int openAhs() {
         int n = 0;
