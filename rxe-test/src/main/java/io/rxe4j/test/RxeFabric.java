@@ -10,7 +10,9 @@ import io.rxe4j.verbs.CompletionQueue;
 import io.rxe4j.verbs.DeviceConfig;
 import io.rxe4j.verbs.Mtu;
 import io.rxe4j.verbs.ProtectionDomain;
+import io.rxe4j.verbs.QueuePair;
 import io.rxe4j.verbs.RdmaDevice;
+import io.rxe4j.verbs.SendWr;
 import io.rxe4j.verbs.WorkCompletion;
 import io.rxe4j.verbs.cm.ConnectionParams;
 import io.rxe4j.verbs.cm.RdmaConnection;
@@ -345,6 +347,50 @@ public final class RxeFabric implements AutoCloseable {
         WorkCompletion[] wc = {new WorkCompletion()};
         await(() -> cq.poll(wc) == 1, timeout, "a completion on " + cq);
         return wc[0];
+    }
+
+    /**
+     * Posts {@code wrs} on {@code qp} and waits for all their completions on the devices' clock
+     * (on virtual time it runs the loop and polls the QP's send CQ for them, as {@link
+     * QueuePair#execute} does on the real clock); other completions polled meanwhile stay for the
+     * test's next poll.
+     *
+     * @return the last WR's completion
+     * @throws io.rxe4j.verbs.WorkCompletionException for the first WR that failed, naming its status
+     *     and the QP's error reason
+     * @throws AssertionError if they did not all complete within {@link #DEFAULT_TIMEOUT}
+     */
+    public WorkCompletion execute(QueuePair qp, SendWr... wrs) {
+        if (vs == null) {
+            try {
+                return qp.execute(DEFAULT_TIMEOUT, wrs);
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new AssertionError(e.getMessage() + " (" + describe() + ")", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+        }
+        if (wrs.length == 0) {
+            throw new IllegalArgumentException("execute needs at least one work request");
+        }
+        List<CompletableFuture<WorkCompletion>> fs = new ArrayList<>();
+        for (SendWr wr : wrs) {
+            fs.add(qp.submit(wr));
+        }
+        CompletionQueue cq = qp.sendCq();
+        await(() -> {
+            cq.pollFutures();
+            return fs.stream().allMatch(CompletableFuture::isDone);
+        }, DEFAULT_TIMEOUT, wrs.length + " work request(s) on " + qp);
+        for (CompletableFuture<WorkCompletion> f : fs) {
+            try {
+                f.join();
+            } catch (CompletionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : e;
+            }
+        }
+        return fs.get(fs.size() - 1).join();
     }
 
     /** Lets {@code d} pass on the devices' clock: runs the virtual loop for it, or sleeps. */

@@ -46,6 +46,10 @@ public final class CompletionQueue implements AutoCloseable {
     private final AtomicLong unclaimed = new AtomicLong();
     /** The dispatcher's poll batch; used on the event thread only. */
     private final WorkCompletion[] batch = newBatch(32);
+    /** {@link #pollFutures}'s poll batch; on the polling thread. */
+    private final WorkCompletion[] scratch = newBatch(16);
+    /** Completions {@link #pollFutures} polled that no future waited for: the next {@link #poll} returns them first. */
+    private final java.util.ArrayDeque<WorkCompletion> kept = new java.util.ArrayDeque<>();
     private volatile boolean closed;
 
     private record FutureKey(int qpNum, long wrId) { }
@@ -112,7 +116,87 @@ public final class CompletionQueue implements AutoCloseable {
             throw new IllegalStateException(core + " dispatches its completions to a handler or futures; it cannot"
                     + " also be polled");
         }
-        return core.poll(out, max);
+        int n = 0;
+        while (n < max && !kept.isEmpty()) {
+            out[n++].copyFrom(kept.poll());
+        }
+        if (n == max) {
+            return n;
+        }
+        if (n == 0 && futures.isEmpty()) {
+            return core.poll(out, max); // the fast path: nothing kept, no future waits
+        }
+        // completions that complete a future (QueuePair.submit, execute) are theirs, not returned here
+        while (n < max) {
+            int got = core.poll(scratch, Math.min(scratch.length, max - n));
+            if (got == 0) {
+                break;
+            }
+            for (int i = 0; i < got; i++) {
+                if (!completeFuture(scratch[i])) {
+                    out[n++].copyFrom(scratch[i]);
+                }
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Polls the completions work requests posted with {@link QueuePair#submit} or {@link
+     * QueuePair#execute} wait for and completes their futures; every other completion polled meanwhile
+     * is kept, in order, for the next {@link #poll}. For an application that drives such futures from
+     * its own loop, or a test on virtual time that drives them while it runs the clock. Call it from
+     * the thread that polls this CQ.
+     *
+     * @return how many futures it completed
+     * @throws IllegalStateException if the CQ is dispatched (its handler thread completes the futures)
+     */
+    public int pollFutures() {
+        if (dispatching) {
+            throw new IllegalStateException(core + " dispatches its completions: its futures complete on their own");
+        }
+        int done = 0;
+        for (int got; (got = core.poll(scratch, scratch.length)) > 0; ) {
+            for (int i = 0; i < got; i++) {
+                if (completeFuture(scratch[i])) {
+                    done++;
+                } else {
+                    WorkCompletion copy = new WorkCompletion(); // off the fast path: a completion nobody waited for
+                    copy.copyFrom(scratch[i]);
+                    kept.add(copy);
+                }
+            }
+        }
+        return done;
+    }
+
+    /** @return whether {@code wc} completed a registered future (and was consumed by it) */
+    private boolean completeFuture(WorkCompletion wc) {
+        if (futures.isEmpty() || wc.opcode == WcOpcode.RECV || wc.opcode == WcOpcode.RECV_RDMA_WITH_IMM) {
+            return false;
+        }
+        CompletableFuture<WorkCompletion> f = futures.remove(new FutureKey(wc.qpNum, wc.wrId));
+        if (f == null) {
+            return false;
+        }
+        WorkCompletion copy = new WorkCompletion();
+        copy.copyFrom(wc);
+        if (copy.status == WcStatus.SUCCESS) {
+            f.complete(copy);
+        } else {
+            f.completeExceptionally(new WorkCompletionException(copy, qpReason(copy.qpNum)));
+        }
+        return true;
+    }
+
+    /** @return the error reason of the QP {@code qpn} among this CQ's users, or null */
+    private String qpReason(int qpn) {
+        for (QueuePair qp : users) {
+            if (qp.qpNum() == qpn) {
+                return qp.errorReason();
+            }
+        }
+        return null;
     }
 
     /**
@@ -161,6 +245,11 @@ public final class CompletionQueue implements AutoCloseable {
         enableDispatch();
     }
 
+    /** @return whether completions go to a handler or futures on the event thread ({@link #onCompletion}) */
+    boolean isDispatching() {
+        return dispatching;
+    }
+
     void enableDispatch() {
         checkOpen();
         if (channel != null) {
@@ -176,7 +265,7 @@ public final class CompletionQueue implements AutoCloseable {
         CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
         if (futures.putIfAbsent(new FutureKey(qpNum, wrId), f) != null) {
             throw new IllegalArgumentException("wr_id " + wrId + " of QP 0x" + Integer.toHexString(qpNum)
-                    + " already has a pending future; use a distinct wr_id per outstanding postSendAsync");
+                    + " already has a pending future; use a distinct wr_id per outstanding postSendAsync or submit");
         }
         return f;
     }
@@ -236,7 +325,7 @@ public final class CompletionQueue implements AutoCloseable {
                 if (copy.status == WcStatus.SUCCESS) {
                     f.complete(copy);
                 } else {
-                    f.completeExceptionally(new WorkCompletionException(copy));
+                    f.completeExceptionally(new WorkCompletionException(copy, qpReason(copy.qpNum)));
                 }
                 return;
             }

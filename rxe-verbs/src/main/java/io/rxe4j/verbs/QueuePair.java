@@ -269,6 +269,121 @@ public final class QueuePair implements AutoCloseable {
         return f;
     }
 
+    /** @return the CQ this QP's send completions go to ({@code ibv_qp_init_attr.send_cq}) */
+    public CompletionQueue sendCq() {
+        return init.sendCq();
+    }
+
+    /**
+     * Posts {@code wr} signaled and returns a future of its completion, without switching the send
+     * CQ to dispatch mode: the future completes when the CQ is polled ({@link CompletionQueue#poll},
+     * which no longer returns that completion, or {@link CompletionQueue#pollFutures}) by the
+     * application's own loop, a test driving virtual time, or {@link #execute}; on a dispatched CQ
+     * its dispatcher completes it. Completes normally with a copy of the completion on success, and
+     * exceptionally with a {@link WorkCompletionException} (its message ends with the QP's {@link
+     * #errorReason()}) for any other status, or with an {@link IllegalStateException} if the QP is
+     * destroyed first.
+     *
+     * @throws IllegalArgumentException for an invalid WR, or a wr_id that already has a pending
+     *     future on this QP
+     * @throws IllegalStateException if the QP is in RESET, INIT or RTR
+     * @throws QueueFullException if the send queue is full
+     */
+    public java.util.concurrent.CompletableFuture<WorkCompletion> submit(SendWr wr) {
+        checkOpen();
+        CompletionQueue cq = init.sendCq();
+        java.util.concurrent.CompletableFuture<WorkCompletion> f = cq.registerFuture(core.qpn(), wr.wrId);
+        int flags = wr.sendFlags;
+        wr.sendFlags = flags | SendFlags.SIGNALED;
+        try {
+            postSend(wr);
+        } catch (RuntimeException e) {
+            cq.unregisterFuture(core.qpn(), wr.wrId);
+            throw e;
+        } finally {
+            wr.sendFlags = flags;
+        }
+        return f;
+    }
+
+    /**
+     * Posts {@code wrs} in order (each signaled, each through {@link #submit}) and waits on the
+     * real clock until all have completed, polling the send CQ for them ({@link
+     * CompletionQueue#pollFutures}: other completions it polls meanwhile stay for the next {@link
+     * CompletionQueue#poll}). Call it from the thread that polls the send CQ (or with a dispatched
+     * CQ from any thread but its handler's). On virtual time use {@link #submit} and drive the clock
+     * (the test kit's {@code RxeFabric.execute} does).
+     *
+     * @param timeout longest wait, on the real clock
+     * @return the last WR's completion (a copy)
+     * @throws WorkCompletionException for the first WR, in posting order, that completed with
+     *     another status than SUCCESS (its message names the status and the QP's {@link
+     *     #errorReason()}); the WRs after it complete with WR_FLUSH_ERR
+     * @throws java.util.concurrent.TimeoutException if not all completed within {@code timeout}
+     *     (they stay posted)
+     * @throws IllegalArgumentException for an invalid WR or an empty list, before anything is posted
+     *     if it is the first; a later one's WRs before it stay posted and are waited for
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion execute(java.time.Duration timeout, SendWr... wrs)
+            throws java.util.concurrent.TimeoutException, InterruptedException {
+        if (wrs == null || wrs.length == 0) {
+            throw new IllegalArgumentException("execute needs at least one work request");
+        }
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be >= 0, got " + timeout);
+        }
+        CompletionQueue cq = init.sendCq();
+        java.util.List<java.util.concurrent.CompletableFuture<WorkCompletion>> fs = new java.util.ArrayList<>();
+        RuntimeException postFailure = null;
+        for (SendWr wr : wrs) {
+            try {
+                fs.add(submit(wr));
+            } catch (RuntimeException e) {
+                if (fs.isEmpty()) {
+                    throw e;
+                }
+                postFailure = e;
+                break;
+            }
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        java.util.concurrent.CompletableFuture<?> last = fs.get(fs.size() - 1);
+        while (!fs.stream().allMatch(java.util.concurrent.CompletableFuture::isDone)) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new java.util.concurrent.TimeoutException(fs.stream().filter(f -> !f.isDone()).count() + " of "
+                        + fs.size() + " work requests on QP 0x" + Integer.toHexString(core.qpn())
+                        + " not completed within " + timeout);
+            }
+            if (cq.isDispatching()) {
+                try {
+                    last.get(left, java.util.concurrent.TimeUnit.NANOSECONDS);
+                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                    // looked at below
+                }
+                continue;
+            }
+            if (cq.pollFutures() == 0) {
+                cq.await(Math.min(left, 1_000_000L));
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException("execute on QP 0x" + Integer.toHexString(core.qpn()) + " interrupted");
+            }
+        }
+        for (java.util.concurrent.CompletableFuture<WorkCompletion> f : fs) {
+            try {
+                f.join();
+            } catch (java.util.concurrent.CompletionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : e;
+            }
+        }
+        if (postFailure != null) {
+            throw postFailure;
+        }
+        return fs.get(fs.size() - 1).join();
+    }
+
     /**
      * {@code ibv_post_recv}. The WR is copied; it may be reused at once.
      *
