@@ -17,13 +17,13 @@ java25=${JAVA25_HOME:-$(ls -d /usr/lib/jvm/*25* 2>/dev/null | head -1)}
 echo "== deploy to $work/deploy"
 (cd "$repo" && mvn -B -q ${MVN_FLAGS:-} -DskipTests deploy -DaltDeploymentRepository="local::file://$work/deploy") \
   > "$work/deploy.log" 2>&1 || { tail -40 "$work/deploy.log"; exit 1; }
-for a in rxe4j-bom rxe4j-parent rxe-verbs rxe-core rxe-net rxe-test; do
+for a in rxe4j-bom rxe4j-parent rxe-verbs rxe-core rxe-net rxe-test rxe-micrometer; do
   ls "$work/deploy/io/rxe4j/$a/"*/ >/dev/null 2>&1 || { echo "not deployed: $a"; exit 1; }
 done
 for a in rxe-tests rxe-examples; do
   [ ! -e "$work/deploy/io/rxe4j/$a" ] || { echo "deployed but not meant to be published: $a"; exit 1; }
 done
-for a in rxe-verbs rxe-core rxe-net rxe-test; do
+for a in rxe-verbs rxe-core rxe-net rxe-test rxe-micrometer; do
   for c in sources javadoc; do
     ls "$work/deploy/io/rxe4j/$a/"*/*-"$c".jar >/dev/null 2>&1 || { echo "no $c jar deployed for $a"; exit 1; }
   done
