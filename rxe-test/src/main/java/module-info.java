@@ -8,7 +8,6 @@ module io.rxe4j.test {
     requires transitive io.rxe4j.net;
     requires transitive org.junit.jupiter.api;
     requires io.netty.buffer;
-    requires io.netty.common;
 
     exports io.rxe4j.test;
 }
