@@ -253,20 +253,8 @@ public final class QueuePair implements AutoCloseable {
      */
     public java.util.concurrent.CompletableFuture<WorkCompletion> postSendAsync(SendWr wr) {
         checkOpen();
-        CompletionQueue cq = init.sendCq();
-        cq.enableDispatch();
-        java.util.concurrent.CompletableFuture<WorkCompletion> f = cq.registerFuture(core.qpn(), wr.wrId);
-        int flags = wr.sendFlags;
-        wr.sendFlags = flags | SendFlags.SIGNALED;
-        try {
-            postSend(wr);
-        } catch (RuntimeException e) {
-            cq.unregisterFuture(core.qpn(), wr.wrId);
-            throw e;
-        } finally {
-            wr.sendFlags = flags;
-        }
-        return f;
+        init.sendCq().enableDispatch();
+        return submit(wr);
     }
 
     /** @return the CQ this QP's send completions go to ({@code ibv_qp_init_attr.send_cq}) */

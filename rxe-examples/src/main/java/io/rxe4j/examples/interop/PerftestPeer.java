@@ -192,18 +192,38 @@ public final class PerftestPeer {
             try (InteropDevice dev = new InteropDevice(local, 4791, InteropDevice.IcrcMode.AUTO, false, c.opfn(),
                     c.pcap(), null, 0, c.loops())) {
                 dev.printNotes(System.err, false);
-                String rv = wire.versions();
-                int[] sys = wire.sysData(CYCLE_BUFFER, CACHE_LINE);
-                Mtu mine = c.mtu() != null ? c.mtu() : dev.device().queryPort(1).activeMtu();
-                Mtu mtu = Mtu.values()[wire.mtu(mine.value()) - 1];
-                try {
-                    return test(dev, wire, rv, sys[0], mtu);
-                } catch (RuntimeException e) {
-                    printCounters(dev);
-                    throw e;
-                }
+                return negotiateAndTest(dev, wire);
             }
         }
+    }
+
+    /** perftest's exchange of versions, system data and MTU, then the test; the counters on a failure. */
+    private int negotiateAndTest(InteropDevice dev, PerftestWire wire) throws IOException {
+        String rv = wire.versions();
+        int[] sys = wire.sysData(CYCLE_BUFFER, CACHE_LINE);
+        Mtu mine = c.mtu() != null ? c.mtu() : dev.device().queryPort(1).activeMtu();
+        Mtu mtu = Mtu.values()[wire.mtu(mine.value()) - 1];
+        try {
+            return test(dev, wire, rv, sys[0], mtu);
+        } catch (RuntimeException e) {
+            printCounters(dev);
+            throw e;
+        }
+    }
+
+    /** With -R, the server: the next rdma_cm request on the listener, within the accept timeout. */
+    private ConnectRequest nextRequest(String what) throws IOException {
+        ConnectRequest r;
+        try {
+            r = listener.getRequest(Duration.ofMillis(ACCEPT_TIMEOUT_MILLIS));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+        if (r == null) {
+            throw new IOException("no " + what + " within " + ACCEPT_TIMEOUT_MILLIS / 1000 + " s");
+        }
+        return r;
     }
 
     /**
@@ -222,17 +242,8 @@ public final class PerftestPeer {
             if (c.server()) {
                 listener = RdmaListener.listen(dev.device(), c.port());
                 printWaiting();
-                ConnectRequest r;
-                try {
-                    r = listener.getRequest(Duration.ofMillis(ACCEPT_TIMEOUT_MILLIS));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("interrupted", e);
-                }
-                if (r == null) {
-                    throw new IOException("no perftest -R client connected to rdma_cm port " + c.port() + " of "
-                            + dev.device().address() + " within " + ACCEPT_TIMEOUT_MILLIS / 1000 + " s");
-                }
+                ConnectRequest r = nextRequest("perftest -R client connected to rdma_cm port " + c.port() + " of "
+                        + dev.device().address());
                 link = PerftestCmLink.accept(dev.device(), r, ctl, READ_TIMEOUT_NANOS);
             } else {
                 link = PerftestCmLink.connect(dev.device(), server, ctl, System.nanoTime() + CONNECT_RETRY_NANOS,
@@ -242,16 +253,7 @@ public final class PerftestPeer {
             System.err.println("rxe-perf --perftest -R: control " + link.connection() + ", path MTU "
                     + link.connection().pathMtu().bytes());
             try (PerftestWire wire = new PerftestWire(link, !c.server(), true)) {
-                String rv = wire.versions();
-                int[] sys = wire.sysData(CYCLE_BUFFER, CACHE_LINE);
-                Mtu mine = c.mtu() != null ? c.mtu() : dev.device().queryPort(1).activeMtu();
-                Mtu mtu = Mtu.values()[wire.mtu(mine.value()) - 1];
-                try {
-                    return test(dev, wire, rv, sys[0], mtu);
-                } catch (RuntimeException e) {
-                    printCounters(dev);
-                    throw e;
-                }
+                return negotiateAndTest(dev, wire);
             }
         } finally {
             if (listener != null) {
@@ -651,17 +653,7 @@ public final class PerftestPeer {
         for (int i = 0; i < conns.length; i++) {
             CompletionQueue qcq = cq[i % cq.length];
             if (c.server()) {
-                ConnectRequest r;
-                try {
-                    r = listener.getRequest(Duration.ofMillis(ACCEPT_TIMEOUT_MILLIS));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("interrupted", e);
-                }
-                if (r == null) {
-                    throw new IOException("no rdma_cm request for test QP " + i + " of " + conns.length + " within "
-                            + ACCEPT_TIMEOUT_MILLIS / 1000 + " s");
-                }
+                ConnectRequest r = nextRequest("rdma_cm request for test QP " + i + " of " + conns.length);
                 conns[i] = r.accept(pd, qcq, qcq, p);
             } else {
                 conns[i] = PerftestCmLink.connectRetrying(pd, qcq, qcq, cmServer, p, qp -> { },
