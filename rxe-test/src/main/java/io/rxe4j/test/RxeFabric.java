@@ -13,6 +13,7 @@ import io.rxe4j.verbs.ProtectionDomain;
 import io.rxe4j.verbs.QueuePair;
 import io.rxe4j.verbs.RdmaDevice;
 import io.rxe4j.verbs.SendWr;
+import io.rxe4j.verbs.WcStatus;
 import io.rxe4j.verbs.WorkCompletion;
 import io.rxe4j.verbs.cm.ConnectionParams;
 import io.rxe4j.verbs.cm.RdmaConnection;
@@ -71,6 +72,8 @@ public final class RxeFabric implements AutoCloseable {
     private final Set<Object> own = Collections.newSetFromMap(new IdentityHashMap<>());
     private String faultSpec;
     private boolean closed;
+    /** The virtual time when {@link #close()} began (the teardown's own time is not the test's), or -1. */
+    private long endedAt = -1;
 
     private RxeFabric(Builder b) {
         this.config = b.copy();
@@ -195,15 +198,74 @@ public final class RxeFabric implements AutoCloseable {
         CompletionQueue scq = own(sd.createCq(cqe));
         ProtectionDomain cpd = pd(client);
         CompletionQueue ccq = own(cd.createCq(cqe));
-        CompletableFuture<RdmaConnection> s = l.acceptAsync(spd, scq, scq, p);
+        long faultsBefore = faultsInjected();
+        CompletableFuture<io.rxe4j.verbs.cm.ConnectRequest> request = l.nextRequest();
+        Accepting accepting = new Accepting();
+        CompletableFuture<RdmaConnection> s = request.thenCompose(r -> accepting.accept(r, spd, scq, p));
         CompletableFuture<RdmaConnection> c = RdmaConnection.connectAsync(cpd, ccq, ccq, sd.address(), l.port(), p,
                 qp -> { });
-        RdmaConnection cc = await(c, DEFAULT_TIMEOUT, "the client's connect (device " + client + " to " + server + ")");
-        RdmaConnection sc = await(s, DEFAULT_TIMEOUT, "the server's accept (device " + server + ")");
-        ConnectedPair pair = new ConnectedPair(new ConnectedPair.Side(cd, cpd, ccq, cc),
-                new ConnectedPair.Side(sd, spd, scq, sc));
-        pairs.add(pair);
-        return pair;
+        try {
+            RdmaConnection cc = await(c, DEFAULT_TIMEOUT, "the client's connect (device " + client + " to " + server
+                    + ")");
+            RdmaConnection sc = await(s, DEFAULT_TIMEOUT, "the server's accept (device " + server + ")");
+            ConnectedPair pair = new ConnectedPair(new ConnectedPair.Side(cd, cpd, ccq, cc),
+                    new ConnectedPair.Side(sd, spd, scq, sc));
+            pairs.add(pair);
+            return pair;
+        } catch (AssertionError e) {
+            abandon(sd, request, accepting.abandon(), c);
+            long lost = faultsInjected() - faultsBefore;
+            String hint = lost == 0 ? ""
+                    : "; the injected faults hit " + lost + " packet(s) during the connection manager's handshake:"
+                            + " connect first, then switch them on with fabric.faults(...)";
+            throw new AssertionError(e.getMessage() + " (the kit closed the half-made pair" + hint + ")", e.getCause());
+        }
+    }
+
+    /** The server half of a pair being made: its accept, unless the pair was abandoned first. */
+    private static final class Accepting {
+        private CompletableFuture<RdmaConnection> accept;
+        private boolean abandoned;
+
+        synchronized CompletableFuture<RdmaConnection> accept(io.rxe4j.verbs.cm.ConnectRequest r,
+                ProtectionDomain pd, CompletionQueue cq, ConnectionParams p) {
+            if (abandoned) {
+                r.reject(new byte[0]);
+                return CompletableFuture.failedFuture(new IllegalStateException("the pair was abandoned"));
+            }
+            accept = r.acceptAsync(pd, cq, cq, p);
+            return accept;
+        }
+
+        /** @return the accept begun, or null: none will begin now */
+        synchronized CompletableFuture<RdmaConnection> abandon() {
+            abandoned = true;
+            return accept;
+        }
+    }
+
+    /**
+     * A pair that did not come up: both halves go (a connected half is disconnected, a pending one
+     * withdrawn), and the server's listener with them so that no request of it is left queued for
+     * the next pair; their QPs are gone before the leak check looks.
+     */
+    private void abandon(RdmaDevice server, CompletableFuture<io.rxe4j.verbs.cm.ConnectRequest> request,
+            CompletableFuture<RdmaConnection> accept, CompletableFuture<RdmaConnection> connect) {
+        RdmaListener l = listeners.remove(server);
+        if (l != null) {
+            l.close();
+        }
+        request.cancel(false); // a request not taken yet: the listener's close rejected it
+        List<CompletableFuture<RdmaConnection>> halves = new ArrayList<>(List.of(connect));
+        if (accept != null) {
+            halves.add(accept);
+        }
+        for (CompletableFuture<RdmaConnection> f : halves) {
+            if (!f.cancel(false) && !f.isCompletedExceptionally()) {
+                f.join().close(); // it came up: disconnected and destroyed
+            }
+        }
+        settle();
     }
 
     /**
@@ -310,6 +372,31 @@ public final class RxeFabric implements AutoCloseable {
     }
 
     /**
+     * Waits up to {@link #DEFAULT_TIMEOUT} until {@code condition} holds; see {@link
+     * #await(BooleanSupplier, Duration, String)}.
+     */
+    public void await(BooleanSupplier condition, String what) {
+        await(condition, DEFAULT_TIMEOUT, what);
+    }
+
+    /**
+     * Waits up to {@link #DEFAULT_TIMEOUT} until {@code condition} holds; a timeout names the
+     * condition by the file and line of the caller ({@code "the condition at MyTest.java:42"}).
+     */
+    public void await(BooleanSupplier condition) {
+        await(condition, DEFAULT_TIMEOUT, "the condition at " + caller());
+    }
+
+    /** @return the file and line of the first frame outside this class */
+    private static String caller() {
+        return StackWalker.getInstance().walk(frames -> frames
+                .filter(f -> !f.getClassName().equals(RxeFabric.class.getName()))
+                .findFirst()
+                .map(f -> f.getFileName() + ":" + f.getLineNumber())
+                .orElse("an unknown caller"));
+    }
+
+    /**
      * Waits until {@code condition} holds, on the devices' clock (see {@link #await(CompletableFuture,
      * Duration, String)}); on a real clock it is checked every 100 µs or so.
      *
@@ -347,6 +434,33 @@ public final class RxeFabric implements AutoCloseable {
         WorkCompletion[] wc = {new WorkCompletion()};
         await(() -> cq.poll(wc) == 1, timeout, "a completion on " + cq);
         return wc[0];
+    }
+
+    /**
+     * As {@link #nextCompletion(CompletionQueue)}, for a completion expected to succeed.
+     *
+     * @return the next completion of {@code cq}, whose status is {@link WcStatus#SUCCESS}
+     * @throws AssertionError naming the completion (wr_id, opcode, status, vendor_err, QP) and, for
+     *     a QP of the kit's pairs in the error state, its {@link QueuePair#errorReason()}, if its
+     *     status is another; or naming the CQ if none comes within {@link #DEFAULT_TIMEOUT}
+     */
+    public WorkCompletion nextSuccess(CompletionQueue cq) {
+        WorkCompletion wc = nextCompletion(cq);
+        if (wc.status != WcStatus.SUCCESS) {
+            String reason = null;
+            for (ConnectedPair p : pairs) {
+                for (ConnectedPair.Side side : List.of(p.client(), p.server())) {
+                    if (side.qp().qpNum() == wc.qpNum && side.cq() == cq) {
+                        reason = side.qp().errorReason();
+                    }
+                }
+            }
+            throw new AssertionError("expected a successful completion on " + cq + ", got wr_id " + wc.wrId + " ("
+                    + wc.opcode + ") on QP 0x" + Integer.toHexString(wc.qpNum) + " with " + wc.status
+                    + ", vendor_err 0x" + Integer.toHexString(wc.vendorErr) + (reason != null ? ": " + reason : "")
+                    + " (" + describe() + ")");
+        }
+        return wc;
     }
 
     /**
@@ -443,7 +557,8 @@ public final class RxeFabric implements AutoCloseable {
     public String describe() {
         return "rxe4j fabric: transport=" + config.transport + ", devices=" + config.devices + ", mtu=" + config.mtu
                 + ", faults=\"" + (faultSpec == null ? "" : faultSpec) + "\", seed=" + seed + ", tidRdma=" + config.tidRdma
-                + ", loops=" + config.loops + (vs != null ? ", virtual time " + vs.nanoTime() + " ns" : "")
+                + ", loops=" + config.loops + (vs == null ? "" : endedAt >= 0 ? ", virtual time " + endedAt
+                        + " ns at the test's end" : ", virtual time " + vs.nanoTime() + " ns")
                 + "; replay with @RxeTest(seed = " + seed + "L" + (faultSpec == null || faultSpec.isBlank() ? ""
                         : ", faults = \"" + faultSpec + "\"") + ")";
     }
@@ -462,6 +577,9 @@ public final class RxeFabric implements AutoCloseable {
             return;
         }
         closed = true;
+        if (vs != null) {
+            endedAt = vs.nanoTime();
+        }
         for (ConnectedPair p : pairs) {
             p.client().connection().close();
             p.server().connection().close();

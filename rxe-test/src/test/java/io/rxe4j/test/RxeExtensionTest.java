@@ -128,6 +128,48 @@ class RxeExtensionTest {
                 .isInstanceOf(IllegalArgumentException.class);
     }
 
+    @Test
+    void aConnectTheFaultsBreakLeavesNothingOpenAndSaysSo() {
+        try (RxeFabric fabric = RxeFabric.builder().seed(3).build()) {
+            fabric.faults(1, "drop=1,dir=out"); // the server hears the REQ and accepts; all its REPs are lost
+            assertThatThrownBy(fabric::connect).isInstanceOf(AssertionError.class)
+                    .hasMessageContaining("the client's connect (device 0 to 1) failed")
+                    .hasMessageContaining("the kit closed the half-made pair")
+                    .hasMessageContaining("packet(s) during the connection manager's handshake")
+                    .hasMessageContaining("fabric.faults(...)")
+                    .hasMessageNotContaining("nothing has ever answered");
+            assertThat(fabric.leaks()).as("the half-made pair is not the test's leak").isEmpty();
+            assertThat(fabric.device(1).openObjectDescriptions()).as("the server's accepted QP went too")
+                    .noneMatch(l -> l.startsWith("QP "));
+            fabric.clearFaults();
+            sendAndWrite(fabric, fabric.connect());
+        }
+    }
+
+    @Test
+    void nextSuccessFailsNamingTheStatusAndTheQpsReason(RxeFabric fabric) {
+        fabric.clearFaults();
+        ConnectedPair pair = fabric.connect();
+        try (MemoryRegion src = pair.client().pd().allocMr(64, Access.LOCAL_WRITE)) {
+            pair.client().qp().postSend(new SendWr().rdmaWrite(5, 0x1000, 0xBAD, new Sge(src.addr(), 64, src.lkey()))
+                    .signaled());
+            assertThatThrownBy(() -> fabric.nextSuccess(pair.client().cq())).isInstanceOf(AssertionError.class)
+                    .hasMessageContaining("wr_id 5").hasMessageContaining("REM_ACCESS_ERR")
+                    .hasMessageContaining("QP 0x" + Integer.toHexString(pair.client().qp().qpNum()))
+                    .hasMessageContaining("seed=42");
+        }
+    }
+
+    @Test
+    void awaitWithoutWordsNamesTheCallersLine(RxeFabric fabric) {
+        assertThatThrownBy(() -> fabric.await(() -> false)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("the condition at RxeExtensionTest.java:")
+                .hasMessageContaining("PT30S of virtual time");
+        long t0 = fabric.nanoTime();
+        fabric.await(() -> true, "nothing");
+        assertThat(fabric.nanoTime()).as("a condition that holds costs no time").isEqualTo(t0);
+    }
+
     @ParameterizedTest
     @EnumSource(RxeTransport.class)
     void everyTransportConnectsAPair(RxeTransport t) {

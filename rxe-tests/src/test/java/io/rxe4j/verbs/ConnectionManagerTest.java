@@ -1104,7 +1104,26 @@ class ConnectionManagerTest {
         RdmaCmException e = failure(c);
         assertThat(e.reason()).isEqualTo(RdmaCmException.Reason.TIMEOUT);
         assertThat(e).hasMessageContaining("did not complete the exchange within PT2S")
-                .hasMessageContaining("nothing answered at UDP 4791 of 10.0.0.9")
+                .hasMessageContaining("nothing has ever answered at UDP 4791 of 10.0.0.9")
                 .hasMessageContaining("serverDevice.address()");
+    }
+
+    @Test
+    void aConnectToAServerThatAnsweredBeforeGetsNoPortHintWhenItsMadsAreLost() {
+        virtualTime();
+        RdmaConnection[] first = connectBoth(); // the CM has heard from 10.0.0.1:4791
+        drop = m -> !m.fromClient(); // now everything from the server is lost
+        // the short form, as in the test above, but 10.0.0.1:4791 has answered before
+        CompletableFuture<RdmaConnection> c = RdmaConnection.connectAsync(client.pd, client.cq, client.cq,
+                new InetSocketAddress(SERVER.getAddress(), listener.port()),
+                ConnectionParams.defaults().withTimeout(Duration.ofSeconds(6)));
+        acceptAsync(ConnectionParams.defaults());
+        RdmaCmException e = failure(c);
+        assertThat(e.reason()).isEqualTo(RdmaCmException.Reason.TIMEOUT);
+        assertThat(e).hasMessageContaining("did not complete the exchange within PT6S")
+                .hasMessageNotContaining("answered at UDP 4791")
+                .hasMessageNotContaining("serverDevice.address()");
+        first[0].close();
+        first[1].close();
     }
 }

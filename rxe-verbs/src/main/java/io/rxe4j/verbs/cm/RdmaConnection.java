@@ -145,7 +145,9 @@ public final class RdmaConnection implements AutoCloseable {
             InetSocketAddress server, ConnectionParams params, Consumer<QueuePair> beforeConnect)
             throws RdmaCmException {
         notNull(server, "server");
-        return connect(pd, sendCq, recvCq, roceDevice(server), server.getPort(), params, beforeConnect);
+        InetSocketAddress peerDevice = roceDevice(server);
+        return await(connectAsync(pd, sendCq, recvCq, peerDevice, server.getPort(), params, beforeConnect, true),
+                pd.device(), params, "connect to port " + server.getPort() + " at " + peerDevice);
     }
 
     /**
@@ -170,7 +172,7 @@ public final class RdmaConnection implements AutoCloseable {
     public static CompletableFuture<RdmaConnection> connectAsync(ProtectionDomain pd, CompletionQueue sendCq,
             CompletionQueue recvCq, InetSocketAddress server, ConnectionParams params) {
         notNull(server, "server");
-        return connectAsync(pd, sendCq, recvCq, roceDevice(server), server.getPort(), params, qp -> { });
+        return connectAsync(pd, sendCq, recvCq, roceDevice(server), server.getPort(), params, qp -> { }, true);
     }
 
     /**
@@ -206,6 +208,16 @@ public final class RdmaConnection implements AutoCloseable {
     public static CompletableFuture<RdmaConnection> connectAsync(ProtectionDomain pd, CompletionQueue sendCq,
             CompletionQueue recvCq, InetSocketAddress peerDevice, int port, ConnectionParams params,
             Consumer<QueuePair> beforeConnect) {
+        return connectAsync(pd, sendCq, recvCq, peerDevice, port, params, beforeConnect, false);
+    }
+
+    /**
+     * @param portAssumed the caller named the server by IP and rdma_cm port only, and the device's
+     *     UDP port 4791 was assumed: a connect nothing ever answered gets a hint naming the other form
+     */
+    private static CompletableFuture<RdmaConnection> connectAsync(ProtectionDomain pd, CompletionQueue sendCq,
+            CompletionQueue recvCq, InetSocketAddress peerDevice, int port, ConnectionParams params,
+            Consumer<QueuePair> beforeConnect, boolean portAssumed) {
         checkArgs(pd, sendCq, recvCq, params, beforeConnect, "beforeConnect");
         notNull(peerDevice, "peerDevice");
         if (port < 1 || port > 65535) {
@@ -240,10 +252,12 @@ public final class RdmaConnection implements AutoCloseable {
         cmf.whenComplete((c, t) -> {
             if (t != null) {
                 qp.close();
-                f.completeExceptionally(translate(t, who, params.timeout(), peerDevice.getPort() != ROCE_PORT ? ""
-                        : "; nothing answered at UDP " + ROCE_PORT + " of " + peerDevice.getAddress().getHostAddress()
-                                + ": if the server's device is on another UDP port, name its address: connect(pd,"
-                                + " sendCq, recvCq, serverDevice.address(), port, params, beforeConnect)"));
+                boolean silent = portAssumed && !IbCm.of(pd.device()).heardFrom(peerDevice);
+                f.completeExceptionally(translate(t, who, params.timeout(), !silent ? ""
+                        : "; nothing has ever answered at UDP " + ROCE_PORT + " of "
+                                + peerDevice.getAddress().getHostAddress() + ": if the server's device is on another"
+                                + " UDP port, name its address: connect(pd, sendCq, recvCq, serverDevice.address(),"
+                                + " port, params, beforeConnect)"));
             } else if (!f.complete(established(pd.device(), qp, c))) {
                 // our user cancelled between the REP and here: the connection goes at once
                 forget(pd.device(), qp, c);

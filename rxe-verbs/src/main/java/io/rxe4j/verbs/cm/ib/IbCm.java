@@ -101,6 +101,9 @@ public final class IbCm {
     };
     /** Outstanding SIDR requests by request ID. Loop only. */
     private final Map<Integer, SidrQuery> sidrQueries = new HashMap<>();
+    /** Devices (IP and UDP port) a well-formed CM MAD came from, up to {@value #MAX_HEARD}; any thread reads. */
+    private final java.util.Set<InetSocketAddress> heard = ConcurrentHashMap.newKeySet();
+    private static final int MAX_HEARD = 1024;
 
     private IbCm(RdmaDevice device) {
         this.device = device;
@@ -469,7 +472,14 @@ public final class IbCm {
 
     // ------------------------------------------------------------------ MADs in
 
-    /** A MAD at QP1. Loop. */
+    /**
+     * @return whether a well-formed CM MAD ever came from the device at {@code peer} (its IP and UDP
+     *     port) to this CM; after {@value #MAX_HEARD} peers, new ones are not remembered (false)
+     */
+    public boolean heardFrom(InetSocketAddress peer) {
+        return heard.contains(peer);
+    }
+
     /**
      * One MAD from QP1, on the loop: dispatched by attribute; a malformed one is counted ({@link
      * Counter#CM_DROP_MALFORMED}) and one that names no connection or does not fit its state ({@link
@@ -480,6 +490,9 @@ public final class IbCm {
         if (m == null) {
             gsi.count(Counter.CM_DROP_MALFORMED); // not a CM Send of class version 2: no agent for it (mad.c:validate_mad)
             return;
+        }
+        if (heard.size() < MAX_HEARD) {
+            heard.add(replyAddress(from)); // a RoCEv2 peer's source port varies; its device is at 4791
         }
         boolean taken;
         try {
