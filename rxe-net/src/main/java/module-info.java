@@ -23,6 +23,8 @@ module io.rxe4j.net {
     // on the module path a module that nothing requires is not resolved and its resources are invisible, so
     // without this Netty cannot load epoll there and IPv6 from kernel peers (zero UDP checksums) is dropped
     requires io.netty.transport.epoll.linux.x86_64;
+    requires io.netty.transport.classes.io_uring; // io_uring (UdpTransport.Io.IO_URING)
+    requires io.netty.transport.io_uring.linux.x86_64; // its JNI library, for the reason above
     requires io.netty.transport.unix.common;
     requires org.slf4j;
     requires jdk.net;

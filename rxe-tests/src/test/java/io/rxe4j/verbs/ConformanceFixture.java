@@ -317,6 +317,28 @@ abstract class ConformanceFixture {
         return new UdpNet("epoll with GSO and GRO", b -> b.io(UdpTransport.Io.EPOLL).gso(true).gro(true));
     }
 
+    /** UDP over Netty's io_uring; an assumption fails (naming the cause) where io_uring cannot be used. */
+    static UdpNet udpIoUring() {
+        assumeIoUring("UDP io_uring");
+        return new UdpNet("io_uring without GSO", b -> b.io(UdpTransport.Io.IO_URING).gso(false));
+    }
+
+    /** UDP over io_uring with GSO (UDP_SEGMENT through io_uring's sendmsg); skipped where unavailable. */
+    static UdpNet udpIoUringGso() {
+        assumeIoUring("UDP io_uring GSO");
+        Assumptions.assumeTrue(UdpTransport.isGsoSupported(UdpTransport.Io.IO_URING),
+                "the kernel does not support UDP GSO (UDP_SEGMENT): the io_uring GSO permutation is skipped");
+        return new UdpNet("io_uring with GSO", b -> b.io(UdpTransport.Io.IO_URING).gso(true));
+    }
+
+    private static void assumeIoUring(String permutation) {
+        try {
+            UdpTransport.ensureIoUring();
+        } catch (IllegalStateException e) {
+            Assumptions.abort("the " + permutation + " permutation is skipped: " + e.getMessage());
+        }
+    }
+
     private static void assumeEpoll(String permutation) {
         try {
             UdpTransport.ensureEpoll();

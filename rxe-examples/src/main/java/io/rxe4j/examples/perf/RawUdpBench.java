@@ -10,6 +10,8 @@ import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.uring.IoUringChannelOption;
+import io.netty.channel.uring.IoUringDatagramChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.rxe4j.net.udp.UdpTransport;
@@ -50,8 +52,11 @@ final class RawUdpBench {
      */
     record Features(Io io, boolean gso, boolean gro) {
         Features {
-            if ((gso || gro) && io != Io.EPOLL) {
-                throw new IllegalArgumentException("GSO and GRO need the epoll transport");
+            if (gro && io != Io.EPOLL) {
+                throw new IllegalArgumentException("GRO needs the epoll transport");
+            }
+            if (gso && io == Io.NIO) {
+                throw new IllegalArgumentException("GSO needs the epoll or io_uring transport");
             }
         }
     }
@@ -61,7 +66,11 @@ final class RawUdpBench {
 
     static DatagramChannel open(Features f, EventLoopGroup group, InetAddress ip, ChannelInboundHandlerAdapter handler) {
         Io io = f.io();
-        DatagramChannel ch = io == Io.EPOLL ? new EpollDatagramChannel() : new NioDatagramChannel();
+        DatagramChannel ch = switch (io) {
+            case EPOLL -> new EpollDatagramChannel();
+            case IO_URING -> new IoUringDatagramChannel();
+            case NIO -> new NioDatagramChannel();
+        };
         ch.config().setReceiveBufferSize(UdpTransport.DEFAULT_SOCKET_BUFFER_BYTES);
         ch.config().setSendBufferSize(UdpTransport.DEFAULT_SOCKET_BUFFER_BYTES);
         if (ch instanceof EpollDatagramChannel e && f.gro()) {
@@ -73,6 +82,11 @@ final class RawUdpBench {
                     Math.max(GRO_READ_BUFFER_BYTES, MAX_DATAGRAM + 1)));
         } else if (ch instanceof EpollDatagramChannel e) {
             e.config().setMaxDatagramPayloadSize(MAX_DATAGRAM + 1);
+            ch.config().setRecvByteBufAllocator(
+                    new FixedRecvByteBufAllocator((MAX_DATAGRAM + 1) * UdpTransport.DEFAULT_RECV_BATCH));
+        } else if (ch instanceof IoUringDatagramChannel) {
+            // as UdpTransport on io_uring: a batch of recvmsg submissions, one slot each
+            ch.config().setOption(IoUringChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, MAX_DATAGRAM + 1);
             ch.config().setRecvByteBufAllocator(
                     new FixedRecvByteBufAllocator((MAX_DATAGRAM + 1) * UdpTransport.DEFAULT_RECV_BATCH));
         } else {

@@ -98,8 +98,8 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = "--atomic-type", description = "CAS, FAA, MCAS, MFAA (default ${DEFAULT-VALUE})")
     AtomicType atomicType = AtomicType.FAA;
 
-    @Option(names = "--transport", description = "inproc, nio, epoll (default: inproc in one process; with --server or"
-            + " --connect, epoll where Netty's native epoll loads, else nio)")
+    @Option(names = "--transport", description = "inproc, nio, epoll, io_uring (default: inproc in one process; with"
+            + " --server or --connect, epoll where Netty's native epoll loads, else nio)")
     String transport;
 
     @Option(names = "--server", description = "be the passive side: wait for --connect on --port. The server takes "
@@ -150,7 +150,7 @@ public final class RxePerf implements Callable<Integer> {
         return t.op() == PerfTest.Op.SEND ? useEvents(t) : !busyPoll;
     }
 
-    @Option(names = "--gso", description = "epoll only: coalesce equal-size packets to a peer into UDP GSO sends")
+    @Option(names = "--gso", description = "epoll or io_uring: coalesce equal-size packets to a peer into UDP GSO sends")
     boolean gso;
 
     @Option(names = "--gro", description = "epoll only: UDP GRO on receive (coalesced reads split back into datagrams)")
@@ -312,18 +312,26 @@ public final class RxePerf implements Callable<Integer> {
         }
     }
 
-    /** @return inproc, nio or epoll, validated */
+    /** @return inproc, nio, epoll or io_uring, validated */
     String transportName() {
-        String t = transport != null ? transport.toLowerCase(Locale.ROOT)
+        String t = transport != null ? transport.toLowerCase(Locale.ROOT).replace('-', '_')
                 : !(server || connect != null) ? "inproc" : UdpTransport.isEpollAvailable() ? "epoll" : "nio";
-        if (!t.equals("inproc") && !t.equals("nio") && !t.equals("epoll")) {
-            throw new IllegalArgumentException("--transport must be inproc, nio or epoll, got '" + transport + "'");
+        if (t.equals("iouring")) {
+            t = "io_uring";
+        }
+        if (!t.equals("inproc") && !t.equals("nio") && !t.equals("epoll") && !t.equals("io_uring")) {
+            throw new IllegalArgumentException("--transport must be inproc, nio, epoll or io_uring, got '" + transport
+                    + "'");
         }
         return t;
     }
 
     Io io() {
-        return transportName().equals("epoll") ? Io.EPOLL : Io.NIO;
+        return switch (transportName()) {
+            case "epoll" -> Io.EPOLL;
+            case "io_uring" -> Io.IO_URING;
+            default -> Io.NIO;
+        };
     }
 
     /** @return the message sizes to run */
@@ -383,7 +391,7 @@ public final class RxePerf implements Callable<Integer> {
             throw new IllegalArgumentException("--raw-udp and --compare exclude each other (--compare runs both)");
         }
         if ((rawUdp || compare) && transportName().equals("inproc")) {
-            throw new IllegalArgumentException("--raw-udp / --compare need --transport nio or epoll");
+            throw new IllegalArgumentException("--raw-udp / --compare need --transport nio, epoll or io_uring");
         }
         if (tidCompare && (compare || rawUdp || server || connect != null)) {
             throw new IllegalArgumentException("--tid-compare runs in one process and excludes --compare/--raw-udp");
@@ -399,7 +407,7 @@ public final class RxePerf implements Callable<Integer> {
             throw new IllegalArgumentException("--ack-timeout must be 0..31, got " + ackTimeout);
         }
         if ((server || connect != null) && transportName().equals("inproc")) {
-            throw new IllegalArgumentException("two processes need --transport nio or epoll");
+            throw new IllegalArgumentException("two processes need --transport nio, epoll or io_uring");
         }
     }
 
@@ -421,6 +429,8 @@ public final class RxePerf implements Callable<Integer> {
         }
         if (io() == Io.EPOLL) {
             UdpTransport.ensureEpoll();
+        } else if (io() == Io.IO_URING) {
+            UdpTransport.ensureIoUring();
         }
         if (server) {
             return runServer();

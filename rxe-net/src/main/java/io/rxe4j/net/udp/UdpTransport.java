@@ -21,6 +21,11 @@ import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.SegmentedDatagramPacket;
+import io.netty.channel.unix.UnixChannelOption;
+import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringChannelOption;
+import io.netty.channel.uring.IoUringDatagramChannel;
+import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramChannelConfig;
@@ -253,6 +258,9 @@ public final class UdpTransport implements Transport {
         if (!Epoll.isAvailable()) {
             return Io.NIO;
         }
+        if (group instanceof IoEventLoopGroup g && g.isIoType(IoUringIoHandler.class)) {
+            return Io.IO_URING; // the caller's io_uring group
+        }
         if (group != null && !(group instanceof IoEventLoopGroup g && g.isIoType(EpollIoHandler.class))) {
             return Io.NIO;
         }
@@ -319,25 +327,37 @@ public final class UdpTransport implements Transport {
         Io requestedIo = b.io != null ? b.io : defaultIo(b.group);
         if (requestedIo == Io.EPOLL) {
             ensureEpoll();
+        } else if (requestedIo == Io.IO_URING) {
+            ensureIoUring();
         }
         boolean wantGso = b.gso != null && b.gso;
         boolean wantGro = b.gro != null && b.gro;
-        if ((wantGso || wantGro) && requestedIo != Io.EPOLL) {
-            throw new IllegalStateException("UDP GSO/GRO need io(Io.EPOLL), got " + requestedIo);
+        if (wantGro && requestedIo != Io.EPOLL) {
+            throw new IllegalStateException("UDP GRO needs io(Io.EPOLL) (Netty splits GRO reads on epoll only), got "
+                    + requestedIo);
+        }
+        if (wantGso && requestedIo == Io.NIO) {
+            throw new IllegalStateException("UDP GSO needs io(Io.EPOLL) or io(Io.IO_URING), got " + requestedIo);
         }
         this.io = chooseIo(requestedIo, ip, b.group);
-        if ((wantGso || wantGro) && !isGsoSupported()) {
+        if (wantGso && requestedIo == Io.IO_URING && !isGsoSupported(Io.IO_URING)) {
+            throw new IllegalStateException("UDP GSO (UDP_SEGMENT) is not supported by this kernel or Netty's io_uring"
+                    + " library; build without gso");
+        }
+        if ((wantGso || wantGro) && requestedIo == Io.EPOLL && !isGsoSupported()) {
             throw new IllegalStateException(
                     "UDP GSO/GRO (UDP_SEGMENT) is not supported by this kernel or Netty native library;"
                             + " check UdpTransport.isGsoSupported() and build without gso/gro");
         }
         // not set: on where the socket can do it (epoll and UDP_SEGMENT), else off (defaultOffloads logs why once)
         boolean offloads = io == Io.EPOLL && isGsoSupported();
+        // io_uring: GSO where the kernel has UDP_SEGMENT (by default over IPv6 only, as epoll); no GRO
+        boolean uringGso = io == Io.IO_URING && isGsoSupported(Io.IO_URING);
         // GSO only over IPv6 by default: over IPv4 the kernel gives the segments of one GSO send IP IDs
         // 0, 1, 2, ..., and the RoCEv2 ICRC covers the IPv4 ID, so every segment after the first
         // fails the ICRC check of any peer that sees the IP header (kernel rdma_rxe, RoCE NICs)
         boolean ipv4 = !(ip instanceof Inet6Address);
-        this.gso = b.gso != null ? b.gso : offloads && !ipv4;
+        this.gso = b.gso != null ? b.gso : (offloads || uringGso) && !ipv4;
         boolean groWanted = b.gro != null ? b.gro : offloads;
         boolean groActive = groWanted;
         if (gso && ipv4 && IPV4_GSO_WARNED.compareAndSet(false, true)) {
@@ -346,7 +366,8 @@ public final class UdpTransport implements Transport {
                     + " rdma_rxe, RoCE NICs) drop every segment after the first; only rxe4j peers, which cannot see the"
                     + " IP ID, accept them (logged once)", ip);
         }
-        if ((b.gso == null || b.gro == null) && !offloads && FALLBACK_LOGGED.compareAndSet(false, true)) {
+        if ((b.gso == null || b.gro == null) && !offloads && io != Io.IO_URING
+                && FALLBACK_LOGGED.compareAndSet(false, true)) {
             log.info("UDP transports run without GSO/GRO: {} (logged once; UdpTransport.gso()/gro() tell per socket)",
                     io != Io.EPOLL ? "they use NIO" + (b.io == null ? ", native epoll is unavailable: "
                             + Epoll.unavailabilityCause() + modulePathHint() : "")
@@ -366,7 +387,11 @@ public final class UdpTransport implements Transport {
         DatagramChannel ch = null;
         boolean ok = false;
         try {
-            ch = io == Io.EPOLL ? new EpollDatagramChannel(family) : new NioDatagramChannel(family);
+            ch = switch (io) {
+                case EPOLL -> new EpollDatagramChannel(family);
+                case IO_URING -> new IoUringDatagramChannel(family);
+                case NIO -> new NioDatagramChannel(family);
+            };
             DatagramChannelConfig config = ch.config();
             config.setAutoRead(false);
             config.setAllocator(b.allocator);
@@ -390,6 +415,12 @@ public final class UdpTransport implements Transport {
                 this.readBatchDatagrams = b.recvBatch; // one recvmmsg per batch (4 were tried, no measurable gain)
                 config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator((b.maxDatagramBytes + 1) * b.recvBatch)
                         .maxMessagesPerRead(readBatchDatagrams));
+            } else if (ch instanceof IoUringDatagramChannel) {
+                // io_uring: each read buffer is cut into recvBatch slots, one recvmsg submission each
+                config.setOption(IoUringChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, b.maxDatagramBytes + 1);
+                this.readBatchDatagrams = b.recvBatch;
+                config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator((b.maxDatagramBytes + 1) * b.recvBatch)
+                        .maxMessagesPerRead(readBatchDatagrams));
             } else {
                 this.readBatchDatagrams = DEFAULT_RECV_BATCH;
                 config.setRecvByteBufAllocator(new FixedRecvByteBufAllocator(b.maxDatagramBytes + 1)
@@ -402,7 +433,7 @@ public final class UdpTransport implements Transport {
             this.dontFragment = b.dontFragment && setDontFragment(ch, ip);
             if (!(ip instanceof Inet6Address)) {
                 this.zeroChecksumRx = true; // IPv4: checksum 0 means "none", always accepted
-            } else if (ch instanceof EpollDatagramChannel) {
+            } else if (isNative(ch)) {
                 setNoCheck6Rx(ch, ip);
                 this.zeroChecksumRx = true;
             } else {
@@ -488,7 +519,10 @@ public final class UdpTransport implements Transport {
         try {
             set = ch instanceof EpollDatagramChannel
                     ? ch.config().setOption(EpollChannelOption.SO_REUSEPORT, Boolean.TRUE)
-                    : ch.config().setOption(NioChannelOption.of(java.net.StandardSocketOptions.SO_REUSEPORT), Boolean.TRUE);
+                    : ch instanceof IoUringDatagramChannel
+                            ? ch.config().setOption(UnixChannelOption.SO_REUSEPORT, Boolean.TRUE)
+                            : ch.config().setOption(NioChannelOption.of(java.net.StandardSocketOptions.SO_REUSEPORT),
+                                    Boolean.TRUE);
         } catch (ChannelException | UnsupportedOperationException e) {
             throw new IllegalStateException("cannot set SO_REUSEPORT, which a multi-loop UDP transport needs: " + e, e);
         }
@@ -523,7 +557,7 @@ public final class UdpTransport implements Transport {
      *     packet itself, which costs a hand-off between loops)
      */
     private static boolean attachQpnSteering(DatagramChannel ch, int lanes) {
-        if (!(ch instanceof EpollDatagramChannel)) {
+        if (!isNative(ch)) {
             return false;
         }
         short[] code = {BPF_LD_W_ABS, BPF_ALU_AND_K, BPF_ALU_SUB_K, BPF_ALU_MOD_K, BPF_RET_A};
@@ -595,11 +629,16 @@ public final class UdpTransport implements Transport {
     private static final int IPV6_MTU_DISCOVER = 23;
     private static final int PMTUDISC_DO = 2;
 
+    /** @return whether {@code ch} is one of Netty's native Linux channels (epoll, io_uring): Unix socket options work */
+    private static boolean isNative(DatagramChannel ch) {
+        return ch instanceof EpollDatagramChannel || ch instanceof IoUringDatagramChannel;
+    }
+
     private static boolean setDontFragment(DatagramChannel ch, InetAddress ip) {
         String problem;
         try {
             boolean set;
-            if (ch instanceof EpollDatagramChannel) {
+            if (isNative(ch)) {
                 IntegerUnixChannelOption option = ip instanceof Inet6Address
                         ? new IntegerUnixChannelOption("IPV6_MTU_DISCOVER", IPPROTO_IPV6, IPV6_MTU_DISCOVER)
                         : new IntegerUnixChannelOption("IP_MTU_DISCOVER", IPPROTO_IP, IP_MTU_DISCOVER);
@@ -695,20 +734,35 @@ public final class UdpTransport implements Transport {
          * {@code EpollDatagramChannel} on an {@code EpollIoHandler} loop (the default where it loads), with {@code recvmmsg}
          * batching (Linux x86_64; needs {@code --enable-native-access=ALL-UNNAMED} on JDK 22+).
          */
-        EPOLL;
+        EPOLL,
+        /**
+         * {@code IoUringDatagramChannel} on an {@code IoUringIoHandler} loop: reads and writes as
+         * io_uring submissions ({@code IORING_OP_RECVMSG}/{@code SENDMSG}, a batch of {@link
+         * Builder#recvBatch(int)} receives outstanding), UDP GSO where the kernel has {@code
+         * UDP_SEGMENT} (by default over IPv6 only, as with epoll), no GRO, no {@link LoopIdle} other
+         * than BLOCK. Never a default: ask for it (Linux 5.9+ x86_64 with io_uring allowed, see
+         * {@link UdpTransport#isIoUringAvailable()}; {@code --enable-native-access=ALL-UNNAMED} on
+         * JDK 22+). Figures against epoll: {@code docs/performance.md}, "io_uring".
+         */
+        IO_URING;
 
         /**
-         * @param name {@code nio} or {@code epoll}, case-insensitive
+         * @param name {@code nio}, {@code epoll} or {@code io_uring} ({@code iouring} too),
+         *     case-insensitive
          * @return the constant
          * @throws IllegalArgumentException for another name
          */
         public static Io parse(String name) {
+            String n = name == null ? "" : name.replace("-", "_");
+            if (n.equalsIgnoreCase("iouring")) {
+                return IO_URING;
+            }
             for (Io v : values()) {
-                if (v.name().equalsIgnoreCase(name)) {
+                if (v.name().equalsIgnoreCase(n)) {
                     return v;
                 }
             }
-            throw new IllegalArgumentException("I/O must be nio or epoll, got '" + name + "'");
+            throw new IllegalArgumentException("I/O must be nio, epoll or io_uring, got '" + name + "'");
         }
     }
 
@@ -735,6 +789,30 @@ public final class UdpTransport implements Transport {
     }
 
     /**
+     * @return whether Netty's io_uring transport can be used in this JVM (Linux 5.9+ x86_64, the JNI
+     *     library loads, and the kernel allows io_uring: {@code /proc/sys/kernel/io_uring_disabled} 0,
+     *     no seccomp filter refusing {@code io_uring_setup})
+     */
+    public static boolean isIoUringAvailable() {
+        return IoUring.isAvailable();
+    }
+
+    /**
+     * @throws IllegalStateException naming {@link IoUring#unavailabilityCause()} if io_uring cannot be used
+     */
+    public static void ensureIoUring() {
+        if (!IoUring.isAvailable()) {
+            Throwable cause = IoUring.unavailabilityCause();
+            throw new IllegalStateException(
+                    "Netty io_uring is unavailable (" + cause + "); it needs Linux 5.9+ x86_64 with io_uring allowed"
+                            + " (/proc/sys/kernel/io_uring_disabled 0, no seccomp filter refusing it),"
+                            + " io.netty:netty-transport-native-io_uring:linux-x86_64 on the class path and, on JDK 22+,"
+                            + " --enable-native-access=ALL-UNNAMED; use EPOLL or NIO instead",
+                    cause);
+        }
+    }
+
+    /**
      * @throws IllegalStateException naming {@link Epoll#unavailabilityCause()} if epoll cannot be used
      */
     public static void ensureEpoll() {
@@ -753,11 +831,12 @@ public final class UdpTransport implements Transport {
      * Builder#eventLoopGroup}, or for other channels sharing the same settings). Its threads are
      * daemon threads. The caller shuts it down.
      *
-     * @param io NIO or EPOLL
+     * @param io NIO, EPOLL or IO_URING
      * @param threads number of loop threads, {@code >= 1}
      * @param threadName prefix of the thread names
      * @return the group
-     * @throws IllegalStateException for EPOLL when epoll is unavailable (see {@link #ensureEpoll()})
+     * @throws IllegalStateException for EPOLL when epoll is unavailable (see {@link #ensureEpoll()}),
+     *     for IO_URING when io_uring is (see {@link #ensureIoUring()})
      */
     public static EventLoopGroup newEventLoopGroup(Io io, int threads, String threadName) {
         return newEventLoopGroup(io, threads, threadName, LoopIdle.BLOCK);
@@ -769,7 +848,8 @@ public final class UdpTransport implements Transport {
      *
      * @param idle how an idle loop waits ({@link LoopIdle})
      * @return the group
-     * @throws IllegalStateException for EPOLL when epoll is unavailable
+     * @throws IllegalStateException for EPOLL when epoll is unavailable, for IO_URING when io_uring is
+     * @throws IllegalArgumentException for IO_URING with an {@code idle} other than BLOCK
      */
     public static EventLoopGroup newEventLoopGroup(Io io, int threads, String threadName, LoopIdle idle) {
         Objects.requireNonNull(idle, "idle");
@@ -779,6 +859,13 @@ public final class UdpTransport implements Transport {
         if (io == Io.EPOLL) {
             ensureEpoll();
             factory = EpollIoHandler.newFactory(0, strategy);
+        } else if (io == Io.IO_URING) {
+            ensureIoUring();
+            if (idle != LoopIdle.BLOCK) {
+                throw new IllegalArgumentException("loopIdle(" + idle + ") needs NIO or EPOLL loops (a select"
+                        + " strategy); io_uring loops wait in io_uring_enter: use LoopIdle.BLOCK");
+            }
+            factory = IoUringIoHandler.newFactory();
         } else {
             factory = NioIoHandler.newFactory(java.nio.channels.spi.SelectorProvider.provider(), strategy);
         }
@@ -845,6 +932,20 @@ public final class UdpTransport implements Transport {
      */
     public static boolean isGsoSupported() {
         return Epoll.isAvailable() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
+    }
+
+    /**
+     * @param io the channel implementation
+     * @return whether UDP GSO ({@link Builder#gso(boolean)}) can be used with {@code io}: epoll as
+     *     {@link #isGsoSupported()}; io_uring when it is available and the kernel has {@code
+     *     UDP_SEGMENT}; never with NIO
+     */
+    public static boolean isGsoSupported(Io io) {
+        return switch (Objects.requireNonNull(io, "io")) {
+            case EPOLL -> isGsoSupported();
+            case IO_URING -> IoUring.isAvailable() && IoUringDatagramChannel.isSegmentedDatagramPacketSupported();
+            case NIO -> false;
+        };
     }
 
     /** @return whether {@link #send} packets are coalesced with UDP GSO on {@link #flush} */
@@ -1645,9 +1746,9 @@ public final class UdpTransport implements Transport {
         }
 
         /**
-         * @param io the channel implementation, {@link Io#NIO} or {@link Io#EPOLL}; default: epoll
-         *     where Netty's native epoll loads (and a caller-supplied group, if any, is an epoll
-         *     group), else NIO. With a caller-supplied {@link #eventLoopGroup} the group must be of
+         * @param io the channel implementation, {@link Io#NIO}, {@link Io#EPOLL} or {@link
+         *     Io#IO_URING}; default: epoll where Netty's native epoll loads (and a caller-supplied
+         *     group, if any, is an epoll group; io_uring for an io_uring group), else NIO. With a caller-supplied {@link #eventLoopGroup} the group must be of
          *     the same kind (see
          *     {@link UdpTransport#newEventLoopGroup}). For an IPv6 bind address NIO is replaced by
          *     epoll when epoll is available and the group (if any) is an epoll group, so that

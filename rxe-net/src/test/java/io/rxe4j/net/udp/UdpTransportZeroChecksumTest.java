@@ -207,6 +207,29 @@ class UdpTransportZeroChecksumTest {
     }
 
     @Test
+    void udpTransportOnIoUringReceivesZeroChecksumDatagramsAndSetsDontFragment() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(UdpTransport.isIoUringAvailable(), "io_uring is unavailable");
+        InetAddress ip = loopback6();
+        EpollDatagramChannel zeroSender = channel(ip, null, noCheck6Tx());
+        UdpTransport t = UdpTransport.builder(ip).port(0).io(UdpTransport.Io.IO_URING).bind();
+        toClose.add(t);
+        assertThat(t.io()).isEqualTo(UdpTransport.Io.IO_URING);
+        assertThat(t.acceptsZeroChecksum()).isTrue();
+        assertThat(t.dontFragment()).as("IPV6_MTU_DISCOVER through io_uring's socket").isTrue();
+        List<String> got = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch all = new CountDownLatch(3);
+        t.start((p, s, r) -> {
+            got.add(p.toString(StandardCharsets.US_ASCII));
+            all.countDown();
+        });
+        for (int i = 0; i < 3; i++) {
+            sendAndWait(zeroSender, "zero" + i, t.localAddress());
+        }
+        assertThat(all.await(TIMEOUT_S, TimeUnit.SECONDS)).as("all three arrived, got %s", got).isTrue();
+        assertThat(got).containsExactlyInAnyOrder("zero0", "zero1", "zero2");
+    }
+
+    @Test
     void udpTransportWithEpollSetsTheOption() throws Exception {
         UdpTransport t = UdpTransport.builder(loopback6()).port(0).io(UdpTransport.Io.EPOLL).bind();
         toClose.add(t);
