@@ -71,16 +71,21 @@ def main():
     for t in ("write_bw", "read_bw", "send_bw"):
         rows.append(bw_row(outdir, f"{t}-64k-nio", f"{t} 64 KiB, nio", "bw_mb_s", 0.9))
         rows.append(bw_row(outdir, f"{t}-64k-epoll", f"{t} 64 KiB, epoll", "bw_mb_s", 0.9))
-        rows.append(bw_row(outdir, f"{t}-64k-epoll-gso-gro", f"{t} 64 KiB, epoll + GSO + GRO, IPv6", "bw_mb_s", 0.9,
-                           1.2 if t == "write_bw" else None))
+        rows.append(bw_row(outdir, f"{t}-64k-epoll-gso-gro", f"{t} 64 KiB, epoll + GSO + GRO, IPv6", "bw_mb_s", 0.8))
+        rows.append(bw_row(outdir, f"{t}-64k-io_uring", f"{t} 64 KiB, io_uring", "bw_mb_s", 0.9))
+        rows.append(bw_row(outdir, f"{t}-64k-io_uring-gso", f"{t} 64 KiB, io_uring + GSO, IPv6", "bw_mb_s", 0.8))
     rows.append(bw_row(outdir, "write_bw-64-nio", "write_bw 64 B (message rate), nio", "mpps", 0.8))
     rows.append(bw_row(outdir, "write_bw-64-epoll", "write_bw 64 B, epoll", "mpps", 0.8))
     rows.append(bw_row(outdir, "write_bw-64-epoll-gso-gro", "write_bw 64 B, epoll + GSO + GRO, IPv6", "mpps", 0.8))
     rows.append(bw_row(outdir, "atomic_bw-nio", "atomic_bw FAA, nio", "mpps", 0.8))
+    rows.append(bw_row(outdir, "write_bw-64-io_uring", "write_bw 64 B, io_uring", "mpps", 0.8))
     rows.append(bw_row(outdir, "atomic_bw-epoll", "atomic_bw FAA, epoll", "mpps", 0.8))
+    rows.append(bw_row(outdir, "atomic_bw-io_uring", "atomic_bw FAA, io_uring", "mpps", 0.8))
     rows.append(lat_row(outdir, "atomic_lat-busy", "atomic_lat FAA p50 / p99, epoll, busy polling"))
     rows.append(lat_row(outdir, "atomic_lat-events", "atomic_lat FAA p50 / p99, epoll, `--events`"))
     rows.append(lat_row(outdir, "atomic_lat-backoff", "atomic_lat FAA p50 / p99, epoll, `--backoff`"))
+    rows.append(lat_row(outdir, "atomic_lat-io_uring-busy", "atomic_lat FAA p50 / p99, io_uring, busy polling"))
+    rows.append(lat_row(outdir, "atomic_lat-io_uring-events", "atomic_lat FAA p50 / p99, io_uring, `--events`"))
     for r in rows:
         if r:
             print(r)

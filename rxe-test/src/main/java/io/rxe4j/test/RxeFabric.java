@@ -341,9 +341,14 @@ public final class RxeFabric implements AutoCloseable {
 
     // ------------------------------------------------------------------ waiting, on either clock
 
-    /** Waits up to {@link #DEFAULT_TIMEOUT} for {@code f}; see {@link #await(CompletableFuture, Duration, String)}. */
+    /**
+     * Waits up to {@link #DEFAULT_TIMEOUT} for {@code f}, named in a timeout by the caller's file and
+     * line; see {@link #await(CompletableFuture, Duration, String)}. A future of {@code
+     * QueuePair.submit} completes only when its CQ is polled: wait with {@code await(() -> {
+     * cq.pollFutures(); return f.isDone(); }, what)}, or use {@link #execute}.
+     */
     public <T> T await(CompletableFuture<T> f) {
-        return await(f, DEFAULT_TIMEOUT, String.valueOf(f));
+        return await(f, DEFAULT_TIMEOUT, "the future awaited at " + caller());
     }
 
     /**
@@ -448,17 +453,20 @@ public final class RxeFabric implements AutoCloseable {
         WorkCompletion wc = nextCompletion(cq);
         if (wc.status != WcStatus.SUCCESS) {
             String reason = null;
+            String peerReason = null;
             for (ConnectedPair p : pairs) {
                 for (ConnectedPair.Side side : List.of(p.client(), p.server())) {
                     if (side.qp().qpNum() == wc.qpNum && side.cq() == cq) {
                         reason = side.qp().errorReason();
+                        ConnectedPair.Side peer = side == p.client() ? p.server() : p.client();
+                        peerReason = peer.qp().errorReason();
                     }
                 }
             }
             throw new AssertionError("expected a successful completion on " + cq + ", got wr_id " + wc.wrId + " ("
                     + wc.opcode + ") on QP 0x" + Integer.toHexString(wc.qpNum) + " with " + wc.status
                     + ", vendor_err 0x" + Integer.toHexString(wc.vendorErr) + (reason != null ? ": " + reason : "")
-                    + " (" + describe() + ")");
+                    + (peerReason != null ? "; the peer's QP: " + peerReason : "") + " (" + describe() + ")");
         }
         return wc;
     }

@@ -156,6 +156,7 @@ class RxeExtensionTest {
             assertThatThrownBy(() -> fabric.nextSuccess(pair.client().cq())).isInstanceOf(AssertionError.class)
                     .hasMessageContaining("wr_id 5").hasMessageContaining("REM_ACCESS_ERR")
                     .hasMessageContaining("QP 0x" + Integer.toHexString(pair.client().qp().qpNum()))
+                    .hasMessageContaining("the peer's QP: ").hasMessageNotContaining("NAK 0x62: NAK")
                     .hasMessageContaining("seed=42");
         }
     }
@@ -165,6 +166,8 @@ class RxeExtensionTest {
         assertThatThrownBy(() -> fabric.await(() -> false)).isInstanceOf(AssertionError.class)
                 .hasMessageContaining("the condition at RxeExtensionTest.java:")
                 .hasMessageContaining("PT30S of virtual time");
+        assertThatThrownBy(() -> fabric.await(new java.util.concurrent.CompletableFuture<Void>()))
+                .isInstanceOf(AssertionError.class).hasMessageContaining("the future awaited at RxeExtensionTest.java:");
         long t0 = fabric.nanoTime();
         fabric.await(() -> true, "nothing");
         assertThat(fabric.nanoTime()).as("a condition that holds costs no time").isEqualTo(t0);

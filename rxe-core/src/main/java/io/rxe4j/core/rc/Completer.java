@@ -864,8 +864,10 @@ public final class Completer implements CompleterOps {
     /** ERROR: complete the WQE with its error status; the QP enters ERR and flushes the rest. */
     private State error() {
         boolean nak = op.has(Header.AETH) && (syndrome & Aeth.TYPE_MASK) == Aeth.TYPE_NAK;
-        failHead(wqe, status, op == Opcode.RC_ACKNOWLEDGE ? syndrome : 0,
-                (nak ? "NAK 0x" + Integer.toHexString(syndrome) + " (" + nakName(syndrome) + ")" : "response " + op)
+        boolean vendorErr = op == Opcode.RC_ACKNOWLEDGE; // failHead names the NAK code then: not twice
+        failHead(wqe, status, vendorErr ? syndrome : 0,
+                (nak ? (vendorErr ? "" : "NAK 0x" + Integer.toHexString(syndrome) + ": ") + nakName(syndrome)
+                        : "response " + op)
                         + " for PSN 0x" + Integer.toHexString(psn) + " from " + qp.av());
         return State.DONE;
     }

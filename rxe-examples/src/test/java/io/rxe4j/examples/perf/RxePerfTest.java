@@ -43,7 +43,7 @@ class RxePerfTest {
         assertThatThrownBy(() -> RxePerf.parse("write_bandwidth")).hasMessageContaining("write_bw");
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "-m", "1500")).hasMessageContaining("4096");
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "--transport", "rdma")).hasMessageContaining("epoll");
-        assertThatThrownBy(() -> RxePerf.parse("write_bw", "--compare")).hasMessageContaining("nio or epoll");
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "--compare")).hasMessageContaining("nio, epoll or io_uring");
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "-q", "0")).hasMessageContaining("-q");
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "--server", "--connect", "h:1"))
                 .hasMessageContaining("exclude");
