@@ -57,11 +57,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * RoCEv2 over UDP: a Netty datagram channel bound to one concrete local (IP, UDP port), NIO by
- * default or, opt-in, Linux native epoll ({@link Builder#io(Io)}); an IPv6 socket uses epoll
- * whenever it can (see "IPv6 and zero UDP checksums").
+ * RoCEv2 over UDP: a Netty datagram channel bound to one concrete local (IP, UDP port), on Linux
+ * native epoll where it loads, else NIO, or, asked for, io_uring ({@link Builder#io(Io)}); an IPv6
+ * socket uses epoll whenever it can (see "IPv6 and zero UDP checksums").
  *
- * <h2>I/O: NIO or epoll</h2>
+ * <h2>I/O: NIO, epoll or io_uring</h2>
+ *
+ * <p>{@link Io#IO_URING} is never chosen by default: on the 2-vCPU host of {@code
+ * docs/performance.md} it is slower than epoll, raw UDP included. It has epoll's socket options
+ * (DF, {@code UDP_NO_CHECK6_RX}, {@code SO_REUSEPORT} and the QPN steering program) and GSO, but no
+ * GRO and no {@link LoopIdle} other than BLOCK.
  *
  * <h2>Defaults: the fastest path the host supports</h2>
  *
@@ -1764,7 +1769,8 @@ public final class UdpTransport implements Transport {
 
         /**
          * @param datagrams with {@link Io#EPOLL}: how many datagrams one {@code recvmmsg} call
-         *     may return, 1..1024 (1 turns recvmmsg off); each read buffer is {@code datagrams ×
+         *     may return, 1..1024 (1 turns recvmmsg off); with {@link Io#IO_URING}: how many {@code
+         *     RECVMSG} submissions one read keeps outstanding; each read buffer is {@code datagrams ×
          *     (maxDatagramBytes + 1)} bytes. Ignored with NIO. Default {@link #DEFAULT_RECV_BATCH}.
          * @return this builder
          * @throws IllegalArgumentException if out of range
@@ -1784,7 +1790,8 @@ public final class UdpTransport implements Transport {
          *     socket can do it (epoll and {@link UdpTransport#isGsoSupported()}), else off, logged once
          *     at INFO; off for IPv4, whose GSO segments carry IP IDs 1, 2, … that break the ICRC for
          *     peers other than rxe4j (see the class comment: {@code true} over IPv4 logs a WARN);
-         *     {@link UdpTransport#gso()} tells. {@code true} needs {@link Io#EPOLL} and kernel support;
+         *     {@link UdpTransport#gso()} tells. {@code true} needs {@link Io#EPOLL} or {@link
+         *     Io#IO_URING} and kernel support ({@link UdpTransport#isGsoSupported(Io)});
          *     otherwise {@link #bind()} throws an {@link IllegalStateException} (no silent fallback
          *     when asked for explicitly).
          * @return this builder
