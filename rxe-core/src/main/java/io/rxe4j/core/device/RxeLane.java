@@ -204,6 +204,12 @@ public final class RxeLane implements PacketReceiver, QpHost {
         return transport.allocator().directBuffer(length, length);
     }
 
+    /** @return a buffer for a packet {@link #transmit} sends to {@code qp}'s peer ({@code Transport.packetBuffer}). Loop only. */
+    @Override
+    public ByteBuf allocPacket(RxeQp qp, int length) {
+        return transport.packetBuffer(qp.av(), length);
+    }
+
     /**
      * Writes the ICRC of a built packet ({@code writerIndex} = length including the ICRC) and
      * hands it to the lane's transport, addressed to the QP's peer. Loop only.

@@ -29,6 +29,19 @@ public interface QpHost {
      */
     ByteBuf allocPacket(int length);
 
+    /**
+     * A buffer for one outgoing packet of {@code qp} that the caller hands to {@link #transmit}
+     * (to the QP's peer) or releases: where the transport builds trains of packets in place
+     * ({@code Transport.packetBuffer}, the UDP transport with GSO), a slot of the QP's current
+     * train, so that a message's packets are built once, where they are sent from.
+     *
+     * @param length the packet's length in bytes, ICRC included
+     * @return by default {@link #allocPacket(int)}
+     */
+    default ByteBuf allocPacket(RxeQp qp, int length) {
+        return allocPacket(length);
+    }
+
     /** Sends {@code packet} (owned by the callee from here on) for {@code qp}; flushed at the end of the loop task. */
     void transmit(RxeQp qp, ByteBuf packet);
 

@@ -40,7 +40,7 @@ public final class SendWritePacket {
         int pad = -payload & 3;
         int hdr = op.headerLength();
         int total = hdr + payload + pad + Icrc.LENGTH;
-        ByteBuf b = qp.host().allocPacket(total);
+        ByteBuf b = qp.host().allocPacket(qp, total);
         try {
             Bth.write(b, 0, op.code(), se, pad, Bth.DEFAULT_PKEY, qp.destQpn(), ackReq, psn);
             if (op.has(Header.RETH)) {

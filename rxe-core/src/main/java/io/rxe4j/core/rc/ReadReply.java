@@ -269,7 +269,7 @@ final class ReadReply {
         boolean ok = n == 0 || (mr != null && mr.isValid());
         ByteBuf b = null;
         if (ok) {
-            b = qp.host().allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
+            b = qp.host().allocPacket(qp, op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
             Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, qp.destQpn(), false, psn);
             if (op.has(Header.AETH)) {
                 Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, resp.msn());
@@ -334,7 +334,7 @@ final class ReadReply {
             readFault(e); // a window revoked under a multi-packet READ (rxe_recheck_mr)
             return;
         }
-        ByteBuf b = qp.host().allocPacket(op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
+        ByteBuf b = qp.host().allocPacket(qp, op.headerLength() + n + (-n & 3) + Icrc.LENGTH);
         Bth.write(b, 0, op.code(), false, -n & 3, Bth.DEFAULT_PKEY, qp.destQpn(), false, e.curPsn);
         if (op.has(Header.AETH)) {
             Aeth.write(b, op.offset(Header.AETH), Aeth.ACK_UNLIMITED, resp.msn());

@@ -2,6 +2,7 @@ package io.rxe4j.net.udp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.ChannelException;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -132,8 +133,10 @@ import org.slf4j.LoggerFactory;
  * packet may be shorter) into one {@code SegmentedDatagramPacket}: one {@code sendmmsg} entry with
  * {@code UDP_SEGMENT}, which the kernel cuts back into one UDP datagram per packet, so the peer
  * receives exactly what one-by-one sends would give. A run holds at most {@link #GSO_MAX_SEGMENTS}
- * packets and {@link #MAX_UDP_PAYLOAD_BYTES} bytes; its packets are copied into one buffer from
- * the channel's allocator (cheaper here than a {@code CompositeByteBuf}, see {@code
+ * packets and {@link #MAX_UDP_PAYLOAD_BYTES} bytes. Packets built in the buffers {@link
+ * #packetBuffer} hands out (the engine's SEND, WRITE and READ response packets) are built in place,
+ * in the slots of a GSO train, so that a run costs no copy; other packets of a run are copied into
+ * one buffer from the channel's allocator (cheaper here than a {@code CompositeByteBuf}, see {@code
  * docs/performance.md}). A run of one packet is written as an ordinary datagram. A failed GSO
  * write loses the whole run (counted once in {@link #channelErrors()}). {@link
  * Builder#gro(boolean)} sets {@code UDP_GRO} on the socket: the kernel may then return several
@@ -273,6 +276,8 @@ public final class UdpTransport implements Transport {
     }
 
     private final DatagramChannel channel;
+    /** The reused promises of the channel's writes (one per datagram or GSO send in flight); loop only. */
+    private final WritePromise.Pool promises;
     /** Datagrams one read batch delivers at most before the loop turns to its tasks (the socket may hold more). */
     private int readBatchDatagrams;
     /** Datagrams of the read batch under way. Loop only. */
@@ -309,8 +314,30 @@ public final class UdpTransport implements Transport {
     /** With GSO: packets and peers sent but not yet flushed; touched only on the event loop. */
     private final ArrayList<ByteBuf> pendingPackets;
     private final ArrayList<InetSocketAddress> pendingPeers;
-    /** With GSO: readable bytes of {@link #pendingPackets}; event loop only. */
+    /**
+     * With GSO: per entry of {@link #pendingPackets}, 0 for a packet, or the segment size of a GSO
+     * train built in place ({@link #packetBuffer}); event loop only.
+     */
+    private int[] pendingSegments;
+    /** With GSO: readable bytes of {@link #pendingPackets} and of the open train; event loop only. */
     private long pendingBytes;
+    /**
+     * With GSO: the open train, a buffer in which {@link #packetBuffer} hands out consecutive slots
+     * and {@link #send} commits them (its writer index is the end of the last packet sent), or null;
+     * event loop only.
+     */
+    private ByteBuf train;
+    private InetSocketAddress trainPeer;
+    /** The train's segment size (its first packet's length), 0 before its first packet. */
+    private int trainSegment;
+    private int trainCount;
+    /** A shorter packet ended the train: no more slots. */
+    private boolean trainEnded;
+    /** The slot handed out and not yet sent (or released by the engine without sending), or null. */
+    private ByteBuf trainSlot;
+    private final LongAdder trainPackets = new LongAdder();
+    /** Where GSO trains come from: pooled, so that {@code retainedSlice} recycles its slot objects. */
+    private static final ByteBufAllocator TRAIN_ALLOCATOR = PooledByteBufAllocator.DEFAULT;
     /** An {@link #notifyWritable} task is queued on the event loop; event loop only. */
     private boolean writableTaskQueued;
     private final Runnable writableTask = this::notifyWritable;
@@ -380,6 +407,7 @@ public final class UdpTransport implements Transport {
         }
         this.pendingPackets = gso ? new ArrayList<>() : null;
         this.pendingPeers = gso ? new ArrayList<>() : null;
+        this.pendingSegments = gso ? new int[64] : null;
         EventLoopGroup group = b.group;
         if (group != null && b.loopIdle != LoopIdle.BLOCK && !b.ownLoops) {
             throw new IllegalArgumentException("loopIdle(" + b.loopIdle + ") applies to the transport's own event loops;"
@@ -461,6 +489,7 @@ public final class UdpTransport implements Transport {
             }
             this.gro = groActive;
             this.channel = ch;
+            this.promises = new WritePromise.Pool(ch, this::writeCompleted);
             this.localAddress = ch.localAddress();
             this.scheduler = new NettyScheduler(ch.eventLoop());
             this.interfaceMtu = readInterfaceMtu(localAddress.getAddress());
@@ -1102,43 +1131,28 @@ public final class UdpTransport implements Transport {
         }
         sent.increment();
         if (gso) {
-            pendingPackets.add(packet);
-            pendingPeers.add(peer);
+            if (train != null) {
+                if (packet == trainSlot && commitSlot(packet, peer)) {
+                    return;
+                }
+                closeTrain(); // a packet from elsewhere (or a slot out of turn) goes after the train
+            }
+            addPending(packet, peer, 0);
             pendingBytes += packet.readableBytes();
             return;
         }
-        channel.write(new DatagramPacket(packet.retain(), peer), new SendPromise(packet, 0, peer));
+        channel.write(new DatagramPacket(packet.retain(), peer), promises.acquire(packet, 0, peer));
     }
 
-    /**
-     * The promise of one write: holds a reference to the packet (or GSO buffer) until the write
-     * completes, so that a refused one can be shown to the receiver ({@link
-     * PacketReceiver#onSendFailed}); then releases it.
-     */
-    private final class SendPromise extends io.netty.channel.DefaultChannelPromise
-            implements io.netty.channel.ChannelFutureListener {
-        private final ByteBuf packet;
-        /** GSO: the size of each segment of {@link #packet}; 0: one datagram. */
-        private final int segmentSize;
-        private final InetSocketAddress peer;
+    /** @return write promises created so far: bounded by the writes in flight at once, not by the writes made */
+    long writePromisesCreated() {
+        return promises.created();
+    }
 
-        SendPromise(ByteBuf packet, int segmentSize, InetSocketAddress peer) {
-            super(channel, channel.eventLoop());
-            this.packet = packet;
-            this.segmentSize = segmentSize;
-            this.peer = peer;
-            addListener(this);
-        }
-
-        @Override
-        public void operationComplete(ChannelFuture f) {
-            try {
-                if (!f.isSuccess()) {
-                    refused(packet, segmentSize, peer, f.cause());
-                }
-            } finally {
-                packet.release();
-            }
+    /** A write completed ({@link WritePromise}): a failed one is reported; the promise releases the packet. */
+    private void writeCompleted(ByteBuf packet, int segmentSize, InetSocketAddress peer, Throwable cause) {
+        if (cause != null) {
+            refused(packet, segmentSize, peer, cause);
         }
     }
 
@@ -1189,8 +1203,11 @@ public final class UdpTransport implements Transport {
      */
     @Override
     public void flush() {
-        if (gso && !pendingPackets.isEmpty()) {
-            writePending();
+        if (gso) {
+            closeTrain();
+            if (!pendingPackets.isEmpty()) {
+                writePending();
+            }
         }
         channel.flush();
     }
@@ -1245,6 +1262,98 @@ public final class UdpTransport implements Transport {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>With {@link Builder#gso(boolean)}: a slot of the open GSO train to {@code peer}, so that a
+     * message's packets are built once, in the buffer the kernel reads them from (no copy into a
+     * GSO buffer at {@link #flush}). The train is one pooled direct buffer of whole segments of the
+     * first slot's size, at most {@link #GSO_MAX_SEGMENTS} of them and {@link #MAX_UDP_PAYLOAD_BYTES}
+     * bytes; slot after slot is handed out while the packets sent are of that size and go to that
+     * peer (a shorter one ends the train). A new train starts on a change of peer or size, when the
+     * train is full, when another packet is sent in between, when a slot was not sent before the
+     * next one was asked for (an abandoned slot's bytes are skipped), and at {@link #flush}. A train
+     * of one packet is written as an ordinary datagram. Without GSO, and for packets too large for
+     * two to share a train, a pooled direct buffer from {@link #allocator()}.
+     */
+    @Override
+    public ByteBuf packetBuffer(InetSocketAddress peer, int length) {
+        if (!gso || length <= 0 || length > MAX_UDP_PAYLOAD_BYTES / 2 || closed.get() || !started.get()) {
+            return allocator().directBuffer(length, length);
+        }
+        if (train != null && (trainSlot != null || trainEnded || trainCount >= GSO_MAX_SEGMENTS
+                || (trainSegment != 0 && length > trainSegment)
+                || train.writerIndex() + length > train.capacity() || !peer.equals(trainPeer))) {
+            closeTrain();
+        }
+        if (train == null) {
+            int segments = Math.min(GSO_MAX_SEGMENTS, MAX_UDP_PAYLOAD_BYTES / length);
+            // from Netty's pooled arena allocator: its buffers' retained slices are recycled objects,
+            // so a slot costs no allocation (an adaptive buffer's slice is a new object per packet)
+            train = TRAIN_ALLOCATOR.directBuffer(segments * length, segments * length);
+            trainPeer = peer;
+            trainSegment = 0;
+            trainCount = 0;
+            trainEnded = false;
+        }
+        ByteBuf slot = train.retainedSlice(train.writerIndex(), length);
+        slot.writerIndex(0);
+        trainSlot = slot;
+        return slot;
+    }
+
+    /**
+     * Commits the slot just sent to the open train if it lies where the train ends and fits its
+     * segment size; releases the slot then. Event loop only.
+     *
+     * @return false (nothing changed) when it does not fit: the caller sends it as a packet of its own
+     */
+    private boolean commitSlot(ByteBuf slot, InetSocketAddress peer) {
+        trainSlot = null;
+        int len = slot.readableBytes();
+        if (len == 0 || slot.readerIndex() != 0 || (trainSegment != 0 && len > trainSegment)
+                || !peer.equals(trainPeer)) {
+            return false;
+        }
+        if (trainSegment == 0) {
+            trainSegment = len;
+        } else if (len < trainSegment) {
+            trainEnded = true; // a shorter packet can only end a run
+        }
+        train.writerIndex(train.writerIndex() + len);
+        trainCount++;
+        pendingBytes += len;
+        trainPackets.increment();
+        slot.release();
+        return true;
+    }
+
+    /** Queues the open train (if it holds packets) after the pending packets and forgets it. Event loop only. */
+    private void closeTrain() {
+        ByteBuf t = train;
+        if (t == null) {
+            return;
+        }
+        train = null;
+        trainSlot = null; // an outstanding slot is the engine's to send or release; it holds the buffer
+        if (trainCount == 0) {
+            t.release();
+            return;
+        }
+        addPending(t, trainPeer, trainCount == 1 ? 0 : trainSegment);
+        trainPeer = null;
+    }
+
+    private void addPending(ByteBuf packet, InetSocketAddress peer, int segment) {
+        int k = pendingPackets.size();
+        if (k == pendingSegments.length) {
+            pendingSegments = java.util.Arrays.copyOf(pendingSegments, k * 2);
+        }
+        pendingSegments[k] = segment;
+        pendingPackets.add(packet);
+        pendingPeers.add(peer);
+    }
+
     /** Writes the pending packets, coalescing runs into GSO sends. On the event loop. */
     private void writePending() {
         ArrayList<ByteBuf> packets = pendingPackets;
@@ -1256,11 +1365,23 @@ public final class UdpTransport implements Transport {
                 ByteBuf first = packets.get(i);
                 InetSocketAddress peer = peers.get(i);
                 int size = first.readableBytes();
+                int segment = pendingSegments[i];
+                if (segment > 0) {
+                    // a train built in place: written as it is
+                    packets.set(i, null);
+                    gsoSends.increment();
+                    gsoSegments.add((size + segment - 1) / segment);
+                    channel.write(new SegmentedDatagramPacket(first.retain(), segment, peer),
+                            promises.acquire(first, segment, peer));
+                    i++;
+                    continue;
+                }
                 int end = i + 1; // exclusive end of the run
                 int total = size;
                 if (size > 0) {
                     while (end < n
                             && end - i < GSO_MAX_SEGMENTS
+                            && pendingSegments[end] == 0
                             && peer.equals(peers.get(end))) {
                         int s = packets.get(end).readableBytes();
                         if (s > size || s == 0 || total + s > MAX_UDP_PAYLOAD_BYTES) {
@@ -1274,7 +1395,7 @@ public final class UdpTransport implements Transport {
                     }
                 }
                 if (end - i == 1) {
-                    channel.write(new DatagramPacket(first.retain(), peer), new SendPromise(first, 0, peer));
+                    channel.write(new DatagramPacket(first.retain(), peer), promises.acquire(first, 0, peer));
                 } else {
                     // one contiguous direct buffer: measured as cheap as a CompositeByteBuf (the
                     // copy is ~1 µs of a ~19 µs 64 KiB flush) and independent of heap/direct inputs
@@ -1294,7 +1415,7 @@ public final class UdpTransport implements Transport {
                     gsoSends.increment();
                     gsoSegments.add(end - i);
                     channel.write(new SegmentedDatagramPacket(content.retain(), size, peer),
-                            new SendPromise(content, size, peer));
+                            promises.acquire(content, size, peer));
                 }
                 packets.set(i, null);
                 i = end;
@@ -1316,6 +1437,12 @@ public final class UdpTransport implements Transport {
     /** Releases packets sent but not flushed (GSO). On the event loop. */
     private void releasePending() {
         if (gso) {
+            if (train != null) {
+                train.release();
+                train = null;
+                trainSlot = null;
+                trainPeer = null;
+            }
             for (ByteBuf p : pendingPackets) {
                 p.release();
             }
@@ -1544,6 +1671,14 @@ public final class UdpTransport implements Transport {
     /** @return with {@link Builder#gso(boolean)}: the number of packets sent inside GSO sends */
     public long gsoSegments() {
         return gsoSegments.sum();
+    }
+
+    /**
+     * @return with {@link Builder#gso(boolean)}: the number of packets built in place in a GSO
+     *     train ({@link #packetBuffer}) and sent there, never copied again
+     */
+    public long trainPackets() {
+        return trainPackets.sum();
     }
 
     @Override

@@ -271,4 +271,140 @@ class UdpTransportGsoTest {
         assertThat(a.gsoSends()).isEqualTo(1);
         assertThat(a.gsoSegments()).isEqualTo(3);
     }
+
+    /**
+     * Packets built in the slots of GSO trains ({@code packetBuffer}) arrive as if sent one by one:
+     * intact, in order per peer, none twice and none of an abandoned slot, also when slots are
+     * released unsent, asked for two at a time (sent in the order asked), interleaved with packets
+     * of other buffers and spread over two peers; most of them really went in trains, and every
+     * buffer is released afterwards.
+     */
+    @ParameterizedTest(name = "gro={0}")
+    @ValueSource(booleans = {false, true})
+    void packetsBuiltInTrainSlotsArriveIntactAndInOrder(boolean gro) throws Exception {
+        assumeGso();
+        UdpTransport a = open(true, false);
+        UdpTransport b = open(true, gro);
+        UdpTransport c = open(true, gro);
+        List<Integer> sizes = burst();
+        int n = sizes.size();
+        Checker cb = new Checker(n);
+        Checker cc = new Checker(n);
+        a.start((p, s, r) -> {});
+        b.start(cb);
+        c.start(cc);
+        List<ByteBuf> slots = new ArrayList<>();
+        onLoop(a.scheduler(), () -> {
+            int[] next = new int[2];
+            InetSocketAddress[] to = {b.localAddress(), c.localAddress()};
+            for (int step = 0; next[0] < n || next[1] < n; step++) {
+                int d = (step / 9) % 2 == 0 && next[0] < n || next[1] >= n ? 0 : 1; // runs of 9 per peer
+                int i = next[d];
+                int size = sizes.get(i);
+                if (i % 17 == 5) {
+                    ByteBuf abandoned = a.packetBuffer(to[d], size); // built, then dropped unsent
+                    fill(abandoned, -1, size);
+                    slots.add(train(abandoned));
+                    abandoned.release();
+                }
+                if (i % 13 == 7) {
+                    ByteBuf p = a.allocator().directBuffer(size); // a packet of another buffer in between
+                    fill(p, i, size);
+                    a.send(p, to[d]);
+                    next[d]++;
+                } else if (i % 23 == 11 && i + 1 < n) {
+                    ByteBuf x = a.packetBuffer(to[d], size); // two slots at once: sent in the order asked
+                    ByteBuf y = a.packetBuffer(to[d], sizes.get(i + 1));
+                    slots.add(train(x));
+                    slots.add(train(y));
+                    fill(x, i, size);
+                    fill(y, i + 1, sizes.get(i + 1));
+                    a.send(x, to[d]);
+                    a.send(y, to[d]);
+                    next[d] += 2;
+                } else {
+                    ByteBuf p = a.packetBuffer(to[d], size);
+                    assertThat(p.writerIndex()).isZero();
+                    assertThat(p.capacity()).isEqualTo(size);
+                    assertThat(p.maxCapacity()).isEqualTo(size);
+                    slots.add(train(p));
+                    fill(p, i, size);
+                    a.send(p, to[d]);
+                    next[d]++;
+                }
+                if (step % 97 == 96) {
+                    a.flush();
+                }
+            }
+            a.flush();
+        });
+        for (Checker ch : List.of(cb, cc)) {
+            assertThat(ch.latch.await(TIMEOUT_S, TimeUnit.SECONDS)).as("all datagrams arrived").isTrue();
+        }
+        Thread.sleep(100); // nothing extra arrives (no abandoned slot, no packet twice)
+        for (UdpTransport t : List.of(a, b, c)) {
+            onLoop(t.scheduler(), () -> {});
+        }
+        assertThat(cb.errors).isEmpty();
+        assertThat(cc.errors).isEmpty();
+        assertInOrder(cb.bySender.get(a.localAddress()), sizes);
+        assertInOrder(cc.bySender.get(a.localAddress()), sizes);
+        assertThat(a.packetsSent()).isEqualTo(2L * n);
+        assertThat(a.trainPackets()).as("packets sent from their train slot").isGreaterThan(n);
+        assertThat(a.gsoSegments()).isGreaterThan(n);
+        assertThat(a.channelErrors()).isZero();
+        assertThat(slots).allMatch(t -> t.refCnt() == 0, "every train buffer released");
+    }
+
+    /** @return the train buffer a slot lies in (a slot's own reference count is its own: recycled) */
+    private static ByteBuf train(ByteBuf slot) {
+        assertThat(slot.unwrap()).as("a slot of a train").isNotNull();
+        return slot.unwrap();
+    }
+
+    @Test
+    void closeReleasesAnOpenTrain() throws Exception {
+        assumeGso();
+        UdpTransport a = open(true, false);
+        UdpTransport b = open(false, false);
+        a.start((p, s, r) -> {});
+        List<ByteBuf> slots = new ArrayList<>();
+        onLoop(a.scheduler(), () -> {
+            for (int i = 0; i < 3; i++) {
+                ByteBuf p = a.packetBuffer(b.localAddress(), 100);
+                fill(p, i, 100);
+                slots.add(train(p));
+                a.send(p, b.localAddress());
+            }
+        });
+        assertThat(a.trainPackets()).isEqualTo(3);
+        assertThat(slots).allMatch(t -> t == slots.get(0), "one train");
+        assertThat(slots.get(0).refCnt()).as("the open train holds its buffer").isEqualTo(1);
+        a.close();
+        assertThat(slots.get(0).refCnt()).isZero();
+    }
+
+    @Test
+    void withoutGsoPacketBufferIsAPlainBuffer() throws Exception {
+        assumeTrue(UdpTransport.isEpollAvailable(), "epoll unavailable");
+        UdpTransport a = open(false, false);
+        UdpTransport b = open(false, false);
+        Checker cb = new Checker(2);
+        a.start((p, s, r) -> {});
+        b.start(cb);
+        onLoop(a.scheduler(), () -> {
+            for (int i = 0; i < 2; i++) {
+                ByteBuf p = a.packetBuffer(b.localAddress(), 200);
+                assertThat(p.unwrap()).isNull();
+                assertThat(p.maxCapacity()).isEqualTo(200);
+                fill(p, i, 200);
+                a.send(p, b.localAddress());
+            }
+            a.flush();
+        });
+        assertThat(cb.latch.await(TIMEOUT_S, TimeUnit.SECONDS)).isTrue();
+        assertThat(cb.errors).isEmpty();
+        assertInOrder(cb.bySender.get(a.localAddress()), List.of(200, 200));
+        assertThat(a.trainPackets()).isZero();
+    }
 }

@@ -45,6 +45,24 @@ public interface Transport extends AutoCloseable {
     void send(ByteBuf packet, InetSocketAddress peer);
 
     /**
+     * A buffer for one outgoing packet of exactly {@code length} bytes that the caller builds and
+     * then passes to {@link #send} with the same {@code peer}, or releases. Its writer index is 0
+     * and its capacity and maximum capacity are {@code length}; the caller writes it with absolute
+     * setters and sets the writer index to the packet's end. A transport may hand out a slot of a
+     * larger buffer in which consecutive packets of equal size to the same peer are built in place,
+     * so that it can send them as one unit without copying them again (the UDP transport with GSO
+     * builds a GSO train this way); a slot released without being sent, or sent out of turn, is
+     * still handled correctly, only not coalesced. Loop only.
+     *
+     * @param peer the packet's destination
+     * @param length the packet's length in bytes (UDP payload: headers, payload, pad, ICRC)
+     * @return by default a pooled direct buffer from {@link #allocator()}
+     */
+    default ByteBuf packetBuffer(InetSocketAddress peer, int length) {
+        return allocator().directBuffer(length, length);
+    }
+
+    /**
      * Whether the transport can take more packets now. A transport with a bounded output queue
      * (e.g. a socket whose send buffer is full and whose own queue passed its high-water mark)
      * returns {@code false}; the device then stops producing packets until {@link
