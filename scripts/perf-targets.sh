@@ -6,14 +6,17 @@
 #   ONLY='io_uring|epoll' scripts/perf-targets.sh OUTDIR 5     (only the rows whose name matches the regex)
 #
 # Nothing else should run on the machine meanwhile: the ratios are same-run, but a busy machine
-# still shifts them. Takes about 10 minutes for 5 runs.
+# still shifts them. Takes about 25 minutes for 5 runs of every row.
+#
+#   BW='-D 5 -w 2' scripts/perf-targets.sh OUTDIR 5   (the bandwidth rows' duration and warm-up; default
+#   issue 25's -D 3 -w 1: a 0.5 s warm-up leaves the engine's hot paths partly uncompiled)
 set -euo pipefail
 out=${1:?usage: perf-targets.sh OUTDIR [RUNS]}
 runs=${2:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 perf="$here/bin/rxe-perf"
 mkdir -p "$out"
-bw=(-D 2 -w 0.5)
+read -r -a bw <<< "${BW:--D 3 -w 1}"
 only=${ONLY:-}
 row() {  # NAME ARGS...
   local name=$1; shift

@@ -109,6 +109,47 @@ public class UdpSendBench {
         receiver.start((packet, from, recipient) -> { }); // the transport releases each packet after the call
     }
 
+    /** Bytes the sender's and the receiver's loop threads allocated, at the start of an iteration. */
+    private long senderAllocated;
+    private long receiverAllocated;
+    private long datagramsAtStart;
+    private long senderLoopId;
+    private long receiverLoopId;
+
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+
+    @Setup(Level.Iteration)
+    public void startIteration() throws Exception {
+        if (senderLoopId == 0) {
+            senderLoopId = loopThreadId(sender);
+            receiverLoopId = loopThreadId(receiver);
+        }
+        senderAllocated = THREADS.getThreadAllocatedBytes(senderLoopId);
+        receiverAllocated = THREADS.getThreadAllocatedBytes(receiverLoopId);
+        datagramsAtStart = sender.packetsSent();
+    }
+
+    /**
+     * Prints the bytes each loop thread allocated per datagram in the iteration: JMH's {@code -prof
+     * gc} figure is for the whole process, this one splits the send path (the sender's loop) from
+     * Netty's receive path (the receiver's loop: a {@code DatagramPacket}, a slice and the sender's
+     * address per datagram).
+     */
+    @TearDown(Level.Iteration)
+    public void endIteration() {
+        long n = Math.max(1, sender.packetsSent() - datagramsAtStart);
+        System.out.printf("  [sender loop %.1f B/datagram, receiver loop %.1f B/datagram sent]%n",
+                (THREADS.getThreadAllocatedBytes(senderLoopId) - senderAllocated) / (double) n,
+                (THREADS.getThreadAllocatedBytes(receiverLoopId) - receiverAllocated) / (double) n);
+    }
+
+    private static long loopThreadId(UdpTransport t) throws Exception {
+        java.util.concurrent.CompletableFuture<Long> id = new java.util.concurrent.CompletableFuture<>();
+        t.scheduler().execute(() -> id.complete(Thread.currentThread().threadId()));
+        return id.get(10, TimeUnit.SECONDS);
+    }
+
     @TearDown(Level.Trial)
     public void tearDown() {
         sender.close();

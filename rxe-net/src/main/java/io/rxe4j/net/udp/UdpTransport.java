@@ -336,6 +336,12 @@ public final class UdpTransport implements Transport {
     /** The slot handed out and not yet sent (or released by the engine without sending), or null. */
     private ByteBuf trainSlot;
     private final LongAdder trainPackets = new LongAdder();
+    /**
+     * With GSO: train buffers written (or being written) and kept for reuse, oldest first, at most
+     * {@link #SPARE_TRAINS} (about 2 MiB); each holds one reference of its own. Event loop only.
+     */
+    private final java.util.ArrayDeque<ByteBuf> spareTrains = new java.util.ArrayDeque<>();
+    static final int SPARE_TRAINS = 32;
     /** Where GSO trains come from: pooled, so that {@code retainedSlice} recycles its slot objects. */
     private static final ByteBufAllocator TRAIN_ALLOCATOR = PooledByteBufAllocator.DEFAULT;
     /** An {@link #notifyWritable} task is queued on the event loop; event loop only. */
@@ -1267,9 +1273,10 @@ public final class UdpTransport implements Transport {
      *
      * <p>With {@link Builder#gso(boolean)}: a slot of the open GSO train to {@code peer}, so that a
      * message's packets are built once, in the buffer the kernel reads them from (no copy into a
-     * GSO buffer at {@link #flush}). The train is one pooled direct buffer of whole segments of the
-     * first slot's size, at most {@link #GSO_MAX_SEGMENTS} of them and {@link #MAX_UDP_PAYLOAD_BYTES}
-     * bytes; slot after slot is handed out while the packets sent are of that size and go to that
+     * GSO buffer at {@link #flush}). The train is one pooled direct buffer of {@link
+     * #MAX_UDP_PAYLOAD_BYTES} holding whole segments of the first slot's size, at most {@link
+     * #GSO_MAX_SEGMENTS} of them (written trains are kept for reuse, {@link #SPARE_TRAINS} at most);
+     * slot after slot is handed out while the packets sent are of that size and go to that
      * peer (a shorter one ends the train). A new train starts on a change of peer or size, when the
      * train is full, when another packet is sent in between, when a slot was not sent before the
      * next one was asked for (an abandoned slot's bytes are skipped), and at {@link #flush}. A train
@@ -1287,10 +1294,7 @@ public final class UdpTransport implements Transport {
             closeTrain();
         }
         if (train == null) {
-            int segments = Math.min(GSO_MAX_SEGMENTS, MAX_UDP_PAYLOAD_BYTES / length);
-            // from Netty's pooled arena allocator: its buffers' retained slices are recycled objects,
-            // so a slot costs no allocation (an adaptive buffer's slice is a new object per packet)
-            train = TRAIN_ALLOCATOR.directBuffer(segments * length, segments * length);
+            train = newTrain();
             trainPeer = peer;
             trainSegment = 0;
             trainCount = 0;
@@ -1328,6 +1332,21 @@ public final class UdpTransport implements Transport {
         return true;
     }
 
+    /**
+     * @return an empty train buffer of {@link #MAX_UDP_PAYLOAD_BYTES}: the oldest kept one once the
+     *     kernel and every slot have let go of it (only {@link #spareTrains} holds it), else a new one
+     */
+    private ByteBuf newTrain() {
+        ByteBuf t = spareTrains.peekFirst();
+        if (t != null && t.refCnt() == 1) {
+            spareTrains.pollFirst();
+            return t.clear();
+        }
+        // from Netty's pooled arena allocator: its buffers' retained slices are recycled objects, so a
+        // slot costs no allocation (an adaptive buffer's slice is a new object per packet)
+        return TRAIN_ALLOCATOR.directBuffer(MAX_UDP_PAYLOAD_BYTES, MAX_UDP_PAYLOAD_BYTES);
+    }
+
     /** Queues the open train (if it holds packets) after the pending packets and forgets it. Event loop only. */
     private void closeTrain() {
         ByteBuf t = train;
@@ -1339,6 +1358,11 @@ public final class UdpTransport implements Transport {
         if (trainCount == 0) {
             t.release();
             return;
+        }
+        if (spareTrains.size() < SPARE_TRAINS) {
+            // kept for reuse: a train larger than the allocator's thread cache (32 KiB) would otherwise go
+            // back to its arena, which frees and maps whole chunks again as the write queue fills and drains
+            spareTrains.addLast(t.retain());
         }
         addPending(t, trainPeer, trainCount == 1 ? 0 : trainSegment);
         trainPeer = null;
@@ -1442,6 +1466,9 @@ public final class UdpTransport implements Transport {
                 train = null;
                 trainSlot = null;
                 trainPeer = null;
+            }
+            for (ByteBuf t; (t = spareTrains.pollFirst()) != null; ) {
+                t.release(); // the kept reference; a write still queued in the channel holds its own
             }
             for (ByteBuf p : pendingPackets) {
                 p.release();
