@@ -336,9 +336,12 @@ public final class UdpTransport implements Transport {
     /** The slot handed out and not yet sent (or released by the engine without sending), or null. */
     private ByteBuf trainSlot;
     private final LongAdder trainPackets = new LongAdder();
+    /** With GSO: train buffers allocated so far (at most {@link #SPARE_TRAINS} are alive); event loop only. */
+    private long trainsAllocated;
     /**
-     * With GSO: train buffers written (or being written) and kept for reuse, oldest first, at most
-     * {@link #SPARE_TRAINS} (about 2 MiB); each holds one reference of its own. Event loop only.
+     * With GSO: every train buffer but the open one, oldest first, at most {@link #SPARE_TRAINS}
+     * (about 2 MiB); each entry holds one reference of its own, and is free for reuse once that is
+     * the only one left (the write sent, every slot released). Event loop only.
      */
     private final java.util.ArrayDeque<ByteBuf> spareTrains = new java.util.ArrayDeque<>();
     static final int SPARE_TRAINS = 32;
@@ -1138,7 +1141,7 @@ public final class UdpTransport implements Transport {
         sent.increment();
         if (gso) {
             if (train != null) {
-                if (packet == trainSlot && commitSlot(packet, peer)) {
+                if (packet == trainSlot && packet.unwrap() == train && commitSlot(packet, peer)) {
                     return;
                 }
                 closeTrain(); // a packet from elsewhere (or a slot out of turn) goes after the train
@@ -1148,6 +1151,11 @@ public final class UdpTransport implements Transport {
             return;
         }
         channel.write(new DatagramPacket(packet.retain(), peer), promises.acquire(packet, 0, peer));
+    }
+
+    /** @return train buffers allocated so far (GSO): bounded by {@link #SPARE_TRAINS}, not by the trains sent */
+    long trainsAllocated() {
+        return trainsAllocated;
     }
 
     /** @return write promises created so far: bounded by the writes in flight at once, not by the writes made */
@@ -1273,15 +1281,19 @@ public final class UdpTransport implements Transport {
      *
      * <p>With {@link Builder#gso(boolean)}: a slot of the open GSO train to {@code peer}, so that a
      * message's packets are built once, in the buffer the kernel reads them from (no copy into a
-     * GSO buffer at {@link #flush}). The train is one pooled direct buffer of {@link
+     * GSO buffer at {@link #flush}). A train is one pooled direct buffer of {@link
      * #MAX_UDP_PAYLOAD_BYTES} holding whole segments of the first slot's size, at most {@link
-     * #GSO_MAX_SEGMENTS} of them (written trains are kept for reuse, {@link #SPARE_TRAINS} at most);
-     * slot after slot is handed out while the packets sent are of that size and go to that
-     * peer (a shorter one ends the train). A new train starts on a change of peer or size, when the
-     * train is full, when another packet is sent in between, when a slot was not sent before the
-     * next one was asked for (an abandoned slot's bytes are skipped), and at {@link #flush}. A train
-     * of one packet is written as an ordinary datagram. Without GSO, and for packets too large for
-     * two to share a train, a pooled direct buffer from {@link #allocator()}.
+     * #GSO_MAX_SEGMENTS} of them; slot after slot is handed out while the packets sent are of that
+     * size and go to that peer (a shorter one ends the train). The train is closed (queued for the
+     * next flush) on a change of peer or size, when it is full, when another packet is sent in
+     * between, when a slot was not sent before the next one was asked for (a slot released unsent,
+     * or sent later, never shares bytes with another), and at {@link #flush}. A train that closes
+     * with a single packet has that packet copied into a buffer of its own size, so that a train
+     * buffer is never held for one datagram. Train buffers are reused once the kernel has sent them;
+     * at most {@link #SPARE_TRAINS} exist per transport (about 2 MiB), and while all of them are
+     * queued this method returns a buffer of the packet's own size, which {@link #flush} coalesces
+     * by copying as before. Without GSO, and for packets too large for two to share a train, a
+     * pooled direct buffer from {@link #allocator()}.
      */
     @Override
     public ByteBuf packetBuffer(InetSocketAddress peer, int length) {
@@ -1295,6 +1307,9 @@ public final class UdpTransport implements Transport {
         }
         if (train == null) {
             train = newTrain();
+            if (train == null) {
+                return allocator().directBuffer(length, length); // every train is queued: copied at flush
+            }
             trainPeer = peer;
             trainSegment = 0;
             trainCount = 0;
@@ -1333,21 +1348,33 @@ public final class UdpTransport implements Transport {
     }
 
     /**
-     * @return an empty train buffer of {@link #MAX_UDP_PAYLOAD_BYTES}: the oldest kept one once the
-     *     kernel and every slot have let go of it (only {@link #spareTrains} holds it), else a new one
+     * @return an empty train buffer of {@link #MAX_UDP_PAYLOAD_BYTES}: a kept one that the kernel and
+     *     every slot have let go of (only {@link #spareTrains} holds it), else a new one while fewer
+     *     than {@link #SPARE_TRAINS} exist, else null (all of them are queued or being sent)
      */
     private ByteBuf newTrain() {
-        ByteBuf t = spareTrains.peekFirst();
-        if (t != null && t.refCnt() == 1) {
-            spareTrains.pollFirst();
-            return t.clear();
+        for (java.util.Iterator<ByteBuf> it = spareTrains.iterator(); it.hasNext(); ) {
+            ByteBuf t = it.next();
+            if (t.refCnt() == 1) {
+                it.remove();
+                return t.clear();
+            }
         }
+        if (spareTrains.size() >= SPARE_TRAINS) {
+            return null;
+        }
+        trainsAllocated++;
         // from Netty's pooled arena allocator: its buffers' retained slices are recycled objects, so a
-        // slot costs no allocation (an adaptive buffer's slice is a new object per packet)
+        // slot costs no allocation (an adaptive buffer's slice is a new object per packet); kept for
+        // reuse since a train is larger than the allocator's thread cache (32 KiB), and a freed one
+        // would go back to its arena, which unmaps and maps chunks as the write queue fills and drains
         return TRAIN_ALLOCATOR.directBuffer(MAX_UDP_PAYLOAD_BYTES, MAX_UDP_PAYLOAD_BYTES);
     }
 
-    /** Queues the open train (if it holds packets) after the pending packets and forgets it. Event loop only. */
+    /**
+     * Queues the open train (if it holds packets) after the pending packets and forgets it; the
+     * buffer goes back to {@link #spareTrains} (reused once the write is done). Event loop only.
+     */
     private void closeTrain() {
         ByteBuf t = train;
         if (t == null) {
@@ -1355,17 +1382,24 @@ public final class UdpTransport implements Transport {
         }
         train = null;
         trainSlot = null; // an outstanding slot is the engine's to send or release; it holds the buffer
-        if (trainCount == 0) {
-            t.release();
+        InetSocketAddress peer = trainPeer;
+        trainPeer = null;
+        if (trainCount >= 2) {
+            spareTrains.addLast(t.retain());
+            addPending(t, peer, trainSegment);
             return;
         }
-        if (spareTrains.size() < SPARE_TRAINS) {
-            // kept for reuse: a train larger than the allocator's thread cache (32 KiB) would otherwise go
-            // back to its arena, which frees and maps whole chunks again as the write queue fills and drains
-            spareTrains.addLast(t.retain());
+        if (trainCount == 1) {
+            // one packet: a buffer of its own size, so that a queued write never pins a whole train
+            ByteBuf one = allocator().directBuffer(t.readableBytes(), t.readableBytes());
+            one.writeBytes(t, t.readerIndex(), t.readableBytes());
+            addPending(one, peer, 0);
         }
-        addPending(t, trainPeer, trainCount == 1 ? 0 : trainSegment);
-        trainPeer = null;
+        if (t.refCnt() == 1) {
+            spareTrains.addFirst(t); // free at once: the next train
+        } else {
+            spareTrains.addLast(t); // a slot released later, or sent out of turn, still reads it
+        }
     }
 
     private void addPending(ByteBuf packet, InetSocketAddress peer, int segment) {

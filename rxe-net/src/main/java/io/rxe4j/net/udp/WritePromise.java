@@ -19,10 +19,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>It supports exactly what Netty's write path uses: {@link #isDone()} (false while a write holds
  * it), {@link #channel()}, {@link #setUncancellable()}, {@link #trySuccess()} and {@link
- * #tryFailure}, each completing it once. Listeners, waiting and cancelling are not supported (they
- * throw {@link UnsupportedOperationException}, or return false for {@link #cancel}): the
- * transport never hands the promise to anyone but the channel. Event loop only; a completion off
- * the loop (which Netty does not do) still releases the packet but does not recycle the promise.
+ * #tryFailure}, each completing it once. Adding a listener, waiting and {@code get} throw {@link
+ * UnsupportedOperationException}; removing a listener does nothing and {@link #cancel} returns
+ * false: the transport never hands the promise to anyone but the channel. Event loop only; a
+ * completion off the loop (Netty completes writes made on the loop there) would still report and
+ * release the packet, but not recycle the promise.
  */
 final class WritePromise implements ChannelPromise {
     /** Promises kept for reuse per transport at most: a full write queue of small datagrams. */

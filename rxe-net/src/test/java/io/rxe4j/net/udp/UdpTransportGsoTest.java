@@ -444,7 +444,59 @@ class UdpTransportGsoTest {
         assertInOrder(cb.bySender.get(a.localAddress()), Collections.nCopies(perTrain * trains, 4000));
         assertThat(a.gsoSends()).isEqualTo(trains);
         assertThat(buffers).as("train buffers used for %d trains", trains).hasSizeLessThanOrEqualTo(4);
+        CompletableFuture<Long> allocated = new CompletableFuture<>();
+        a.scheduler().execute(() -> allocated.complete(a.trainsAllocated()));
+        assertThat(allocated.get(TIMEOUT_S, TimeUnit.SECONDS)).as("train buffers allocated for %d trains", trains)
+                .isBetween(1L, 4L);
         a.close();
         assertThat(buffers).allMatch(t -> t.refCnt() == 0, "released at close");
+    }
+
+    /**
+     * A train that closes with one packet sends a copy of its own size (the train is free at once for
+     * the next), and however many trains are queued unflushed, at most SPARE_TRAINS train buffers
+     * exist: beyond them packets get buffers of their own, coalesced at flush; all arrive in order.
+     */
+    @Test
+    void lonePacketsAndQueuedTrainsStayBounded() throws Exception {
+        assumeGso();
+        UdpTransport a = open(true, false);
+        UdpTransport b = open(false, false);
+        UdpTransport c = open(false, false);
+        int n = 2 * UdpTransport.SPARE_TRAINS * 3; // trains of 3 (b) between lone packets (c)
+        int lone = 2 * UdpTransport.SPARE_TRAINS;
+        Checker cb = new Checker(n);
+        Checker cc = new Checker(lone);
+        a.start((p, s, r) -> {});
+        b.start(cb);
+        c.start(cc);
+        List<ByteBuf> loneTrains = new ArrayList<>();
+        onLoop(a.scheduler(), () -> {
+            for (int k = 0; k < lone; k++) {
+                for (int i = 3 * k; i < 3 * k + 3; i++) {
+                    ByteBuf p = a.packetBuffer(b.localAddress(), 1000);
+                    fill(p, i, 1000);
+                    a.send(p, b.localAddress());
+                }
+                ByteBuf q = a.packetBuffer(c.localAddress(), 500); // a train of one: closed by the next packet
+                if (q.unwrap() != null) {
+                    loneTrains.add(q.unwrap());
+                }
+                fill(q, k, 500);
+                a.send(q, c.localAddress());
+            }
+            // nothing flushed yet: every train of b is queued
+            assertThat(a.trainsAllocated()).isLessThanOrEqualTo(UdpTransport.SPARE_TRAINS);
+            a.flush();
+        });
+        assertThat(cb.latch.await(TIMEOUT_S, TimeUnit.SECONDS)).isTrue();
+        assertThat(cc.latch.await(TIMEOUT_S, TimeUnit.SECONDS)).isTrue();
+        assertThat(cb.errors).isEmpty();
+        assertThat(cc.errors).isEmpty();
+        assertInOrder(cb.bySender.get(a.localAddress()), Collections.nCopies(n, 1000));
+        assertInOrder(cc.bySender.get(a.localAddress()), Collections.nCopies(lone, 500));
+        assertThat(a.trainPackets()).as("packets built in train slots").isPositive().isLessThan(n + lone);
+        a.close();
+        assertThat(loneTrains).allMatch(t -> t.refCnt() == 0, "released at close");
     }
 }
