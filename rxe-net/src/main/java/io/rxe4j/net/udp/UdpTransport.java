@@ -1141,7 +1141,7 @@ public final class UdpTransport implements Transport {
         sent.increment();
         if (gso) {
             if (train != null) {
-                if (packet == trainSlot && packet.unwrap() == train && commitSlot(packet, peer)) {
+                if (packet == trainSlot && atTrainEnd(packet) && commitSlot(packet, peer)) {
                     return;
                 }
                 closeTrain(); // a packet from elsewhere (or a slot out of turn) goes after the train
@@ -1319,6 +1319,15 @@ public final class UdpTransport implements Transport {
         slot.writerIndex(0);
         trainSlot = slot;
         return slot;
+    }
+
+    /**
+     * @return whether {@code slot}'s memory starts where the open train's packets end (a slot object
+     *     recycled by Netty for another buffer does not); true where buffers have no address
+     */
+    private boolean atTrainEnd(ByteBuf slot) {
+        return !slot.hasMemoryAddress() || !train.hasMemoryAddress()
+                || slot.memoryAddress() == train.memoryAddress() + train.writerIndex();
     }
 
     /**
