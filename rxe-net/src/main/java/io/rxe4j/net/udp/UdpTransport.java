@@ -1290,7 +1290,7 @@ public final class UdpTransport implements Transport {
      * or sent later, never shares bytes with another), and at {@link #flush}. A train that closes
      * with a single packet has that packet copied into a buffer of its own size, so that a train
      * buffer is never held for one datagram. Train buffers are reused once the kernel has sent them;
-     * at most {@link #SPARE_TRAINS} exist per transport (about 2 MiB), and while all of them are
+     * at most 32 exist per transport (about 2 MiB), and while all of them are
      * queued this method returns a buffer of the packet's own size, which {@link #flush} coalesces
      * by copying as before. Without GSO, and for packets too large for two to share a train, a
      * pooled direct buffer from {@link #allocator()}.
@@ -1302,7 +1302,7 @@ public final class UdpTransport implements Transport {
         }
         if (train != null && (trainSlot != null || trainEnded || trainCount >= GSO_MAX_SEGMENTS
                 || (trainSegment != 0 && length > trainSegment)
-                || train.writerIndex() + length > train.capacity() || !peer.equals(trainPeer))) {
+                || train.writerIndex() + length > train.capacity() || !samePeer(peer, trainPeer))) {
             closeTrain();
         }
         if (train == null) {
@@ -1319,6 +1319,14 @@ public final class UdpTransport implements Transport {
         slot.writerIndex(0);
         trainSlot = slot;
         return slot;
+    }
+
+    /**
+     * @return whether two peers are the same address: by identity first (a QP passes the same
+     *     object for every packet), so that the per-packet checks rarely compare address bytes
+     */
+    private static boolean samePeer(InetSocketAddress a, InetSocketAddress b) {
+        return a == b || a.equals(b);
     }
 
     /**
@@ -1340,7 +1348,7 @@ public final class UdpTransport implements Transport {
         trainSlot = null;
         int len = slot.readableBytes();
         if (len == 0 || slot.readerIndex() != 0 || (trainSegment != 0 && len > trainSegment)
-                || !peer.equals(trainPeer)) {
+                || !samePeer(peer, trainPeer)) {
             return false;
         }
         if (trainSegment == 0) {
@@ -1449,7 +1457,7 @@ public final class UdpTransport implements Transport {
                     while (end < n
                             && end - i < GSO_MAX_SEGMENTS
                             && pendingSegments[end] == 0
-                            && peer.equals(peers.get(end))) {
+                            && samePeer(peer, peers.get(end))) {
                         int s = packets.get(end).readableBytes();
                         if (s > size || s == 0 || total + s > MAX_UDP_PAYLOAD_BYTES) {
                             break;
