@@ -346,6 +346,8 @@ final class RdmaBench {
         private final WorkCompletion[] wcs = new WorkCompletion[64];
         private final SendWr[] wrs;
         private final RecvWr rwr;
+        /** Bandwidth tests: every this many WRs of a QP one is signaled (perftest's {@code --cq-mod}). */
+        private int cqMod = 1;
 
         Requester(Side side, BufferAdvert[] peers) {
             this.side = side;
@@ -385,6 +387,19 @@ final class RdmaBench {
             rwr.set(1, new Sge(mr.addr() + Math.max(size, 8), Math.max(size, 8), mr.lkey()));
         }
 
+        /**
+         * @param n signal one WR of every {@code n} per QP in bandwidth tests (perftest's {@code
+         *     --cq-mod}; 1 signals every WR); capped at the depth of the phase
+         * @return this requester
+         */
+        Requester cqMod(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("cq-mod must be at least 1, got " + n);
+            }
+            cqMod = n;
+            return this;
+        }
+
         /** Runs one phase: {@code iterations} messages, or for {@code durationNanos}. */
         Result run(PerfTest test, int size, AtomicType atomic, int depth, long iterations, long durationNanos) {
             prepare(test, size, atomic);
@@ -392,33 +407,50 @@ final class RdmaBench {
                     : bandwidth(test, size, depth, iterations, durationNanos);
         }
 
+        /**
+         * Runs a bandwidth phase as perftest's {@code run_iter_bw} does: at most {@code depth} WRs
+         * outstanding per QP, and only every {@link #cqMod}-th WR of a QP signaled ({@code
+         * --cq-mod}, perftest's default 100, capped at {@code depth}), so that the application polls
+         * one CQE per that many messages. A signaled CQE retires the WRs before it on its QP (an RC send
+         * queue completes in order; a failed unsignaled WR still completes, with its error status,
+         * which {@link Side#check} reports). With {@code iterations}, each QP runs its share and signals
+         * its last WR; when a timed phase ends, a QP whose last posted WR is unsignaled posts one more
+         * WR, signaled, so that every WR is accounted for before the next phase.
+         */
         private Result bandwidth(PerfTest test, int size, int depth, long iterations, long durationNanos) {
             QueuePair[] qps = side.qps;
+            int every = Math.max(1, Math.min(cqMod, depth));
             long limit = iterations > 0 ? iterations : Long.MAX_VALUE;
             long start = System.nanoTime();
             long deadline = durationNanos > 0 ? start + durationNanos : Long.MAX_VALUE;
-            long posted = 0;
+            long[] posted = new long[qps.length];
+            long[] completed = new long[qps.length];
+            boolean[] lastSignaled = new boolean[qps.length];
+            long total = 0;
             long done = 0;
             long end = start;
+            // -n: each QP's share of the iterations, its last WR signaled (perftest signals scnt == iters - 1)
+            long[] quota = new long[qps.length];
+            for (int i = 0; i < qps.length; i++) {
+                quota[i] = limit == Long.MAX_VALUE ? Long.MAX_VALUE : limit / qps.length + (i < limit % qps.length ? 1 : 0);
+            }
             for (int d = 0; d < depth; d++) {
-                for (int i = 0; i < qps.length && posted < limit; i++) {
-                    wrs[i].wrId = posted++;
-                    qps[i].postSend(wrs[i]);
+                for (int i = 0; i < qps.length; i++) {
+                    if (posted[i] < quota[i]) {
+                        post(i, posted, lastSignaled, every, posted[i] + 1 == quota[i]);
+                        total++;
+                    }
                 }
             }
-            boolean stop = posted >= limit;
-            int[] open = new int[qps.length];
-            for (long k = 0; k < posted; k++) {
-                open[(int) (k % qps.length)]++;
-            }
+            boolean stop = total >= limit;
             long lastCompletion = start;
-            while (done < posted) {
+            while (done < total) {
                 int n = side.poll(wcs);
                 if (n == 0) {
                     side.idle();
                     long now = System.nanoTime();
                     if (now - lastCompletion > STALL_NANOS) {
-                        throw stalled(open, posted - done, now - lastCompletion);
+                        throw stalled(posted, completed, total - done, now - lastCompletion);
                     }
                 } else {
                     side.worked();
@@ -429,20 +461,44 @@ final class RdmaBench {
                 for (int k = 0; k < n; k++) {
                     WorkCompletion wc = wcs[k];
                     side.check(wc);
-                    done++;
                     int i = side.qpIndex(wc.qpNum);
-                    open[i]--;
-                    if (!stop && posted < limit) {
-                        wrs[i].wrId = posted++;
-                        qps[i].postSend(wrs[i]);
-                        open[i]++;
+                    long retired = wc.wrId + 1 - completed[i];
+                    if (retired <= 0 || wc.wrId >= posted[i]) {
+                        throw new IllegalStateException("completion of WR " + wc.wrId + " on QP " + i + " out of order: "
+                                + completed[i] + " of " + posted[i] + " WRs completed before it");
+                    }
+                    completed[i] = wc.wrId + 1;
+                    done += retired;
+                    while (!stop && posted[i] < quota[i] && posted[i] - completed[i] < depth) {
+                        post(i, posted, lastSignaled, every, posted[i] + 1 == quota[i]);
+                        total++;
                     }
                 }
                 if (n == 0 && System.nanoTime() >= deadline) {
                     stop = true;
                 }
+                stop |= total >= limit;
+                if (stop) { // close each QP's last group with a signaled WR, where one is missing and there is room
+                    for (int i = 0; i < qps.length; i++) {
+                        if (!lastSignaled[i] && posted[i] > completed[i] && posted[i] - completed[i] < depth) {
+                            post(i, posted, lastSignaled, every, true);
+                            total++;
+                        }
+                    }
+                }
             }
             return new Result(test, false, size, done, (end - start) / 1e9, null, 0);
+        }
+
+        /** Posts QP {@code i}'s next WR, its wr_id the QP's sequence number, signaled every {@code every}-th or if {@code last}. */
+        private void post(int i, long[] posted, boolean[] lastSignaled, int every, boolean last) {
+            SendWr wr = wrs[i];
+            long seq = posted[i]++;
+            boolean signaled = last || (seq + 1) % every == 0;
+            wr.wrId = seq;
+            wr.sendFlags = signaled ? wr.sendFlags | SendFlags.SIGNALED : wr.sendFlags & ~SendFlags.SIGNALED;
+            lastSignaled[i] = signaled;
+            side.qps[i].postSend(wr);
         }
 
         /**
@@ -453,13 +509,14 @@ final class RdmaBench {
          */
         static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(30);
 
-        private IllegalStateException stalled(int[] open, long outstanding, long silentNanos) {
+        private IllegalStateException stalled(long[] posted, long[] completed, long outstanding, long silentNanos) {
             StringBuilder sb = new StringBuilder("no completion for ").append(silentNanos / 1_000_000)
                     .append(" ms with ").append(outstanding).append(" WRs outstanding; QPs still waiting:");
             int shown = 0;
-            for (int i = 0; i < open.length; i++) {
-                if (open[i] > 0 && shown++ < 8) {
-                    sb.append("\n  QP ").append(i).append(" (").append(open[i]).append(" WRs): ")
+            for (int i = 0; i < posted.length; i++) {
+                long open = posted[i] - completed[i];
+                if (open > 0 && shown++ < 8) {
+                    sb.append("\n  QP ").append(i).append(" (").append(open).append(" WRs): ")
                             .append(side.qps[i].debugState());
                 }
             }

@@ -95,6 +95,14 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = {"-t", "--tx-depth"}, description = "outstanding WRs per QP in bw tests (default ${DEFAULT-VALUE})")
     int txDepth = 128;
 
+    /** perftest's DEF_CQ_MOD. */
+    static final int DEFAULT_CQ_MOD = 100;
+
+    @Option(names = "--cq-mod", description = "bw tests: signal one WR in this many per QP, the others complete "
+            + "without a CQE, as perftest's --cq-mod (default ${DEFAULT-VALUE}, perftest's; capped at -t; 1 signals "
+            + "every WR)")
+    int cqMod = DEFAULT_CQ_MOD;
+
     @Option(names = "--atomic-type", description = "CAS, FAA, MCAS, MFAA (default ${DEFAULT-VALUE})")
     AtomicType atomicType = AtomicType.FAA;
 
@@ -106,7 +114,7 @@ public final class RxePerf implements Callable<Integer> {
             + "TEST and the shape options (-s, -a, --max-size, -n, -D, -w, -q, -t, --atomic-type, --tid, --ack-timeout, "
             + "--no-cc, --peer-budget, --ecn, -e, --busy-poll, --backoff) and the path MTU from the client; one of them "
             + "given to the server with another value than the client's is refused, on both sides, naming it. Local to "
-            + "each side: --transport, --loops, --loop-idle, --gso, --gro, --pcap, -p")
+            + "each side: --transport, --loops, --loop-idle, --gso, --gro, --pcap, -p, --cq-mod (used by the client's requester)")
     boolean server;
 
     @Option(names = {"-p", "--port"}, description = "TCP bootstrap port of --server (default ${DEFAULT-VALUE})")
@@ -372,6 +380,9 @@ public final class RxePerf implements Callable<Integer> {
         if (txDepth < 1 || txDepth > 8192) {
             throw new IllegalArgumentException("-t must be 1..8192, got " + txDepth);
         }
+        if (cqMod < 1) {
+            throw new IllegalArgumentException("--cq-mod must be >= 1, got " + cqMod);
+        }
         if (iterations != null && iterations < 1) {
             throw new IllegalArgumentException("-n must be >= 1, got " + iterations);
         }
@@ -517,7 +528,7 @@ public final class RxePerf implements Callable<Integer> {
                 BufferAdvert[] peers = connectPair(a, b);
                 responder = new RdmaBench.Responder(b, (int) Math.min(Integer.MAX_VALUE, mrBytes() / 2));
                 responder.echo(test == PerfTest.SEND_LAT);
-                requester = new RdmaBench.Requester(a, peers);
+                requester = new RdmaBench.Requester(a, peers).cqMod(cqMod);
                 if (tid || tidCompare) {
                     a.negotiateTid(peers);
                     if (!json) {
@@ -535,7 +546,7 @@ public final class RxePerf implements Callable<Integer> {
                     b2.events = b.events;
                     BufferAdvert[] peers2 = connectPair(a2, b2);
                     responder2 = new RdmaBench.Responder(b2, (int) Math.min(Integer.MAX_VALUE, mrBytes() / 2));
-                    plainRequester = new RdmaBench.Requester(a2, peers2);
+                    plainRequester = new RdmaBench.Requester(a2, peers2).cqMod(cqMod);
                 }
             }
             if (mtu == 0) { // raw UDP only: the loopback interface's active MTU
@@ -873,7 +884,7 @@ public final class RxePerf implements Callable<Integer> {
             BufferAdvert[] peers = connectPair(a, b);
             try (RdmaBench.Responder r = new RdmaBench.Responder(b, (int) (mr / 2))) {
                 r.echo(test == PerfTest.SEND_LAT);
-                new RdmaBench.Requester(a, peers).run(test, s, atomicType, depth, WARM_UP_OPS, 0);
+                new RdmaBench.Requester(a, peers).cqMod(cqMod).run(test, s, atomicType, depth, WARM_UP_OPS, 0);
             }
         } catch (Exception e) {
             System.err.println("rxe-perf: the warm-up failed (" + e + "); measuring anyway");
@@ -1000,7 +1011,7 @@ public final class RxePerf implements Callable<Integer> {
                         out.println(" TID RDMA negotiated on " + qps + " QP(s): " + side.qps[0].tidRdma());
                     }
                 }
-                RdmaBench.Requester req = new RdmaBench.Requester(side, peers);
+                RdmaBench.Requester req = new RdmaBench.Requester(side, peers).cqMod(cqMod);
                 try (RawUdpBench.Requester rawReq = rawUdp || compare
                         ? new RawUdpBench.Requester(rawFeatures(), ip, rawPeer) : null) {
                     header();
@@ -1041,9 +1052,10 @@ public final class RxePerf implements Callable<Integer> {
         out.println(LINE);
         out.printf(Locale.ROOT, " %s%s%n", t.title(), rawUdp ? " (raw UDP)" : compare ? " (rxe4j vs raw UDP)"
                 : tidCompare ? " (TID RDMA vs plain)" : tid ? " (TID RDMA)" : "");
-        out.printf(Locale.ROOT, " transport: %s  MTU: %d (port active MTU %d)  QPs: %d  TX depth: %d%s  %s%n",
+        out.printf(Locale.ROOT, " transport: %s  MTU: %d (port active MTU %d)  QPs: %d  TX depth: %d%s%s  %s%n",
                 transportName(), mtu, activeMtu, qps,
-                t.latency() ? 1 : txDepth, t.op() == PerfTest.Op.ATOMIC ? "  atomic: " + atomicType : "",
+                t.latency() ? 1 : txDepth, t.latency() ? "" : "  CQ mod: " + Math.min(cqMod, txDepth),
+                t.op() == PerfTest.Op.ATOMIC ? "  atomic: " + atomicType : "",
                 duration != null ? "duration: " + duration + " s" : "iterations: " + iterationsPerSize());
         out.println(LINE);
         if (t.latency()) {
@@ -1101,7 +1113,8 @@ public final class RxePerf implements Callable<Integer> {
         StringBuilder sb = new StringBuilder("{\"test\":\"").append(test().cliName()).append("\",\"transport\":\"")
                 .append(transportName()).append("\",\"mtu\":").append(mtu).append(",\"active_mtu\":").append(activeMtu)
                 .append(",\"qps\":").append(qps)
-                .append(",\"tx_depth\":").append(test().latency() ? 1 : txDepth).append(",\"atomic_type\":\"")
+                .append(",\"tx_depth\":").append(test().latency() ? 1 : txDepth)
+                .append(",\"cq_mod\":").append(test().latency() ? 1 : Math.min(cqMod, txDepth)).append(",\"atomic_type\":\"")
                 .append(atomicType).append("\",\"loops\":").append(loops).append(",\"gso\":").append(gso)
                 .append(",\"gro\":").append(gro).append(",\"ipv6\":").append(ipv6).append(",\"loop_idle\":\"")
                 .append(loopIdle).append("\",\"results\":[");

@@ -45,6 +45,8 @@ class RxePerfTest {
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "--transport", "rdma")).hasMessageContaining("epoll");
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "--compare")).hasMessageContaining("nio, epoll or io_uring");
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "-q", "0")).hasMessageContaining("-q");
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "--cq-mod", "0")).hasMessageContaining("--cq-mod")
+                .hasMessageContaining("0");
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "--server", "--connect", "h:1"))
                 .hasMessageContaining("exclude");
         assertThat(RxePerf.run(new PrintStream(new ByteArrayOutputStream()), "nonsense")).isNotZero();
@@ -120,6 +122,26 @@ class RxePerfTest {
         if (test.latency()) {
             assertThat(out).contains("\"t_p99_9_us\":");
         }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = PerfTest.class, names = {"WRITE_BW", "READ_BW", "SEND_BW", "ATOMIC_BW"})
+    void unsignaledWrsAreCountedExactly(PerfTest test) {
+        // 3 QPs share 1,000 WRs (334 + 333 + 333), one in 7 signaled: 1,000 = 142 x 7 + 6, so each QP's
+        // last group is short and must end with a signaled WR of its own, or the run stalls or miscounts
+        String out = run(test.cliName(), "-n", "1000", "-q", "3", "-t", "16", "--cq-mod", "7", "-s", "64", "-w", "0",
+                "--json");
+        assertThat(out).contains("\"iterations\":1000,").contains("\"cq_mod\":7");
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(120) // a safety net against a hang, not a measurement
+    void aTimedPhaseClosesEachQpsLastUnsignaledGroup() {
+        // -D with a warm-up: the warm-up phase ends with unsignaled WRs outstanding; if their QP did not
+        // post a signaled one after them, the measured phase would see their completions out of order
+        String out = run("write_bw", "-D", "0.3", "-w", "0.2", "-q", "2", "-t", "32", "--cq-mod", "10", "-s", "64",
+                "--json");
+        assertThat(out).containsPattern("\"iterations\":[1-9]").contains("\"cq_mod\":10");
     }
 
     @ParameterizedTest
