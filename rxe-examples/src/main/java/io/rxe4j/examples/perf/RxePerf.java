@@ -71,6 +71,17 @@ public final class RxePerf implements Callable<Integer> {
     @Option(names = {"-w", "--warmup"}, description = "warm-up seconds before each measured size (default ${DEFAULT-VALUE})")
     double warmup = 1.0;
 
+    @Option(names = "--jit-settle", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "extend each warm-up in 0.5 s steps while the JVM's JIT compilers are still busy (more than "
+            + "25 ms of compilation in the last step), for at most 10 s more, so that the measured phase does not share "
+            + "the cores with the compiler (rxe-perf prints the longest warm-up); --no-jit-settle: exactly -w "
+            + "(default ${DEFAULT-VALUE})")
+    boolean jitSettle = true;
+
+    /** The longest warm-up of this run, rxe4j's and raw UDP's, in nanoseconds (for the output). */
+    private long longestWarmupRdma;
+    private long longestWarmupRaw;
+
     @Option(names = {"-m", "--mtu"}, description = "path MTU: 256, 512, 1024, 2048, 4096 (default: the port's active"
             + " MTU, from the interface's MTU: 1024 on a 1500-byte Ethernet, 4096 on loopback and jumbo frames)")
     int mtu;
@@ -683,9 +694,20 @@ public final class RxePerf implements Callable<Integer> {
         return (rdAtomic ? Math.min(txDepth, MAX_RD_ATOMIC) : txDepth) * qps;
     }
 
+    /** The warm-up before each measured size ({@code -w}, {@code --jit-settle}). */
+    long warmUpPhase(WarmUp.Phase phase) throws Exception {
+        return WarmUp.ofThisJvm(jitSettle).run(warmupNanos(), phase);
+    }
+
     private Result measureRdma(RdmaBench.Requester req, PerfTest test, int s) {
-        if (warmupNanos() > 0) {
-            req.run(test, s, atomicType, test.latency() ? 1 : txDepth, 0, warmupNanos());
+        int depth = test.latency() ? 1 : txDepth;
+        try {
+            longestWarmupRdma = Math.max(longestWarmupRdma,
+                    warmUpPhase(nanos -> req.run(test, s, atomicType, depth, 0, nanos)));
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
         return req.run(test, s, atomicType, test.latency() ? 1 : txDepth,
                 duration == null ? iterationsPerSize() : 0, durationNanos());
@@ -696,14 +718,10 @@ public final class RxePerf implements Callable<Integer> {
         if (test.latency()) { // the caller posts and waits as the rxe4j side does, so the ratio compares like with like
             RawUdpBench.Requester.Wait wait = backoff ? RawUdpBench.Requester.Wait.BACKOFF
                     : useEvents(test) ? RawUdpBench.Requester.Wait.BLOCK : RawUdpBench.Requester.Wait.BUSY;
-            if (warmupNanos() > 0) {
-                req.runLatency(test, s, shape, 0, warmupNanos(), wait);
-            }
+            longestWarmupRaw = Math.max(longestWarmupRaw, warmUpPhase(nanos -> req.runLatency(test, s, shape, 0, nanos, wait)));
             return req.runLatency(test, s, shape, duration == null ? iterationsPerSize() : 0, durationNanos(), wait);
         }
-        if (warmupNanos() > 0) {
-            req.run(test, s, shape, window(), 0, warmupNanos());
-        }
+        longestWarmupRaw = Math.max(longestWarmupRaw, warmUpPhase(nanos -> req.run(test, s, shape, window(), 0, nanos)));
         return req.run(test, s, shape, window(), duration == null ? iterationsPerSize() : 0, durationNanos());
     }
 
@@ -1108,6 +1126,12 @@ public final class RxePerf implements Callable<Integer> {
     private void footer() {
         if (!json) {
             out.println(LINE);
+            if (longestWarmupRdma > 0 || longestWarmupRaw > 0) {
+                out.printf(Locale.ROOT, " warm-up: longest %s%s%s%n",
+                        longestWarmupRdma > 0 ? String.format(Locale.ROOT, "rxe4j %.1f s", longestWarmupRdma / 1e9) : "",
+                        longestWarmupRdma > 0 && longestWarmupRaw > 0 ? ", " : "",
+                        longestWarmupRaw > 0 ? String.format(Locale.ROOT, "raw UDP %.1f s", longestWarmupRaw / 1e9) : "");
+            }
             return;
         }
         StringBuilder sb = new StringBuilder("{\"test\":\"").append(test().cliName()).append("\",\"transport\":\"")
@@ -1117,7 +1141,10 @@ public final class RxePerf implements Callable<Integer> {
                 .append(",\"cq_mod\":").append(test().latency() ? 1 : Math.min(cqMod, txDepth)).append(",\"atomic_type\":\"")
                 .append(atomicType).append("\",\"loops\":").append(loops).append(",\"gso\":").append(gso)
                 .append(",\"gro\":").append(gro).append(",\"ipv6\":").append(ipv6).append(",\"loop_idle\":\"")
-                .append(loopIdle).append("\",\"results\":[");
+                .append(loopIdle).append("\",\"warmup_s\":").append(warmup).append(",\"jit_settle\":").append(jitSettle)
+                .append(",\"longest_warmup_s\":{\"rxe4j\":").append(String.format(Locale.ROOT, "%.3f", longestWarmupRdma / 1e9))
+                .append(",\"raw\":").append(String.format(Locale.ROOT, "%.3f", longestWarmupRaw / 1e9)).append('}')
+                .append(",\"results\":[");
         for (int i = 0; i < rows.size(); i++) {
             Result[] row = rows.get(i);
             sb.append(i == 0 ? "" : ",").append('{');
