@@ -232,6 +232,9 @@ public final class InJvmTransport implements Transport {
     boolean enqueue(ByteBuf packet, InetSocketAddress sender) {
         boolean schedule;
         synchronized (inbox) {
+            if (closed.get()) { // close() released the inbox; nothing may wait in it for a loop that may never run
+                return false;
+            }
             inbox.add(packet);
             inbox.add(sender);
             schedule = !drainScheduled;
@@ -371,7 +374,8 @@ public final class InJvmTransport implements Transport {
      * {@inheritDoc}
      *
      * <p>Unregisters the address from the fabric (it can be reused at once), releases the packets
-     * still queued by {@link #send} and, if the endpoint has its own loop, shuts that loop down
+     * delivered to this endpoint and not yet handed to its receiver (counted in {@link
+     * InJvmFabric#droppedNoEndpoint()}) and those still queued by {@link #send} and, if the endpoint has its own loop, shuts that loop down
      * gracefully: tasks already queued on it still run, and packets that reach this endpoint from
      * now on are dropped and counted in {@link InJvmFabric#droppedNoEndpoint()}. Waits up to 5
      * seconds for the own loop to terminate unless called on that loop. Thread-safe; idempotent.
@@ -382,6 +386,16 @@ public final class InJvmTransport implements Transport {
             return;
         }
         fabric.unregister(this);
+        // packets delivered to this endpoint and not yet drained: released here, on any thread, so that
+        // none waits for a drain task that a stopped loop (a test's VirtualScheduler) never runs
+        synchronized (inbox) {
+            Object p;
+            while ((p = inbox.poll()) != null) {
+                ((ByteBuf) p).release();
+                inbox.poll();
+                fabric.countNoEndpoint();
+            }
+        }
         Runnable drain = () -> {
             Object o;
             while ((o = pending.poll()) != null) {

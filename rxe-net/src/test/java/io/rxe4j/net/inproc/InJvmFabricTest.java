@@ -265,6 +265,29 @@ class InJvmFabricTest {
     }
 
     @Test
+    void closeReleasesPacketsWaitingInTheInboxEvenIfTheLoopNeverRunsAgain() {
+        VirtualScheduler vs = new VirtualScheduler();
+        InJvmFabric fabric = track(InJvmFabric.withScheduler(vs));
+        InJvmTransport a = fabric.newTransport(A);
+        InJvmTransport b = fabric.newTransport(B);
+        Recorder rb = new Recorder(vs, 2);
+        a.start((p, s, r) -> {});
+        b.start(rb);
+
+        ByteBuf p1 = text("one");
+        ByteBuf p2 = text("two");
+        a.send(p1, B);
+        a.send(p2, B);
+        a.flush(); // both in b's inbox, its drain task queued on the loop
+        b.close();
+        assertThat(p1.refCnt()).as("released by close, not by a drain task").isZero();
+        assertThat(p2.refCnt()).isZero();
+        assertThat(fabric.droppedNoEndpoint()).isEqualTo(2);
+        vs.shutdown(); // the drain task is dropped: nothing was waiting for it
+        assertThat(rb.packets).isEmpty();
+    }
+
+    @Test
     void packetToAnEndpointNotYetStartedIsDropped() {
         VirtualScheduler vs = new VirtualScheduler();
         InJvmFabric fabric = track(InJvmFabric.withScheduler(vs));
