@@ -17,7 +17,8 @@
 # /tmp/netlab.lock for the whole run and always runs `netlab.sh down` at the end.
 #
 # Usage: scripts/netlab-matrix.sh [OUT_DIR]
-# Environment: REPS (3), DURATION (5 s), MTU (1500), DEMO (1), MATRIX (the impairment names to run, an
+# Environment: REPS (3), DURATION (5 s), WARMUP (0 s: rxe-perf -w; with more, the counters include the
+# warm-up's messages), MTU (1500), DEMO (1), MATRIX (the impairment names to run, an
 # extended regex over the names below; default all), PERF_ARGS (extra rxe-perf options for both sides).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,6 +27,7 @@ NETLAB=${NETLAB:-$ROOT/../shared/netlab/netlab.sh}
 OUT=${1:-/tmp/rxe4j-netlab-matrix-$$}
 REPS=${REPS:-3}
 DURATION=${DURATION:-5}
+WARMUP=${WARMUP:-0}
 MTU=${MTU:-1500}
 DEMO=${DEMO:-1}
 MATRIX=${MATRIX:-.*}
@@ -99,8 +101,11 @@ for entry in "${SPECS[@]}"; do
             srv=$!
             if wait_for "$OUT/$tag.$t.server.log" "waiting on TCP port"; then
                 ip netns exec nl-a timeout $((DURATION * 4 + 120)) bin/rxe-perf "$t" --connect "10.77.0.2:$PORT" \
-                    -D "$DURATION" -w 0 --json --watchdog $((DURATION * 4 + 90)) $PERF_ARGS $rowargs >"$OUT/$tag.$t.json" 2>"$OUT/$tag.$t.client.log"
-                echo "$?" >"$OUT/$tag.$t.rc"
+                    -D "$DURATION" -w "$WARMUP" --json --watchdog $((DURATION * 4 + 90)) $PERF_ARGS $rowargs >"$OUT/$tag.$t.json" 2>"$OUT/$tag.$t.client.log"
+                rc=$?
+                echo "$rc" >"$OUT/$tag.$t.rc"
+                # a client that failed before the exchange leaves the server waiting for it for ever
+                [ "$rc" = 0 ] || kill "$srv" 2>/dev/null
             else
                 echo "server did not start" >"$OUT/$tag.$t.client.log"; echo 99 >"$OUT/$tag.$t.rc"
             fi
