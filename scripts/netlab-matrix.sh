@@ -17,7 +17,7 @@
 # /tmp/netlab.lock for the whole run and always runs `netlab.sh down` at the end.
 #
 # Usage: scripts/netlab-matrix.sh [OUT_DIR]
-# Environment: REPS (3), DURATION (5 s), WARMUP (0 s: rxe-perf -w; with more, the counters include the
+# Environment: REPS (3), DURATION (5 s), WARMUP (0: rxe-perf -w, whole seconds; with more, the counters include the
 # warm-up's messages), MTU (1500), DEMO (1), MATRIX (the impairment names to run, an
 # extended regex over the names below; default all), PERF_ARGS (extra rxe-perf options for both sides).
 set -uo pipefail
@@ -100,14 +100,15 @@ for entry in "${SPECS[@]}"; do
             ip netns exec nl-b bin/rxe-perf "$t" --server -p "$PORT" $PERF_ARGS $rowargs >"$OUT/$tag.$t.server.log" 2>&1 &
             srv=$!
             if wait_for "$OUT/$tag.$t.server.log" "waiting on TCP port"; then
-                ip netns exec nl-a timeout $((DURATION * 4 + 120)) bin/rxe-perf "$t" --connect "10.77.0.2:$PORT" \
-                    -D "$DURATION" -w "$WARMUP" --json --watchdog $((DURATION * 4 + 90)) $PERF_ARGS $rowargs >"$OUT/$tag.$t.json" 2>"$OUT/$tag.$t.client.log"
+                ip netns exec nl-a timeout $((DURATION * 4 + WARMUP + 10 + 120)) bin/rxe-perf "$t" --connect "10.77.0.2:$PORT" \
+                    -D "$DURATION" -w "$WARMUP" --json --watchdog $((DURATION * 4 + WARMUP + 10 + 90)) $PERF_ARGS $rowargs >"$OUT/$tag.$t.json" 2>"$OUT/$tag.$t.client.log"
                 rc=$?
                 echo "$rc" >"$OUT/$tag.$t.rc"
                 # a client that failed before the exchange leaves the server waiting for it for ever
                 [ "$rc" = 0 ] || kill "$srv" 2>/dev/null
             else
                 echo "server did not start" >"$OUT/$tag.$t.client.log"; echo 99 >"$OUT/$tag.$t.rc"
+                kill "$srv" 2>/dev/null
             fi
             wait "$srv" 2>/dev/null
         done

@@ -125,7 +125,8 @@ public final class RxePerf implements Callable<Integer> {
             + "TEST and the shape options (-s, -a, --max-size, -n, -D, -w, -q, -t, --atomic-type, --tid, --ack-timeout, "
             + "--no-cc, --peer-budget, --ecn, -e, --busy-poll, --backoff) and the path MTU from the client; one of them "
             + "given to the server with another value than the client's is refused, on both sides, naming it. Local to "
-            + "each side: --transport, --loops, --loop-idle, --gso, --gro, --pcap, -p, --cq-mod (used by the client's requester)")
+            + "each side: --transport, --loops, --loop-idle, --gso, --gro, --pcap, -p, --cq-mod (used by the client's requester), "
+            + "--[no-]jit-settle")
     boolean server;
 
     @Option(names = {"-p", "--port"}, description = "TCP bootstrap port of --server (default ${DEFAULT-VALUE})")
@@ -400,7 +401,7 @@ public final class RxePerf implements Callable<Integer> {
         if (duration != null && !(duration > 0)) {
             throw new IllegalArgumentException("-D must be > 0 seconds, got " + duration);
         }
-        if (warmup < 0) {
+        if (!(warmup >= 0) || Double.isInfinite(warmup)) {
             throw new IllegalArgumentException("--warmup must be >= 0, got " + warmup);
         }
         if (!(watchdog >= 0)) {

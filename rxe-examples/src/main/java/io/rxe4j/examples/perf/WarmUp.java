@@ -66,8 +66,8 @@ final class WarmUp {
         long before = compiledMillis == null ? 0 : compiledMillis.getAsLong();
         phase.run(minNanos);
         if (compiledMillis != null) {
-            // the first phase's compilation per step of its length: quiet enough already?
-            long compiled = (compiledMillis.getAsLong() - before) * STEP_NANOS / Math.max(minNanos, STEP_NANOS);
+            // the first phase's compilation at the rate of a step: quiet enough already?
+            long compiled = (compiledMillis.getAsLong() - before) * STEP_NANOS / minNanos;
             long cap = start + minNanos + MAX_EXTRA_NANOS;
             while (compiled > QUIET_MILLIS && nanoTime.getAsLong() - cap < 0) {
                 before = compiledMillis.getAsLong();

@@ -47,6 +47,11 @@ class RxePerfTest {
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "-q", "0")).hasMessageContaining("-q");
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "--cq-mod", "0")).hasMessageContaining("--cq-mod")
                 .hasMessageContaining("0");
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "-w", "NaN")).hasMessageContaining("--warmup");
+        assertThatThrownBy(() -> RxePerf.parse("write_bw", "-w", "Infinity")).hasMessageContaining("--warmup");
+        assertThat(RxePerf.parse("write_bw").jitSettle).as("on by default").isTrue();
+        assertThat(RxePerf.parse("write_bw", "--no-jit-settle").jitSettle).isFalse();
+        assertThat(RxePerf.parse("write_bw").cqMod).as("perftest's DEF_CQ_MOD").isEqualTo(100);
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "--server", "--connect", "h:1"))
                 .hasMessageContaining("exclude");
         assertThat(RxePerf.run(new PrintStream(new ByteArrayOutputStream()), "nonsense")).isNotZero();
@@ -139,9 +144,10 @@ class RxePerfTest {
     void aTimedPhaseClosesEachQpsLastUnsignaledGroup() {
         // -D with a warm-up: the warm-up phase ends with unsignaled WRs outstanding; if their QP did not
         // post a signaled one after them, the measured phase would see their completions out of order
-        String out = run("write_bw", "-D", "0.3", "-w", "0.2", "-q", "2", "-t", "32", "--cq-mod", "10", "-s", "64",
-                "--json");
-        assertThat(out).containsPattern("\"iterations\":[1-9]").contains("\"cq_mod\":10");
+        String out = run("write_bw", "-D", "0.3", "-w", "0.2", "--no-jit-settle", "-q", "2", "-t", "32", "--cq-mod", "10",
+                "-s", "64", "--json");
+        assertThat(out).containsPattern("\"iterations\":[1-9]").contains("\"cq_mod\":10")
+                .contains("\"warmup_s\":0.2,\"jit_settle\":false,\"longest_warmup_s\":{\"rxe4j\":0.");
     }
 
     @ParameterizedTest

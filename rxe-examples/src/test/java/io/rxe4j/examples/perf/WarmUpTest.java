@@ -71,5 +71,9 @@ class WarmUpTest {
         Fake g = new Fake(240, 0);
         new WarmUp(() -> g.compiled, () -> g.now).run(4_000_000_000L, g::phase);
         assertThat(g.phases).containsExactly(4_000_000_000L, WarmUp.STEP_NANOS);
+        // -w 0.2 s with 20 ms of compilation is 50 ms per step: busy
+        Fake h = new Fake(20, 0);
+        new WarmUp(() -> h.compiled, () -> h.now).run(200_000_000L, h::phase);
+        assertThat(h.phases).containsExactly(200_000_000L, WarmUp.STEP_NANOS);
     }
 }

@@ -227,7 +227,8 @@ public final class InJvmTransport implements Transport {
      * Queues a packet for this endpoint's receiver (any thread). One drain task per batch is put on
      * the loop, so a burst costs no allocation per packet; order is FIFO.
      *
-     * @return false if the loop rejected the drain task (the caller releases the packet)
+     * @return false if this endpoint is closed (the caller releases and counts the packet); true if
+     *     the packet was queued, or released and counted here because the loop rejected the drain task
      */
     boolean enqueue(ByteBuf packet, InetSocketAddress sender) {
         boolean schedule;
@@ -244,18 +245,19 @@ public final class InJvmTransport implements Transport {
             try {
                 scheduler.execute(drainTask);
             } catch (java.util.concurrent.RejectedExecutionException e) {
+                // the loop is gone: every packet in the inbox is orphaned, this one included (others may
+                // have been added after it meanwhile, and a concurrent close() may have released them all
+                // already); each is released and counted exactly once, here or by close()
                 synchronized (inbox) {
                     drainScheduled = false;
-                    inbox.removeLast();
-                    inbox.removeLast();
                     Object p;
-                    while ((p = inbox.poll()) != null) { // earlier packets of a loop that is gone
+                    while ((p = inbox.poll()) != null) {
                         ((ByteBuf) p).release();
                         inbox.poll();
                         fabric.countNoEndpoint();
                     }
                 }
-                return false;
+                return true;
             }
         }
         return true;
