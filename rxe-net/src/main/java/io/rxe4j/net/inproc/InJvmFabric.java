@@ -270,10 +270,29 @@ public final class InJvmFabric {
             return;
         }
         try {
-            dest.scheduler().schedule(() -> dest.receive(packet, sender), latencyNanos);
+            dest.scheduler().schedule(new Delivery(this, dest, packet, sender, false), latencyNanos);
         } catch (RejectedExecutionException e) {
             droppedNoEndpoint.increment();
             packet.release();
+        }
+    }
+
+    /**
+     * A packet on the wire, delivered after the fabric's latency; dropped by a {@link
+     * io.rxe4j.net.sim.VirtualScheduler} that shuts down first, it is released and counted as
+     * undeliverable ({@link #droppedNoEndpoint()}) instead of being left to the garbage collector.
+     */
+    private record Delivery(InJvmFabric fabric, InJvmTransport dest, ByteBuf packet, InetSocketAddress sender,
+            boolean ce) implements io.rxe4j.net.sim.VirtualScheduler.Droppable {
+        @Override
+        public void run() {
+            dest.receive(packet, sender, ce);
+        }
+
+        @Override
+        public void onDropped() {
+            packet.release();
+            fabric.countNoEndpoint();
         }
     }
 
@@ -302,7 +321,7 @@ public final class InJvmFabric {
         l.nextFree = Math.max(now, l.nextFree) + (long) Math.ceil(len / link.bytesPerNano());
         long delay = l.nextFree - now + latencyNanos;
         try {
-            dest.scheduler().schedule(() -> dest.receive(packet, sender, ce), delay);
+            dest.scheduler().schedule(new Delivery(this, dest, packet, sender, ce), delay);
         } catch (RejectedExecutionException e) {
             droppedNoEndpoint.increment();
             packet.release();

@@ -409,7 +409,19 @@ public final class InJvmTransport implements Transport {
             drain.run();
         } else {
             try {
-                scheduler.execute(drain);
+                // dropped by a VirtualScheduler that shuts down before running it: drained then, when the
+                // loop is gone just as in the rejection below
+                scheduler.execute(new io.rxe4j.net.sim.VirtualScheduler.Droppable() {
+                    @Override
+                    public void run() {
+                        drain.run();
+                    }
+
+                    @Override
+                    public void onDropped() {
+                        drain.run();
+                    }
+                });
             } catch (java.util.concurrent.RejectedExecutionException e) {
                 drain.run(); // loop gone: nobody else touches the queue any more
             }

@@ -330,21 +330,52 @@ public final class VirtualScheduler implements Scheduler {
     }
 
     /**
+     * A task that owns something it must give back if it never runs (a packet in flight on a
+     * simulated wire): {@link #shutdown()} calls {@link #onDropped()} on each such task it drops.
+     */
+    public interface Droppable extends Runnable {
+        /** The task was dropped by {@link #shutdown()} and will never run; called once, after the drop. */
+        void onDropped();
+    }
+
+    /**
      * Rejects further {@link #execute} / {@link #schedule} calls with {@link
-     * RejectedExecutionException} and drops the queued tasks. Thread-safe; idempotent.
+     * RejectedExecutionException} and drops the queued tasks, calling {@link Droppable#onDropped()}
+     * on those that are {@link Droppable} (outside the scheduler's lock, in queue order; an exception
+     * of one is rethrown after all were called). Thread-safe; idempotent.
      *
      * @return the number of queued tasks dropped
      */
     public int shutdown() {
+        java.util.List<Droppable> owners = new java.util.ArrayList<>();
+        int dropped;
         lock.lock();
         try {
             shutdown = true;
-            int dropped = queue.size();
+            dropped = queue.size();
+            for (Entry e : queue) {
+                if (e.task() instanceof Droppable d) {
+                    owners.add(d);
+                }
+            }
             queue.clear();
-            return dropped;
         } finally {
             lock.unlock();
         }
+        RuntimeException first = null;
+        for (Droppable d : owners) {
+            try {
+                d.onDropped();
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+        return dropped;
     }
 
     /** @return whether {@link #shutdown()} was called. Thread-safe. */

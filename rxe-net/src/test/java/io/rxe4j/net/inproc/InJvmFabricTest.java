@@ -307,6 +307,28 @@ class InJvmFabricTest {
     }
 
     @Test
+    void packetsOnTheWireWhenTheSchedulerShutsDownAreReleased() {
+        VirtualScheduler vs = new VirtualScheduler();
+        InJvmFabric fabric = track(InJvmFabric.builder().sharedScheduler(vs).latencyNanos(20_000).build());
+        InJvmTransport a = fabric.newTransport(A);
+        InJvmTransport b = fabric.newTransport(B);
+        Recorder rb = new Recorder(vs, 1);
+        a.start((p, s, r) -> {});
+        b.start(rb);
+        ByteBuf p1 = text("on the wire");
+        ByteBuf p2 = text("still queued at the sender");
+        a.send(p1, B);
+        a.flush(); // p1: a delivery 20 us from now
+        a.send(p2, B);
+        a.close(); // p2: released by a drain task on the loop
+        vs.shutdown(); // both tasks dropped, neither run
+        assertThat(rb.packets).isEmpty();
+        assertThat(p1.refCnt()).as("the delivery's packet").isZero();
+        assertThat(p2.refCnt()).as("the sender's queue").isZero();
+        assertThat(fabric.droppedNoEndpoint()).isEqualTo(1);
+    }
+
+    @Test
     void packetToAnEndpointNotYetStartedIsDropped() {
         VirtualScheduler vs = new VirtualScheduler();
         InJvmFabric fabric = track(InJvmFabric.withScheduler(vs));

@@ -300,4 +300,36 @@ class VirtualSchedulerTest {
         v.runFor(1_000);
         assertThat(log).isEmpty();
     }
+
+    @Test
+    void shutdownTellsEachDroppedDroppableTaskOnceAndRunsNone() {
+        VirtualScheduler vs = new VirtualScheduler();
+        List<String> log = new ArrayList<>();
+        class Owner implements VirtualScheduler.Droppable {
+            final String name;
+
+            Owner(String name) {
+                this.name = name;
+            }
+
+            @Override
+            public void run() {
+                log.add("ran " + name);
+            }
+
+            @Override
+            public void onDropped() {
+                log.add("dropped " + name);
+            }
+        }
+        vs.execute(new Owner("now"));
+        vs.schedule(new Owner("later"), 5_000);
+        vs.execute(() -> log.add("plain"));
+        Cancellable c = vs.schedule(new Owner("cancelled"), 1_000);
+        c.cancel();
+        assertThat(vs.shutdown()).isEqualTo(3);
+        assertThat(log).containsExactly("dropped now", "dropped later");
+        assertThat(vs.shutdown()).as("idempotent").isZero();
+        assertThat(log).hasSize(2);
+    }
 }
