@@ -700,18 +700,10 @@ public final class RxePerf implements Callable<Integer> {
         return WarmUp.ofThisJvm(jitSettle).run(warmupNanos(), phase);
     }
 
-    private Result measureRdma(RdmaBench.Requester req, PerfTest test, int s) {
+    private Result measureRdma(RdmaBench.Requester req, PerfTest test, int s) throws Exception {
         int depth = test.latency() ? 1 : txDepth;
-        try {
-            longestWarmupRdma = Math.max(longestWarmupRdma,
-                    warmUpPhase(nanos -> req.run(test, s, atomicType, depth, 0, nanos)));
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-        return req.run(test, s, atomicType, test.latency() ? 1 : txDepth,
-                duration == null ? iterationsPerSize() : 0, durationNanos());
+        longestWarmupRdma = Math.max(longestWarmupRdma, warmUpPhase(nanos -> req.run(test, s, atomicType, depth, 0, nanos)));
+        return req.run(test, s, atomicType, depth, duration == null ? iterationsPerSize() : 0, durationNanos());
     }
 
     private Result measureRaw(RawUdpBench.Requester req, PerfTest test, int s) throws Exception {

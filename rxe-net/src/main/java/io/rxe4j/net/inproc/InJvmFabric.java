@@ -269,18 +269,19 @@ public final class InJvmFabric {
             }
             return;
         }
+        Delivery d = new Delivery(this, dest, packet, sender, false);
         try {
-            dest.scheduler().schedule(new Delivery(this, dest, packet, sender, false), latencyNanos);
+            dest.scheduler().schedule(d, latencyNanos);
         } catch (RejectedExecutionException e) {
-            droppedNoEndpoint.increment();
-            packet.release();
+            d.onDropped();
         }
     }
 
     /**
-     * A packet on the wire, delivered after the fabric's latency; dropped by a {@link
-     * io.rxe4j.net.sim.VirtualScheduler} that shuts down first, it is released and counted as
-     * undeliverable ({@link #droppedNoEndpoint()}) instead of being left to the garbage collector.
+     * A packet on the wire, delivered after the fabric's latency; refused by the destination's loop,
+     * or dropped by a {@link io.rxe4j.net.sim.VirtualScheduler} that shuts down first, it is
+     * released and counted as undeliverable ({@link #droppedNoEndpoint()}) instead of being left to
+     * the garbage collector.
      */
     private record Delivery(InJvmFabric fabric, InJvmTransport dest, ByteBuf packet, InetSocketAddress sender,
             boolean ce) implements io.rxe4j.net.sim.VirtualScheduler.Droppable {
@@ -320,11 +321,11 @@ public final class InJvmFabric {
         }
         l.nextFree = Math.max(now, l.nextFree) + (long) Math.ceil(len / link.bytesPerNano());
         long delay = l.nextFree - now + latencyNanos;
+        Delivery d = new Delivery(this, dest, packet, sender, ce);
         try {
-            dest.scheduler().schedule(new Delivery(this, dest, packet, sender, ce), delay);
+            dest.scheduler().schedule(d, delay);
         } catch (RejectedExecutionException e) {
-            droppedNoEndpoint.increment();
-            packet.release();
+            d.onDropped();
         }
     }
 

@@ -250,17 +250,22 @@ public final class InJvmTransport implements Transport {
                 // already); each is released and counted exactly once, here or by close()
                 synchronized (inbox) {
                     drainScheduled = false;
-                    Object p;
-                    while ((p = inbox.poll()) != null) {
-                        ((ByteBuf) p).release();
-                        inbox.poll();
-                        fabric.countNoEndpoint();
-                    }
+                    releaseInbox();
                 }
                 return true;
             }
         }
         return true;
+    }
+
+    /** Releases and counts ({@link InJvmFabric#droppedNoEndpoint()}) every packet in the inbox; holding its lock. */
+    private void releaseInbox() {
+        Object p;
+        while ((p = inbox.poll()) != null) {
+            ((ByteBuf) p).release();
+            inbox.poll();
+            fabric.countNoEndpoint();
+        }
     }
 
     private void drainInbox() {
@@ -391,12 +396,7 @@ public final class InJvmTransport implements Transport {
         // packets delivered to this endpoint and not yet drained: released here, on any thread, so that
         // none waits for a drain task that a stopped loop (a test's VirtualScheduler) never runs
         synchronized (inbox) {
-            Object p;
-            while ((p = inbox.poll()) != null) {
-                ((ByteBuf) p).release();
-                inbox.poll();
-                fabric.countNoEndpoint();
-            }
+            releaseInbox();
         }
         Runnable drain = () -> {
             Object o;
