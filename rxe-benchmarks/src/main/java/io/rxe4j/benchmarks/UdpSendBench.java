@@ -48,6 +48,10 @@ public class UdpSendBench {
     public boolean gso;
 
     /** UDP payload bytes per datagram: a 4 KiB RDMA WRITE MIDDLE packet (BTH + 4096 + ICRC), or a 64 B one. */
+    /** The transport's own sendmmsg (true, the default) or Netty's channel (false) writes the datagrams. */
+    @Param({"true", "false"})
+    public boolean directSend;
+
     @Param({"4112", "80"})
     public int size;
 
@@ -102,7 +106,7 @@ public class UdpSendBench {
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         InetAddress ip = InetAddress.getByName(gso ? "::1" : "127.0.0.1");
-        sender = UdpTransport.builder(ip).port(0).io(UdpTransport.Io.EPOLL).gso(gso).bind();
+        sender = UdpTransport.builder(ip).port(0).io(UdpTransport.Io.EPOLL).gso(gso).directSend(directSend).bind();
         receiver = UdpTransport.builder(ip).port(0).io(UdpTransport.Io.EPOLL).gso(false).bind();
         batch = new Batch(receiver.localAddress());
         sender.start(batch);
@@ -113,6 +117,7 @@ public class UdpSendBench {
     private long senderAllocated;
     private long receiverAllocated;
     private long datagramsAtStart;
+    private long receivedAtStart;
     private long senderLoopId;
     private long receiverLoopId;
 
@@ -128,6 +133,7 @@ public class UdpSendBench {
         senderAllocated = THREADS.getThreadAllocatedBytes(senderLoopId);
         receiverAllocated = THREADS.getThreadAllocatedBytes(receiverLoopId);
         datagramsAtStart = sender.packetsSent();
+        receivedAtStart = receiver.packetsReceived();
     }
 
     /**
@@ -139,9 +145,10 @@ public class UdpSendBench {
     @TearDown(Level.Iteration)
     public void endIteration() {
         long n = Math.max(1, sender.packetsSent() - datagramsAtStart);
-        System.out.printf("  [sender loop %.1f B/datagram, receiver loop %.1f B/datagram sent]%n",
-                (THREADS.getThreadAllocatedBytes(senderLoopId) - senderAllocated) / (double) n,
-                (THREADS.getThreadAllocatedBytes(receiverLoopId) - receiverAllocated) / (double) n);
+        long r = receiver.packetsReceived() - receivedAtStart;
+        System.out.printf("  [sender loop %.1f B/datagram, receiver loop %.1f B/datagram received; %d sent, %d"
+                        + " received]%n", (THREADS.getThreadAllocatedBytes(senderLoopId) - senderAllocated) / (double) n,
+                (THREADS.getThreadAllocatedBytes(receiverLoopId) - receiverAllocated) / (double) Math.max(1, r), n, r);
     }
 
     private static long loopThreadId(UdpTransport t) throws Exception {

@@ -125,6 +125,22 @@ import org.slf4j.LoggerFactory;
  * zero-checksum datagrams. IPv4 needs no option: there a zero UDP checksum means "no checksum" and
  * every datagram is accepted. rxe4j itself always sends a real UDP checksum.
  *
+ * <h2>Direct sends (epoll; on by default with native access)</h2>
+ *
+ * <p>Over epoll the datagrams do not go through Netty's channel: {@link #send} (or, with GSO,
+ * {@link #flush}) adds each to a batch of at most 64, and the batch goes to the kernel in one
+ * {@code sendmmsg(2)} call made by the transport itself on the channel's socket (the JDK's foreign
+ * function API; {@link Builder#directSend(boolean)}, {@link #directSend()}): when it is full and at
+ * {@link #flush}. A datagram then costs no {@code DatagramPacket} envelope, write promise,
+ * outbound-buffer entry or pipeline pass, and the packet is released as soon as the kernel has it.
+ * The bytes on the wire are the same. A refused datagram is reported as a refused channel write is
+ * (below); when the socket's send buffer is full ({@code EAGAIN}), that datagram and the rest of its
+ * batch go to the channel, which sends them once the socket has room, and later datagrams follow
+ * them through the channel until it holds none, so that nothing overtakes. Packets held in the
+ * batch count for {@link #isWritable()} as unflushed packets held in the channel do. Needs {@code
+ * --enable-native-access} for rxe-net (every rxe4j launcher passes {@code ALL-UNNAMED}); without it
+ * the transport uses the channel and logs why once at INFO.
+ *
  * <h2>UDP GSO and GRO (epoll; on by default where supported)</h2>
  *
  * <p>With {@link Builder#gso(boolean)} (epoll only) {@link #send} does not write: it appends the
@@ -188,7 +204,10 @@ import org.slf4j.LoggerFactory;
  * fall below the low-water mark. With {@link Builder#gso(boolean)} the packets sent but not yet
  * flushed are not in the channel yet; they count too: the transport is not writable while they
  * hold more than the high-water mark in bytes (UDP payload bytes); {@link #flush()} moves them into
- * the channel, which then holds more than the high-water mark too. When the channel becomes
+ * the channel, which then holds more than the high-water mark too. With {@link
+ * Builder#directSend(boolean)} the packets in the direct writer's batch count the same way, and
+ * a flush (or a full batch) whose {@code sendmmsg} takes what made the transport not writable calls
+ * {@link PacketReceiver#onWritable()} as a channel transition would. When the channel becomes
  * writable again (Netty's {@code channelWritabilityChanged}), the receiver's {@link
  * PacketReceiver#onWritable()} is called from a separate task on the event loop, never from
  * inside {@link #send} or {@link #flush}; it is skipped if the transport is not writable any more
@@ -255,6 +274,7 @@ public final class UdpTransport implements Transport {
     /** Whether the INFO "IPv6 uses epoll instead of NIO" was logged (once per JVM). */
     private static final AtomicBoolean IPV6_EPOLL_LOGGED = new AtomicBoolean();
     private static final AtomicBoolean FALLBACK_LOGGED = new AtomicBoolean();
+    private static final AtomicBoolean DIRECT_FALLBACK_LOGGED = new AtomicBoolean();
     private static final AtomicBoolean IPV4_GSO_WARNED = new AtomicBoolean();
     private static final AtomicBoolean GRO_FALLBACK_LOGGED = new AtomicBoolean();
 
@@ -278,6 +298,18 @@ public final class UdpTransport implements Transport {
     private final DatagramChannel channel;
     /** The reused promises of the channel's writes (one per datagram or GSO send in flight); loop only. */
     private final WritePromise.Pool promises;
+    /**
+     * With {@link Builder#directSend(boolean)}: the datagrams go to the kernel by our own {@code
+     * sendmmsg} call, not through the channel; else null. Event loop only.
+     */
+    private final SendmmsgWriter direct;
+    /** Datagrams were handed to the channel since the last {@link #flush}; event loop only. */
+    private boolean channelWrites;
+    /**
+     * The channel may hold datagrams (the socket was full, or a packet had no native address): the
+     * direct writer waits until it holds none, so that datagrams leave in order. Event loop only.
+     */
+    private boolean channelBacklog;
     /** Datagrams one read batch delivers at most before the loop turns to its tasks (the socket may hold more). */
     private int readBatchDatagrams;
     /** Datagrams of the read batch under way. Loop only. */
@@ -376,6 +408,9 @@ public final class UdpTransport implements Transport {
         if (wantGro && requestedIo != Io.EPOLL) {
             throw new IllegalStateException("UDP GRO needs io(Io.EPOLL) (Netty splits GRO reads on epoll only), got "
                     + requestedIo);
+        }
+        if (b.directSend != null && b.directSend && requestedIo != Io.EPOLL) {
+            throw new IllegalStateException("directSend(true) needs io(Io.EPOLL), got " + requestedIo);
         }
         if (wantGso && requestedIo == Io.NIO) {
             throw new IllegalStateException("UDP GSO needs io(Io.EPOLL) or io(Io.IO_URING), got " + requestedIo);
@@ -499,6 +534,7 @@ public final class UdpTransport implements Transport {
             this.gro = groActive;
             this.channel = ch;
             this.promises = new WritePromise.Pool(ch, this::writeCompleted);
+            this.direct = directWriter(b, ch, family);
             this.localAddress = ch.localAddress();
             this.scheduler = new NettyScheduler(ch.eventLoop());
             this.interfaceMtu = readInterfaceMtu(localAddress.getAddress());
@@ -1150,7 +1186,106 @@ public final class UdpTransport implements Transport {
             pendingBytes += packet.readableBytes();
             return;
         }
-        channel.write(new DatagramPacket(packet.retain(), peer), promises.acquire(packet, 0, peer));
+        emit(packet, 0, peer);
+    }
+
+    /**
+     * Writes one datagram (a GSO train if {@code segmentSize} > 0), taking {@code packet}'s
+     * reference: into the direct writer's batch while the channel holds nothing, else into the
+     * channel (sent at its flush). Event loop only.
+     */
+    private void emit(ByteBuf packet, int segmentSize, InetSocketAddress peer) {
+        SendmmsgWriter d = direct;
+        if (d != null) {
+            if (packet.hasMemoryAddress()) {
+                if (d.pending() == SendmmsgWriter.BATCH) {
+                    flushDirect();
+                }
+                if (!channelBacklogged()) {
+                    d.add(packet, segmentSize, peer);
+                    return;
+                }
+            } else {
+                flushDirect(); // what the batch holds goes first
+                channelBacklog = true;
+            }
+        }
+        writeToChannel(packet, segmentSize, peer);
+    }
+
+    private void writeToChannel(ByteBuf packet, int segmentSize, InetSocketAddress peer) {
+        channelWrites = true;
+        channel.write(segmentSize > 0 ? new SegmentedDatagramPacket(packet.retain(), segmentSize, peer)
+                : new DatagramPacket(packet.retain(), peer), promises.acquire(packet, segmentSize, peer));
+    }
+
+    /** @return whether the channel may still hold datagrams written to it; event loop only */
+    private boolean channelBacklogged() {
+        if (!channelBacklog) {
+            return false;
+        }
+        io.netty.channel.ChannelOutboundBuffer out = channel.unsafe().outboundBuffer();
+        if (out == null || out.totalPendingWriteBytes() == 0) {
+            channelBacklog = false;
+            return false;
+        }
+        return true;
+    }
+
+    /** The direct writer's sink: what the kernel did not take. */
+    private final class DirectSink implements SendmmsgWriter.Sink {
+        @Override
+        public void refused(ByteBuf packet, int segmentSize, InetSocketAddress peer, Throwable cause) {
+            UdpTransport.this.refused(packet, segmentSize, peer, cause);
+        }
+
+        @Override
+        public void deferred(ByteBuf packet, int segmentSize, InetSocketAddress peer) {
+            channelBacklog = true;
+            writeToChannel(packet, segmentSize, peer); // the channel sends it once the socket has room
+        }
+    }
+
+    /** @return the direct writer the builder asks for (on by default on epoll with native access), or null */
+    private SendmmsgWriter directWriter(Builder b, DatagramChannel ch, SocketProtocolFamily family) {
+        if (b.directSend != null && !b.directSend) {
+            return null;
+        }
+        if (!(ch instanceof EpollDatagramChannel epoll)) {
+            return null; // the builder refused an explicit directSend(true) already
+        }
+        if (!SendmmsgWriter.available()) {
+            if (b.directSend != null) {
+                throw new IllegalStateException("directSend(true): " + SendmmsgWriter.unavailability());
+            }
+            if (DIRECT_FALLBACK_LOGGED.compareAndSet(false, true)) {
+                log.info("UDP transports over epoll write datagrams through Netty's channel: {} (logged once)",
+                        SendmmsgWriter.unavailability());
+            }
+            return null;
+        }
+        return new SendmmsgWriter(epoll.fd().intValue(), family == SocketProtocolFamily.INET6, new DirectSink(),
+                b.sendmmsg);
+    }
+
+    /** @return whether datagrams go to the kernel by the transport's own {@code sendmmsg} ({@link Builder#directSend}) */
+    public boolean directSend() {
+        return direct != null;
+    }
+
+    /** @return {@code sendmmsg} calls the direct writer made (0 without {@link #directSend()}); event loop only */
+    long directCalls() {
+        return direct == null ? 0 : direct.calls();
+    }
+
+    /** @return datagrams the direct writer gave the kernel (a GSO train once); event loop only */
+    long directDatagrams() {
+        return direct == null ? 0 : direct.datagrams();
+    }
+
+    /** @return datagrams the direct writer handed to the channel because the socket was full; event loop only */
+    long directDeferred() {
+        return direct == null ? 0 : direct.deferredCount();
     }
 
     /** @return train buffers allocated so far (GSO): bounded by {@link #SPARE_TRAINS}, not by the trains sent */
@@ -1217,13 +1352,38 @@ public final class UdpTransport implements Transport {
      */
     @Override
     public void flush() {
+        boolean blocked = direct != null && !writableNow(); // by packets held here, not in the channel
         if (gso) {
             closeTrain();
             if (!pendingPackets.isEmpty()) {
                 writePending();
             }
         }
-        channel.flush();
+        if (direct == null) {
+            channel.flush();
+            return;
+        }
+        if (closed.get()) {
+            direct.discard();
+        } else if (direct.pending() > 0) {
+            flushDirect();
+        }
+        if (channelWrites) {
+            channelWrites = false;
+            channel.flush();
+        }
+        if (blocked && writableNow()) {
+            scheduleWritable(); // the kernel took what made it not writable: no channel transition tells
+        }
+    }
+
+    /** Gives the direct writer's batch to the kernel; tells the receiver if that made the transport writable. */
+    private void flushDirect() {
+        boolean blocked = !writableNow();
+        direct.flush();
+        if (blocked && writableNow()) {
+            scheduleWritable();
+        }
     }
 
     /**
@@ -1242,7 +1402,8 @@ public final class UdpTransport implements Transport {
     }
 
     private boolean writableNow() {
-        return channel.isWritable() && (!gso || pendingBytes <= writeBufferHighWaterMark);
+        return channel.isWritable() && (!gso || pendingBytes <= writeBufferHighWaterMark)
+                && (direct == null || direct.pendingBytes() <= writeBufferHighWaterMark);
     }
 
     /** Queues (at most one) {@link #notifyWritable} task. Event loop only. */
@@ -1446,8 +1607,7 @@ public final class UdpTransport implements Transport {
                     packets.set(i, null);
                     gsoSends.increment();
                     gsoSegments.add((size + segment - 1) / segment);
-                    channel.write(new SegmentedDatagramPacket(first.retain(), segment, peer),
-                            promises.acquire(first, segment, peer));
+                    emit(first, segment, peer);
                     i++;
                     continue;
                 }
@@ -1470,7 +1630,8 @@ public final class UdpTransport implements Transport {
                     }
                 }
                 if (end - i == 1) {
-                    channel.write(new DatagramPacket(first.retain(), peer), promises.acquire(first, 0, peer));
+                    packets.set(i, null);
+                    emit(first, 0, peer);
                 } else {
                     // one contiguous direct buffer: measured as cheap as a CompositeByteBuf (the
                     // copy is ~1 µs of a ~19 µs 64 KiB flush) and independent of heap/direct inputs
@@ -1489,8 +1650,7 @@ public final class UdpTransport implements Transport {
                     }
                     gsoSends.increment();
                     gsoSegments.add(end - i);
-                    channel.write(new SegmentedDatagramPacket(content.retain(), size, peer),
-                            promises.acquire(content, size, peer));
+                    emit(content, size, peer);
                 }
                 packets.set(i, null);
                 i = end;
@@ -1509,8 +1669,11 @@ public final class UdpTransport implements Transport {
         }
     }
 
-    /** Releases packets sent but not flushed (GSO). On the event loop. */
+    /** Releases packets sent but not flushed (GSO, or in the direct writer's batch). On the event loop. */
     private void releasePending() {
+        if (direct != null) {
+            direct.discard();
+        }
         if (gso) {
             if (train != null) {
                 train.release();
@@ -1543,7 +1706,7 @@ public final class UdpTransport implements Transport {
             return;
         }
         boolean inLoop = channel.eventLoop().inEventLoop();
-        if (gso) {
+        if (gso || direct != null) {
             if (inLoop) {
                 releasePending();
             } else {
@@ -1849,6 +2012,9 @@ public final class UdpTransport implements Transport {
         private int recvBatch = DEFAULT_RECV_BATCH;
         /** null: on where the socket supports it */
         private Boolean gso;
+        private Boolean directSend;
+        /** Tests: the system call the direct writer makes instead of the real sendmmsg. */
+        SendmmsgWriter.Syscall sendmmsg;
         /** null: on where the socket supports it */
         private Boolean gro;
         private int writeBufferLowWaterMark = DEFAULT_WRITE_BUFFER_LOW_WATER_MARK;
@@ -1993,6 +2159,25 @@ public final class UdpTransport implements Transport {
                 throw new IllegalArgumentException("recvBatch out of range 1..1024: " + datagrams);
             }
             this.recvBatch = datagrams;
+            return this;
+        }
+
+        /**
+         * @param enabled whether datagrams go to the kernel by the transport's own {@code
+         *     sendmmsg(2)} call on the epoll socket (through the JDK's foreign function API), batches of
+         *     up to 64 datagrams built in a native block made once, with no Netty envelope, promise or
+         *     pipeline pass per datagram, instead of through Netty's channel. A datagram the socket has
+         *     no room for ({@code EAGAIN}) and every one after it goes through the channel as before
+         *     until the channel has sent them all; a refused one is reported as from the channel
+         *     ({@link PacketReceiver#onSendFailed}, {@link UdpTransport#sendErrors()}). Default (not
+         *     called): on with {@link Io#EPOLL} when native access is enabled for rxe-net ({@code
+         *     --enable-native-access}), else off, logged once at INFO; {@link
+         *     UdpTransport#directSend()} tells. {@code true} needs {@link Io#EPOLL} and native access,
+         *     otherwise {@link #bind()} throws an {@link IllegalStateException}.
+         * @return this builder
+         */
+        public Builder directSend(boolean enabled) {
+            this.directSend = enabled;
             return this;
         }
 

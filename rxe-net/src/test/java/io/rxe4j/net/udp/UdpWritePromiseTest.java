@@ -29,7 +29,7 @@ class UdpWritePromiseTest {
         InetAddress lo = InetAddress.getByName("127.0.0.1");
         AtomicLong received = new AtomicLong();
         CompletableFuture<String> refused = new CompletableFuture<>();
-        try (UdpTransport a = UdpTransport.builder(lo).port(0).io(io).gso(false).bind();
+        try (UdpTransport a = UdpTransport.builder(lo).port(0).io(io).gso(false).directSend(false).bind();
                 UdpTransport b = UdpTransport.builder(lo).port(0).io(io).gso(false).bind()) {
             b.start((p, s, r) -> received.incrementAndGet());
             a.start(new PacketReceiver() {
