@@ -125,7 +125,7 @@ public final class RxePerf implements Callable<Integer> {
             + "TEST and the shape options (-s, -a, --max-size, -n, -D, -w, -q, -t, --atomic-type, --tid, --ack-timeout, "
             + "--no-cc, --peer-budget, --ecn, -e, --busy-poll, --backoff) and the path MTU from the client; one of them "
             + "given to the server with another value than the client's is refused, on both sides, naming it. Local to "
-            + "each side: --transport, --loops, --loop-idle, --gso, --gro, --pcap, -p, --cq-mod (used by the client's requester), "
+            + "each side: --transport, --loops, --loop-idle, --gso, --gro, --[no-]direct-send, --pcap, -p, --cq-mod (used by the client's requester), "
             + "--[no-]jit-settle")
     boolean server;
 
@@ -175,6 +175,11 @@ public final class RxePerf implements Callable<Integer> {
 
     @Option(names = "--gro", description = "epoll only: UDP GRO on receive (coalesced reads split back into datagrams)")
     boolean gro;
+
+    @Option(names = "--direct-send", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "epoll: rxe4j's transports hand datagrams to the kernel with their own sendmmsg (default);"
+                    + " --no-direct-send writes them through Netty's channel, as the --raw-udp side always does")
+    boolean directSend = true;
 
     @Option(names = "--raw-udp", description = "plain UDP with the same datagrams and window, no RDMA protocol")
     boolean rawUdp;
@@ -484,7 +489,11 @@ public final class RxePerf implements Callable<Integer> {
 
     /** A UDP transport on {@code ip} with the chosen I/O, {@link #loops} sockets and, on epoll, GSO/GRO. */
     private Transport udp(InetAddress ip) {
-        return UdpTransport.builder(ip).port(0).io(io()).gso(gso).gro(gro).loops(loops).loopIdle(loopIdle).bindLoops();
+        UdpTransport.Builder b = UdpTransport.builder(ip).port(0).io(io()).gso(gso).gro(gro).loops(loops).loopIdle(loopIdle);
+        if (!directSend) {
+            b.directSend(false);
+        }
+        return b.bindLoops();
     }
 
     /**
@@ -1132,7 +1141,7 @@ public final class RxePerf implements Callable<Integer> {
                 .append(",\"qps\":").append(qps)
                 .append(",\"tx_depth\":").append(test().latency() ? 1 : txDepth)
                 .append(",\"cq_mod\":").append(test().latency() ? 1 : Math.min(cqMod, txDepth)).append(",\"atomic_type\":\"")
-                .append(atomicType).append("\",\"loops\":").append(loops).append(",\"gso\":").append(gso)
+                .append(atomicType).append("\",\"loops\":").append(loops).append(",\"gso\":").append(gso).append(",\"direct_send\":").append(directSend)
                 .append(",\"gro\":").append(gro).append(",\"ipv6\":").append(ipv6).append(",\"loop_idle\":\"")
                 .append(loopIdle).append("\",\"warmup_s\":").append(warmup).append(",\"jit_settle\":").append(jitSettle)
                 .append(",\"longest_warmup_s\":{\"rxe4j\":").append(String.format(Locale.ROOT, "%.3f", longestWarmupRdma / 1e9))

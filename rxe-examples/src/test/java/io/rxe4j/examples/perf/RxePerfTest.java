@@ -51,6 +51,8 @@ class RxePerfTest {
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "-w", "Infinity")).hasMessageContaining("--warmup");
         assertThat(RxePerf.parse("write_bw").jitSettle).as("on by default").isTrue();
         assertThat(RxePerf.parse("write_bw", "--no-jit-settle").jitSettle).isFalse();
+        assertThat(RxePerf.parse("write_bw").directSend).as("direct sendmmsg by default").isTrue();
+        assertThat(RxePerf.parse("write_bw", "--no-direct-send").directSend).isFalse();
         assertThat(RxePerf.parse("write_bw").cqMod).as("perftest's DEF_CQ_MOD").isEqualTo(100);
         assertThatThrownBy(() -> RxePerf.parse("write_bw", "--server", "--connect", "h:1"))
                 .hasMessageContaining("exclude");

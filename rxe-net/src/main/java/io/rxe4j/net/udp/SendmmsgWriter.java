@@ -91,8 +91,6 @@ final class SendmmsgWriter {
     private static final ValueLayout.OfShort BE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
-    private static final Native NATIVE = Native.load();
-
     private final int fd;
     private final boolean ipv6Socket;
     private final Syscall syscall;
@@ -121,13 +119,13 @@ final class SendmmsgWriter {
      * @param syscall null for the real {@code sendmmsg}
      */
     SendmmsgWriter(int fd, boolean ipv6Socket, Sink sink, Syscall syscall) {
-        if (syscall == null && NATIVE == null) {
+        if (syscall == null && !Native.available()) {
             throw new IllegalStateException("sendmmsg is not available: " + Native.unavailability());
         }
         this.fd = fd;
         this.ipv6Socket = ipv6Socket;
         this.sink = sink;
-        this.syscall = syscall != null ? syscall : NATIVE::sendmmsg;
+        this.syscall = syscall != null ? syscall : Native.syscall();
         MemorySegment block = Arena.ofAuto().allocate(
                 BATCH * (MMSGHDR + IOVEC + SOCKADDR + CMSG_SPACE) + PEER_CACHE * SOCKADDR, 8);
         long at = 0;
@@ -155,15 +153,15 @@ final class SendmmsgWriter {
 
     /** @return whether the real {@code sendmmsg} can be called (native access, Linux, a known ABI) */
     static boolean available() {
-        return NATIVE != null;
+        return Native.available();
     }
 
     /** @return the real {@code sendmmsg} (tests wrap it); requires {@link #available()} */
     static Syscall realSyscall() {
-        if (NATIVE == null) {
+        if (!Native.available()) {
             throw new IllegalStateException("sendmmsg is not available: " + Native.unavailability());
         }
-        return NATIVE::sendmmsg;
+        return Native.syscall();
     }
 
     /** @return why {@link #available()} is false, or null */
@@ -341,60 +339,64 @@ final class SendmmsgWriter {
         return SOCKADDR_IN6; // an IPv6 address on an IPv4 socket: the kernel refuses it (EAFNOSUPPORT)
     }
 
-    /** The downcall to libc's {@code sendmmsg}, with errno captured. */
+    /** The downcall to libc's {@code sendmmsg}, with errno captured; constant, so that it inlines. */
     private static final class Native {
-        private static volatile String unavailable;
-        private final MethodHandle handle;
-        private final MemorySegment state;
-        private final long errnoOffset;
+        private static final String UNAVAILABLE;
+        private static final MethodHandle SENDMMSG;
+        private static final StructLayout STATE = Linker.Option.captureStateLayout();
+        private static final long ERRNO = STATE.byteOffset(MemoryLayout.PathElement.groupElement("errno"));
 
-        private Native(MethodHandle handle, StructLayout stateLayout) {
-            this.handle = handle;
-            this.state = Arena.ofAuto().allocate(stateLayout);
-            this.errnoOffset = stateLayout.byteOffset(MemoryLayout.PathElement.groupElement("errno"));
-        }
-
-        static Native load() {
+        static {
+            String why = null;
+            MethodHandle h = null;
             try {
                 Module m = SendmmsgWriter.class.getModule();
                 if (!m.isNativeAccessEnabled()) {
-                    unavailable = "native access is not enabled for "
-                            + (m.isNamed() ? "module " + m.getName() : "the class path")
-                            + " (--enable-native-access)";
-                    return null;
+                    why = "native access is not enabled for "
+                            + (m.isNamed() ? "module " + m.getName() : "the class path") + " (--enable-native-access)";
+                } else if (!"Linux".equals(System.getProperty("os.name")) || ValueLayout.ADDRESS.byteSize() != 8) {
+                    why = "not a 64-bit Linux";
+                } else {
+                    Linker linker = Linker.nativeLinker();
+                    MemorySegment fn = linker.defaultLookup().find("sendmmsg").orElse(null);
+                    if (fn == null) {
+                        why = "libc has no sendmmsg";
+                    } else {
+                        h = linker.downcallHandle(fn, FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
+                                ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+                                Linker.Option.captureCallState("errno"));
+                    }
                 }
-                if (!"Linux".equals(System.getProperty("os.name")) || ValueLayout.ADDRESS.byteSize() != 8) {
-                    unavailable = "not a 64-bit Linux";
-                    return null;
-                }
-                Linker linker = Linker.nativeLinker();
-                MemorySegment fn = linker.defaultLookup().find("sendmmsg").orElse(null);
-                if (fn == null) {
-                    unavailable = "libc has no sendmmsg";
-                    return null;
-                }
-                Linker.Option errno = Linker.Option.captureCallState("errno");
-                MethodHandle h = linker.downcallHandle(fn, FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                        ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), errno);
-                return new Native(h, Linker.Option.captureStateLayout());
             } catch (RuntimeException | LinkageError e) {
-                unavailable = e.toString();
-                return null;
+                why = e.toString();
+                h = null;
             }
+            UNAVAILABLE = why;
+            SENDMMSG = h;
+        }
+
+        static boolean available() {
+            return SENDMMSG != null;
         }
 
         static String unavailability() {
-            return unavailable;
+            return UNAVAILABLE;
         }
 
-        int sendmmsg(int fd, MemorySegment msgvec, int vlen) {
+        /** @return a syscall with its own errno buffer */
+        static Syscall syscall() {
+            MemorySegment state = Arena.ofAuto().allocate(STATE);
+            return (fd, vec, vlen) -> sendmmsg(state, fd, vec, vlen);
+        }
+
+        static int sendmmsg(MemorySegment state, int fd, MemorySegment msgvec, int vlen) {
             int r;
             try {
-                r = (int) handle.invokeExact(state, fd, msgvec, vlen, 0);
+                r = (int) SENDMMSG.invokeExact(state, fd, msgvec, vlen, 0);
             } catch (Throwable t) {
                 throw new IllegalStateException("sendmmsg downcall failed", t);
             }
-            return r >= 0 ? r : -state.get(ValueLayout.JAVA_INT, errnoOffset);
+            return r >= 0 ? r : -state.get(ValueLayout.JAVA_INT, ERRNO);
         }
     }
 }
