@@ -1366,7 +1366,7 @@ public final class UdpTransport implements Transport {
         if (closed.get()) {
             direct.discard();
         } else if (direct.pending() > 0) {
-            flushDirect();
+            direct.flush(); // onWritable, if this made it writable: below
         }
         if (channelWrites) {
             channelWrites = false;
@@ -1377,7 +1377,10 @@ public final class UdpTransport implements Transport {
         }
     }
 
-    /** Gives the direct writer's batch to the kernel; tells the receiver if that made the transport writable. */
+    /**
+     * Gives the direct writer's batch to the kernel between flushes (a full batch, or before a write
+     * through the channel); tells the receiver if that made the transport writable.
+     */
     private void flushDirect() {
         boolean blocked = !writableNow();
         direct.flush();

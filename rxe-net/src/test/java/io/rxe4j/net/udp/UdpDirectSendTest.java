@@ -76,6 +76,7 @@ class UdpDirectSendTest {
                 }
             }
             seqs.add(seq);
+            arrived.release();
         }
 
         @Override
@@ -83,12 +84,12 @@ class UdpDirectSendTest {
             refused.add(packet.readableBytes() + " " + packet.getInt(packet.readerIndex()) + " " + cause.getMessage());
         }
 
+        /** Waits (at most {@link #TIMEOUT_S}) until {@code n} datagrams arrived; the caller asserts which. */
         void await(int n) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
-            while (seqs.size() < n && System.nanoTime() < deadline) {
-                Thread.sleep(1); // the receiver's loop delivers; the assertion below checks the count
-            }
+            arrived.tryAcquire(n, TIMEOUT_S, TimeUnit.SECONDS);
         }
+
+        private final java.util.concurrent.Semaphore arrived = new java.util.concurrent.Semaphore(0);
     }
 
     private static ByteBuf packet(UdpTransport t, int seq, int size) {
